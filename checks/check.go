@@ -1,0 +1,180 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Status is the outcome of one check. Its JSON and text form is the lowercase
+// word of the contract (CHECKS.md "Statuses and exit codes").
+type Status string
+
+// Statuses, from best to worst for reporting purposes.
+const (
+	StatusPass  Status = "pass"
+	StatusWarn  Status = "warn"
+	StatusFail  Status = "fail"
+	StatusSkip  Status = "skip"
+	StatusError Status = "error"
+)
+
+// Statuses lists every status in summary order.
+var Statuses = []Status{StatusPass, StatusWarn, StatusFail, StatusSkip, StatusError}
+
+// Failed reports whether s counts as a failure for the exit code (fail or error).
+func (s Status) Failed() bool { return s == StatusFail || s == StatusError }
+
+// Category groups checks in the catalogue (CHECKS.md "category" column).
+type Category string
+
+// Categories of the catalogue.
+const (
+	CategoryCluster        Category = "cluster"
+	CategoryTools          Category = "tools"
+	CategoryConflicts      Category = "conflicts"
+	CategoryInputs         Category = "inputs"
+	CategoryIngress        Category = "ingress"
+	CategoryServiceMesh    Category = "service-mesh"
+	CategoryTunnel         Category = "tunnel"
+	CategoryExistingArgoCD Category = "existing-argocd"
+	CategoryRuntime        Category = "runtime"
+)
+
+// Mode says when a check runs: before the install (the default) or after it
+// (--post). A check may run in both.
+type Mode uint8
+
+// Modes.
+const (
+	ModePre  Mode = 1 << iota // kubectl gitops-preflight
+	ModePost                  // kubectl gitops-preflight --post
+)
+
+// Has reports whether m includes o.
+func (m Mode) Has(o Mode) bool { return m&o != 0 }
+
+// String returns "pre", "post" or "pre,post".
+func (m Mode) String() string {
+	var parts []string
+	if m.Has(ModePre) {
+		parts = append(parts, "pre")
+	}
+	if m.Has(ModePost) {
+		parts = append(parts, "post")
+	}
+	return strings.Join(parts, ",")
+}
+
+// Severity is the worst status a check's failure produces: SeverityFail for
+// most checks, SeverityWarn for advisory checks (platform-reachable), whose
+// `fail` results the runner reports as `warn`.
+type Severity string
+
+// Severities.
+const (
+	SeverityFail Severity = "fail"
+	SeverityWarn Severity = "warn"
+)
+
+// DocsBase is where every check's documentation lives; a check's docs URL is
+// DocsBase + "#" + its ID.
+const DocsBase = "https://github.com/gitops-preflight/kubectl-gitops-preflight/blob/main/docs/checks.md"
+
+// Meta is the static description of a check. It never depends on the cluster.
+type Meta struct {
+	// ID is stable, kebab-case and never reused (CHECKS.md).
+	ID       string
+	Category Category
+	Modes    Mode
+	// Title is the condition that passes, e.g. "Kubernetes version is 1.23 or newer".
+	Title string
+	// Severity is the status a failure of this check is reported as.
+	Severity Severity
+	// Requires lists IDs of checks that must pass (or warn) for this one to
+	// run; when one of them is selected and ends otherwise, this check is
+	// skipped with the reason. Prerequisites that are not selected are ignored:
+	// a check reads what it needs from the snapshot itself.
+	Requires []string
+	// Fatal checks stop the run when they do not pass: every other check is
+	// skipped and the exit code is 3 (cluster-reachable).
+	Fatal bool
+	// Fixable is true when `--fix` can repair a failure of this check.
+	Fixable bool
+	// Offline checks do not need the cluster and still run when it is unreachable.
+	Offline bool
+}
+
+// Docs returns the documentation URL of the check.
+func (m Meta) Docs() string { return DocsBase + "#" + m.ID }
+
+// ObjectRef names a Kubernetes object a result is about.
+type ObjectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+func (o ObjectRef) String() string {
+	if o.Namespace == "" {
+		return o.Kind + "/" + o.Name
+	}
+	return o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
+// Result is what a check's function returns.
+type Result struct {
+	Status Status
+	// Message says what was found, in one line where possible.
+	Message string
+	// Hint says what to do about a warn or fail, with the exact command.
+	Hint string
+	// Objects are the objects the result is about (offending ones on failure).
+	Objects []ObjectRef
+}
+
+// Pass, Warn, Fail and Skip build results; format and args are as fmt.Sprintf.
+func Pass(format string, args ...any) Result {
+	return Result{Status: StatusPass, Message: fmt.Sprintf(format, args...)}
+}
+
+// Warn returns a warn result.
+func Warn(format string, args ...any) Result {
+	return Result{Status: StatusWarn, Message: fmt.Sprintf(format, args...)}
+}
+
+// Fail returns a fail result.
+func Fail(format string, args ...any) Result {
+	return Result{Status: StatusFail, Message: fmt.Sprintf(format, args...)}
+}
+
+// Skip returns a skip result; the message says why.
+func Skip(format string, args ...any) Result {
+	return Result{Status: StatusSkip, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithHint returns r with its hint set.
+func (r Result) WithHint(hint string) Result {
+	r.Hint = hint
+	return r
+}
+
+// WithObjects returns r with objects appended.
+func (r Result) WithObjects(objs ...ObjectRef) Result {
+	r.Objects = append(r.Objects, objs...)
+	return r
+}
+
+// Func is a check's logic. It returns an error only when it could not decide
+// (an API error); the runner records a Forbidden error as `skip` with the
+// reason and any other error as `error`.
+type Func func(ctx context.Context, env *Env) (Result, error)
+
+// Check is one rule of the catalogue. Checks hold no state and are safe for
+// concurrent use.
+type Check struct {
+	Meta
+	Run Func
+	// Plan, set on Fixable checks, plans the --fix for a failure.
+	Plan Planner
+}

@@ -1,0 +1,160 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// Permission is one verb on one resource that the install needs.
+type Permission struct {
+	Group    string // "" for the core group
+	Resource string // plural, e.g. "serviceaccounts"
+	Verb     string
+	// Namespaced permissions are reviewed in the runtime namespace.
+	Namespaced bool
+}
+
+func (p Permission) String() string {
+	r := p.Resource
+	if p.Group != "" {
+		r += "." + p.Group
+	}
+	return p.Verb + " " + r
+}
+
+// RequiredPermissions are reviewed one by one when the user is not
+// cluster-admin. Namespaced ones come from the "Runtime namespace" table of
+// seed 004_6905bb848065f199.txt ("Minimum requirements"); the chart also
+// creates CRDs, ClusterRoles and ClusterRoleBindings (chart-facts §1.5), which
+// seed 001_876dec2aeba088c2.txt ("Minimum system requirements") covers with
+// "Cluster admin permissions".
+func RequiredPermissions() []Permission {
+	var out []Permission
+	add := func(group, resource string, namespaced bool, verbs ...string) {
+		for _, v := range verbs {
+			out = append(out, Permission{Group: group, Resource: resource, Verb: v, Namespaced: namespaced})
+		}
+	}
+	add("", "serviceaccounts", true, "create", "delete")
+	add("", "configmaps", true, "create", "update", "delete")
+	add("", "services", true, "create", "update", "delete")
+	add("rbac.authorization.k8s.io", "roles", true, "create", "update", "delete")
+	add("rbac.authorization.k8s.io", "rolebindings", true, "create", "update", "delete")
+	add("", "persistentvolumeclaims", true, "create", "update", "delete")
+	add("", "pods", true, "create", "update", "delete")
+	add("apiextensions.k8s.io", "customresourcedefinitions", false, "create", "update", "delete")
+	add("rbac.authorization.k8s.io", "clusterroles", false, "create", "update", "delete")
+	add("rbac.authorization.k8s.io", "clusterrolebindings", false, "create", "update", "delete")
+	return out
+}
+
+// ClusterAdmin passes when a SelfSubjectAccessReview allows every verb on
+// every resource ("Cluster admin permissions", seed 001_876dec2aeba088c2.txt,
+// "Minimum system requirements"). Otherwise it reviews each of
+// RequiredPermissions in parallel and lists those denied.
+func ClusterAdmin() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "cluster-admin",
+			Category: CategoryCluster,
+			Modes:    ModePre,
+			Title:    "You have cluster-admin permissions",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runClusterAdmin,
+	}
+}
+
+func runClusterAdmin(ctx context.Context, env *Env) (Result, error) {
+	all, err := review(ctx, env, authorizationv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"})
+	if err != nil {
+		return Result{}, err
+	}
+	if all.Allowed {
+		return Pass("SelfSubjectAccessReview allows * on *"), nil
+	}
+	perms := RequiredPermissions()
+	allowed := make([]bool, len(perms))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(10)
+	for i, p := range perms {
+		g.Go(func() error {
+			attrs := authorizationv1.ResourceAttributes{Verb: p.Verb, Group: p.Group, Resource: p.Resource}
+			if p.Namespaced {
+				attrs.Namespace = env.Inputs.Namespace
+			}
+			st, err := review(gctx, env, attrs)
+			if err != nil {
+				return err
+			}
+			allowed[i] = st.Allowed
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return Result{}, err
+	}
+	var missing []string
+	for i, p := range perms {
+		if !allowed[i] {
+			s := p.String()
+			if p.Namespaced {
+				s += " in " + env.Inputs.Namespace
+			}
+			missing = append(missing, s)
+		}
+	}
+	hint := "install with a cluster-admin identity, or ask an administrator to bind one: kubectl create clusterrolebinding gitops-installer --clusterrole=cluster-admin --user=<you>"
+	if len(missing) == 0 {
+		return Fail("not cluster-admin, though each listed install permission is allowed; the chart's ClusterRoles may still need more").WithHint(hint), nil
+	}
+	return Fail("not cluster-admin; missing %d of %d install permissions: %s", len(missing), len(perms), summarisePermissions(missing)).
+		WithHint(hint), nil
+}
+
+// summarisePermissions folds "create pods in ns", "delete pods in ns" into
+// "create,delete pods in ns", keeping the resources in catalogue order.
+func summarisePermissions(missing []string) string {
+	type entry struct {
+		verbs []string
+		order int
+	}
+	byRes := map[string]*entry{}
+	for i, m := range missing {
+		verb, res, _ := strings.Cut(m, " ")
+		e, ok := byRes[res]
+		if !ok {
+			e = &entry{order: i}
+			byRes[res] = e
+		}
+		e.verbs = append(e.verbs, verb)
+	}
+	keys := make([]string, 0, len(byRes))
+	for k := range byRes {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool { return byRes[keys[a]].order < byRes[keys[b]].order })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = strings.Join(byRes[k].verbs, ",") + " " + k
+	}
+	return strings.Join(parts, "; ")
+}
+
+func review(ctx context.Context, env *Env, attrs authorizationv1.ResourceAttributes) (authorizationv1.SubjectAccessReviewStatus, error) {
+	ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
+	res, err := env.Cluster.Clients().Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})
+	if err != nil {
+		return authorizationv1.SubjectAccessReviewStatus{}, &cluster.ListError{Verb: "create", Resource: "selfsubjectaccessreviews", Err: fmt.Errorf("%s: %w", attrs.Resource, err)}
+	}
+	return res.Status, nil
+}

@@ -1,0 +1,51 @@
+package checks
+
+import (
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// ClusterReachable passes when the API server's /version answers with the
+// given credentials. It is fatal: when it fails the run stops and exits 3
+// (CHECKS.md "Statuses and exit codes").
+func ClusterReachable() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "cluster-reachable",
+			Category: CategoryCluster,
+			Modes:    ModePre | ModePost,
+			Title:    "Kubernetes API server is reachable with the given credentials",
+			Severity: SeverityFail,
+			Fatal:    true,
+		},
+		Run: runClusterReachable,
+	}
+}
+
+func runClusterReachable(_ context.Context, env *Env) (Result, error) {
+	server := ""
+	if cfg := env.Cluster.Clients().Config; cfg != nil {
+		server = cfg.Host
+	}
+	v, err := env.Cluster.ServerVersion()
+	switch {
+	case err == nil:
+		return Pass("%s answered: Kubernetes %s", server, v.GitVersion), nil
+	case apierrors.IsUnauthorized(err):
+		return Fail("%s rejected the credentials (401 Unauthorized)", server).
+			WithHint("refresh your credentials (e.g. re-run your cloud's get-credentials command) and check with: kubectl get --raw /version"), nil
+	case apierrors.IsForbidden(err):
+		// Authenticated but not allowed to read /version: the cluster is there.
+		return Pass("%s answered, but /version is forbidden for these credentials", server), nil
+	default:
+		var le interface{ Unwrap() error }
+		msg := err.Error()
+		if errors.As(err, &le) && le.Unwrap() != nil {
+			msg = le.Unwrap().Error()
+		}
+		return Fail("cannot reach %s: %s", server, firstLine(msg)).
+			WithHint("check the context (kubectl config current-context), VPN or proxy, and try: kubectl --request-timeout=10s get --raw /version"), nil
+	}
+}

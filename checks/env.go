@@ -1,0 +1,91 @@
+package checks
+
+import (
+	"context"
+	"os/exec"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// Inputs describe the planned install (CHECKS.md "Invocation"). Defaults are
+// the chart's: runtime name "codefresh", namespace "codefresh", release
+// "cf-gitops-runtime".
+type Inputs struct {
+	RuntimeName string
+	Namespace   string
+	// NamespaceExplicit is true when the user gave the namespace (-n).
+	NamespaceExplicit bool
+	ReleaseName       string
+
+	// Values are the merged chart values (-f, --set and the shortcuts applied,
+	// in Helm's order); nil when none were given. Read them through the
+	// helpers of the values issue, never by hand-walking maps elsewhere.
+	Values map[string]any
+	// AccessMode is derived from Values as the chart does, or set by
+	// --access-mode: tunnel (the chart's default), ingress or service-mesh.
+	AccessMode AccessMode
+	// IngressHost is global.runtime.ingress.hosts[0] (or --ingress-host).
+	IngressHost string
+	// IngressClass is global.runtime.ingress.className (or --ingress-class;
+	// chart default "nginx").
+	IngressClass string
+	// IngressURL is global.runtime.ingressUrl (or --ingress-url).
+	IngressURL string
+	// ExistingArgoCD means argo-cd.enabled=false: Argo CD is already installed
+	// in the runtime namespace (--existing-argocd).
+	ExistingArgoCD bool
+	// SkipIngressValidation is --skip-ingress-validation or
+	// global.runtime.ingress.skipValidation.
+	SkipIngressValidation bool
+
+	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is
+	// --tls-secret for nginx-tls-secret.
+	CRDs      string
+	TLSSecret string
+}
+
+// AccessMode is how the runtime is reached from the platform (seed 001
+// "Step 3", Access modes; chart-facts §1.1).
+type AccessMode string
+
+// Access modes.
+const (
+	AccessTunnel      AccessMode = "tunnel"
+	AccessIngress     AccessMode = "ingress"
+	AccessServiceMesh AccessMode = "service-mesh"
+)
+
+// Defaults of the chart and its docs (seed 001 "Step 3"; chart-facts §1.2).
+const (
+	DefaultRuntimeName = "codefresh"
+	DefaultNamespace   = "codefresh"
+	DefaultReleaseName = "cf-gitops-runtime"
+)
+
+// Env is what a check may use: the inputs, the shared cluster snapshot and
+// the host environment. Tests build it directly.
+type Env struct {
+	Inputs  Inputs
+	Cluster *cluster.Snapshot
+	// Getenv reads the plugin's environment (HELM_BIN, ...).
+	Getenv func(string) string
+	// LookPath finds an executable on PATH (exec.LookPath by default).
+	LookPath func(string) (string, error)
+	// Command runs a program and returns its standard output (exec by default).
+	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// withDefaults fills unset host hooks with the real ones.
+func (e *Env) withDefaults() {
+	if e.Getenv == nil {
+		e.Getenv = func(string) string { return "" }
+	}
+	if e.LookPath == nil {
+		e.LookPath = exec.LookPath
+	}
+	if e.Command == nil {
+		e.Command = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+			return exec.CommandContext(ctx, name, args...).Output()
+		}
+	}
+}

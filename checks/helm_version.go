@@ -1,0 +1,66 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// MinHelmVersion is the oldest Helm client the install supports: "Helm 3.8.0
+// or higher" (seed 001_876dec2aeba088c2.txt, "Minimum system requirements").
+const MinHelmVersion = "3.8.0"
+
+// HelmVersion passes when the Helm client ($HELM_BIN, which Helm sets for its
+// plugins, else helm on PATH) is 3.8.0 or newer; warns when there is none;
+// fails when it is older.
+func HelmVersion() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "helm-version",
+			Category: CategoryTools,
+			Modes:    ModePre,
+			Title:    "Helm client is 3.8.0 or newer",
+			Severity: SeverityFail,
+			Offline:  true,
+		},
+		Run: runHelmVersion,
+	}
+}
+
+var helmVersionPattern = regexp.MustCompile(`v?(\d+\.\d+\.\d+)`)
+
+func runHelmVersion(ctx context.Context, env *Env) (Result, error) {
+	bin := env.Getenv("HELM_BIN")
+	source := "$HELM_BIN"
+	if bin == "" {
+		p, err := env.LookPath("helm")
+		if err != nil {
+			return Warn("no helm client found (HELM_BIN unset, helm not on PATH)").
+				WithHint("install Helm 3.8.0 or newer: https://helm.sh/docs/intro/install/"), nil
+		}
+		bin, source = p, "PATH"
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := env.Command(cctx, bin, "version", "--short")
+	if err != nil {
+		return Fail("%s (from %s) did not report its version: %v", bin, source, err).
+			WithHint(fmt.Sprintf("run `%s version` and install Helm 3.8.0 or newer if it fails", bin)), nil
+	}
+	m := helmVersionPattern.FindSubmatch(out)
+	if m == nil {
+		return Result{}, fmt.Errorf("cannot find a version in the output of %s version --short: %q", bin, firstLine(string(out)))
+	}
+	v, err := semver.NewVersion(string(m[1]))
+	if err != nil {
+		return Result{}, fmt.Errorf("parsing helm version %q: %w", m[1], err)
+	}
+	if v.LessThan(semver.MustParse(MinHelmVersion)) {
+		return Fail("helm %s (%s) is older than %s", v, bin, MinHelmVersion).
+			WithHint("upgrade Helm: https://helm.sh/docs/intro/install/"), nil
+	}
+	return Pass("helm v%s (%s)", v, bin), nil
+}

@@ -1,0 +1,186 @@
+package checks
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// All returns the catalogue in report order (CHECKS.md). A new check is one
+// line here.
+func All() []Check {
+	return []Check{
+		// Pre-install: cluster
+		ClusterReachable(),
+		KubernetesVersion(),
+		ClusterAdmin(),
+		NodeResources(),
+		// tools
+		HelmVersion(),
+		// inputs
+		RuntimeName(),
+		RuntimeNamespace(),
+	}
+}
+
+var idPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// Registry is an ordered, validated set of checks.
+type Registry struct {
+	checks []Check
+	byID   map[string]int
+}
+
+// NewRegistry validates checks (unique kebab-case IDs, titles, modes, known
+// prerequisites) and indexes them.
+func NewRegistry(checks []Check) (*Registry, error) {
+	r := &Registry{checks: checks, byID: make(map[string]int, len(checks))}
+	for i, c := range checks {
+		switch {
+		case !idPattern.MatchString(c.ID):
+			return nil, fmt.Errorf("check ID %q is not kebab-case", c.ID)
+		case c.Title == "":
+			return nil, fmt.Errorf("check %s has no title", c.ID)
+		case c.Modes == 0:
+			return nil, fmt.Errorf("check %s runs in no mode", c.ID)
+		case c.Run == nil:
+			return nil, fmt.Errorf("check %s has no function", c.ID)
+		case c.Severity != SeverityFail && c.Severity != SeverityWarn:
+			return nil, fmt.Errorf("check %s has severity %q", c.ID, c.Severity)
+		}
+		if _, dup := r.byID[c.ID]; dup {
+			return nil, fmt.Errorf("duplicate check ID %q", c.ID)
+		}
+		r.byID[c.ID] = i
+	}
+	for _, c := range checks {
+		for _, req := range c.Requires {
+			j, ok := r.byID[req]
+			if !ok {
+				return nil, fmt.Errorf("check %s requires unknown check %q", c.ID, req)
+			}
+			if j >= r.byID[c.ID] {
+				return nil, fmt.Errorf("check %s requires %s, which comes after it", c.ID, req)
+			}
+		}
+	}
+	return r, nil
+}
+
+// Checks returns every check in catalogue order.
+func (r *Registry) Checks() []Check { return r.checks }
+
+// Get returns the check with the given ID.
+func (r *Registry) Get(id string) (Check, bool) {
+	i, ok := r.byID[id]
+	if !ok {
+		return Check{}, false
+	}
+	return r.checks[i], true
+}
+
+// IDs returns every check ID in catalogue order.
+func (r *Registry) IDs() []string {
+	out := make([]string, len(r.checks))
+	for i, c := range r.checks {
+		out[i] = c.ID
+	}
+	return out
+}
+
+// UnknownIDError is returned by Select for an ID that is not in the catalogue.
+type UnknownIDError struct {
+	ID    string
+	Known []string
+}
+
+func (e *UnknownIDError) Error() string {
+	msg := fmt.Sprintf("unknown check ID %q", e.ID)
+	if s := closest(e.ID, e.Known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg + "; see --list-checks"
+}
+
+// Select returns the checks of mode, in catalogue order, restricted to only
+// (when non-empty) and without skip. Fatal checks (cluster-reachable) are
+// always selected: every other check needs the cluster, so asking to skip one
+// is an error. An ID of the other mode given to --only is an error too, since
+// it would silently select nothing.
+func (r *Registry) Select(mode Mode, only, skip []string) ([]Check, error) {
+	onlySet := map[string]bool{}
+	for _, id := range only {
+		c, ok := r.Get(id)
+		if !ok {
+			return nil, &UnknownIDError{ID: id, Known: r.IDs()}
+		}
+		if !c.Modes.Has(mode) {
+			return nil, fmt.Errorf("check %q runs only in %s mode", id, modeName(c.Modes))
+		}
+		onlySet[id] = true
+	}
+	skipSet := map[string]bool{}
+	for _, id := range skip {
+		c, ok := r.Get(id)
+		if !ok {
+			return nil, &UnknownIDError{ID: id, Known: r.IDs()}
+		}
+		if c.Fatal {
+			return nil, fmt.Errorf("check %q cannot be skipped: every other check needs the cluster", id)
+		}
+		skipSet[id] = true
+	}
+	var out []Check
+	for _, c := range r.checks {
+		if !c.Modes.Has(mode) || skipSet[c.ID] {
+			continue
+		}
+		if len(onlySet) > 0 && !onlySet[c.ID] && !c.Fatal {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func modeName(m Mode) string {
+	if m.Has(ModePost) && !m.Has(ModePre) {
+		return "post-install (--post)"
+	}
+	return "pre-install"
+}
+
+// closest returns the known ID nearest to id (edit distance ≤ 3), or "".
+func closest(id string, known []string) string {
+	best, bestD := "", 4
+	sorted := append([]string(nil), known...)
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		if d := distance(strings.ToLower(id), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,75 @@
+package checks
+
+import "time"
+
+// SchemaVersion is the version of the JSON contract (CHECKS.md "JSON output").
+const SchemaVersion = "v1"
+
+// Outcome is one check's metadata with its result.
+type Outcome struct {
+	Meta
+	Result
+	// Duration is how long the check ran (zero when skipped before running).
+	Duration time.Duration
+}
+
+// ClusterInfo identifies the cluster a report is about.
+type ClusterInfo struct {
+	Context string
+	Server  string
+	Version string
+}
+
+// Summary counts outcomes by status.
+type Summary map[Status]int
+
+// Report is the result of one run: the model every reporter renders.
+type Report struct {
+	Mode     Mode
+	Cluster  ClusterInfo
+	Outcomes []Outcome
+}
+
+// Summary counts the report's outcomes by status (every status present).
+func (r *Report) Summary() Summary {
+	s := Summary{}
+	for _, st := range Statuses {
+		s[st] = 0
+	}
+	for _, o := range r.Outcomes {
+		s[o.Status]++
+	}
+	return s
+}
+
+// Unreachable reports whether a fatal check (cluster-reachable) did not pass.
+func (r *Report) Unreachable() bool {
+	for _, o := range r.Outcomes {
+		if o.Fatal && o.Status != StatusPass {
+			return true
+		}
+	}
+	return false
+}
+
+// Exit codes of the contract (CHECKS.md "Statuses and exit codes").
+const (
+	ExitOK          = 0 // no fail/error (warnings allowed unless --fail-on=warn)
+	ExitFailed      = 1 // at least one check fail or error
+	ExitUsage       = 2 // usage or input error; nothing checked
+	ExitUnreachable = 3 // cluster unreachable or credentials rejected
+)
+
+// ExitCode returns the contract's exit code for the report; failOnWarn makes
+// warnings count as failures (--fail-on=warn).
+func (r *Report) ExitCode(failOnWarn bool) int {
+	if r.Unreachable() {
+		return ExitUnreachable
+	}
+	for _, o := range r.Outcomes {
+		if o.Status.Failed() || (failOnWarn && o.Status == StatusWarn) {
+			return ExitFailed
+		}
+	}
+	return ExitOK
+}

@@ -1,0 +1,193 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// RunOptions tune the runner.
+type RunOptions struct {
+	// Concurrency bounds how many checks run at once (default 8).
+	Concurrency int
+	// CheckTimeout bounds each check (default 60s); the run's context bounds all.
+	CheckTimeout time.Duration
+	// OnStart and OnDone, when set, are called as each check starts and ends
+	// (from the check's goroutine; they must be safe for concurrent use).
+	OnStart func(Meta)
+	OnDone  func(Outcome)
+}
+
+// Run executes checks and returns their outcomes in the order given.
+//
+// Fatal checks run first, one by one; if one does not pass, every other check
+// is skipped ("cluster not reachable") except Offline ones. The others run
+// concurrently; a check waits for its selected prerequisites and is skipped
+// when one of them did not pass or warn. A check that panics or overruns its
+// timeout ends as `error`; a Forbidden API error makes it `skip` with the
+// reason.
+func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outcome {
+	env.withDefaults()
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 8
+	}
+	if opts.CheckTimeout <= 0 {
+		opts.CheckTimeout = 60 * time.Second
+	}
+	out := make([]Outcome, len(checks))
+	index := make(map[string]int, len(checks))
+	for i, c := range checks {
+		index[c.ID] = i
+	}
+
+	fatal := ""
+	for i, c := range checks {
+		if !c.Fatal {
+			continue
+		}
+		out[i] = runOne(ctx, env, c, opts)
+		if out[i].Status != StatusPass && fatal == "" {
+			fatal = c.ID
+		}
+	}
+
+	done := make([]chan struct{}, len(checks))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		if c.Fatal {
+			close(done[i])
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[i])
+			if fatal != "" && !c.Offline {
+				out[i] = skipped(c, fmt.Sprintf("not run: %s failed (%s)", fatal, out[index[fatal]].Message))
+				notify(opts, out[i])
+				return
+			}
+			for _, req := range c.Requires {
+				j, ok := index[req]
+				if !ok {
+					continue
+				}
+				<-done[j]
+				if st := out[j].Status; st != StatusPass && st != StatusWarn {
+					out[i] = skipped(c, fmt.Sprintf("requires %s, which ended %s", req, st))
+					notify(opts, out[i])
+					return
+				}
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				out[i] = Outcome{Meta: c.Meta, Result: Result{Status: StatusError, Message: "not run: " + ctx.Err().Error()}}
+				notify(opts, out[i])
+				return
+			}
+			defer func() { <-sem }()
+			out[i] = runOne(ctx, env, c, opts)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func notify(opts RunOptions, o Outcome) {
+	if opts.OnDone != nil {
+		opts.OnDone(o)
+	}
+}
+
+func skipped(c Check, reason string) Outcome {
+	return Outcome{Meta: c.Meta, Result: Result{Status: StatusSkip, Message: reason}}
+}
+
+// runOne runs one check with its timeout, recovering from panics.
+func runOne(ctx context.Context, env *Env, c Check, opts RunOptions) (o Outcome) {
+	if opts.OnStart != nil {
+		opts.OnStart(c.Meta)
+	}
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, opts.CheckTimeout)
+	defer cancel()
+
+	type ret struct {
+		r   Result
+		err error
+	}
+	ch := make(chan ret, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- ret{err: &panicError{value: p, stack: string(debug.Stack())}}
+			}
+		}()
+		r, err := c.Run(cctx, env)
+		ch <- ret{r, err}
+	}()
+
+	var r ret
+	select {
+	case r = <-ch:
+	case <-cctx.Done():
+		// The check ignored its context; report and move on (its goroutine
+		// finishes on its own, its result is dropped).
+		r = ret{err: fmt.Errorf("check did not finish: %w", cctx.Err())}
+	}
+	o = Outcome{Meta: c.Meta, Duration: time.Since(start)}
+	o.Result = resolve(c.Meta, r.r, r.err)
+	notify(opts, o)
+	return o
+}
+
+// resolve turns a check's return into its reported result.
+func resolve(m Meta, r Result, err error) Result {
+	if err != nil {
+		var le *cluster.ListError
+		if errors.As(err, &le) && le.Forbidden() {
+			return Result{Status: StatusSkip, Message: le.Reason()}
+		}
+		if cluster.IsForbidden(err) {
+			return Result{Status: StatusSkip, Message: "no permission: " + firstLine(err.Error())}
+		}
+		var pe *panicError
+		if errors.As(err, &pe) {
+			return Result{Status: StatusError, Message: fmt.Sprintf("internal error in check %s: %v (please report this)", m.ID, pe.value)}
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Result{Status: StatusError, Message: "timed out: " + firstLine(err.Error())}
+		}
+		return Result{Status: StatusError, Message: firstLine(err.Error())}
+	}
+	if r.Status == "" {
+		return Result{Status: StatusError, Message: fmt.Sprintf("internal error in check %s: no status", m.ID)}
+	}
+	if r.Status == StatusFail && m.Severity == SeverityWarn {
+		r.Status = StatusWarn
+	}
+	return r
+}
+
+type panicError struct {
+	value any
+	stack string
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v\n%s", p.value, p.stack) }
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

@@ -1,0 +1,43 @@
+// Command kubectl-gitops_preflight is the kubectl (and Helm) plugin
+// "kubectl gitops-preflight". This file is the only one that touches the
+// process: streams, environment, signals and the exit code.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	host := cli.Host{Getenv: os.Getenv, IsTerminal: isTerminal}
+	cmd := cli.NewCommand(streams, host)
+	err := cmd.ExecuteContext(ctx)
+	code := cli.ExitCode(err)
+	if err != nil {
+		if e, ok := err.(*cli.ExitError); !ok || e.Err != nil {
+			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+		}
+	}
+	return code
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

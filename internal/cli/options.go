@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+// Host is what the command needs from the process; main fills it.
+type Host struct {
+	// Getenv reads an environment variable.
+	Getenv func(string) string
+	// IsTerminal reports whether w is an interactive terminal.
+	IsTerminal func(w io.Writer) bool
+}
+
+// Options are the command's flags and, after Complete, its typed run config.
+type Options struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	Streams     genericiooptions.IOStreams
+	Host        Host
+
+	// Flags, raw.
+	Output      string
+	Only, Skip  []string
+	FailOn      string
+	RuntimeName string
+	ReleaseName string
+	Post        bool
+	ListChecks  bool
+	NoColor     bool
+	Timeout     time.Duration
+
+	// Typed run config, set by Complete.
+	format     reporters.Format
+	failOnWarn bool
+	mode       checks.Mode
+	registry   *checks.Registry
+	selected   []checks.Check
+	inputs     checks.Inputs
+}
+
+// NewOptions returns options with the chart's defaults.
+func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
+	if host.Getenv == nil {
+		host.Getenv = func(string) string { return "" }
+	}
+	if host.IsTerminal == nil {
+		host.IsTerminal = func(io.Writer) bool { return false }
+	}
+	return &Options{
+		ConfigFlags: genericclioptions.NewConfigFlags(true),
+		Streams:     streams,
+		Host:        host,
+		Output:      string(reporters.FormatTable),
+		FailOn:      "fail",
+		RuntimeName: checks.DefaultRuntimeName,
+		ReleaseName: checks.DefaultReleaseName,
+		Timeout:     5 * time.Minute,
+	}
+}
+
+// Complete turns the flags into the typed run config; every error is a usage
+// error (exit 2) and nothing has touched the cluster yet.
+func (o *Options) Complete(namespaceChanged bool) error {
+	f, err := reporters.ParseFormat(o.Output)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	o.format = f
+	switch o.FailOn {
+	case "fail", "error":
+	case "warn":
+		o.failOnWarn = true
+	default:
+		return usageError("--fail-on must be warn or fail, not %q", o.FailOn)
+	}
+	if o.Timeout <= 0 {
+		return usageError("--timeout must be positive, not %s", o.Timeout)
+	}
+	reg, err := checks.NewRegistry(checks.All())
+	if err != nil {
+		return fmt.Errorf("internal error: %w", err)
+	}
+	o.registry = reg
+	o.mode = checks.ModePre
+	if o.Post {
+		o.mode = checks.ModePost
+	}
+	if !o.ListChecks {
+		o.selected, err = reg.Select(o.mode, o.Only, o.Skip)
+		if err != nil {
+			return usageError("%v", err)
+		}
+	}
+
+	ns := checks.DefaultNamespace
+	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
+		ns = *o.ConfigFlags.Namespace
+	}
+	o.inputs = checks.Inputs{
+		RuntimeName:       o.RuntimeName,
+		Namespace:         ns,
+		NamespaceExplicit: namespaceChanged,
+		ReleaseName:       o.ReleaseName,
+		AccessMode:        checks.AccessTunnel,
+		IngressClass:      "nginx",
+		CRDs:              "all",
+	}
+	return nil
+}
+
+// Run executes the selected checks and writes the report. It returns nil for
+// exit 0 and an *ExitError otherwise.
+func (o *Options) Run(ctx context.Context) error {
+	if o.ListChecks {
+		return o.listChecks()
+	}
+	restCfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		if clientcmd.IsEmptyConfig(err) {
+			return &ExitError{Code: checks.ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
+		}
+		return usageError("kubeconfig: %v", err)
+	}
+	clients, err := cluster.NewClients(restCfg)
+	if err != nil {
+		return usageError("%v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	snap := cluster.NewSnapshot(ctx, clients)
+	env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv}
+	outcomes := checks.Run(ctx, env, o.selected, checks.RunOptions{})
+
+	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
+	if v, err := snap.ServerVersion(); err == nil {
+		report.Cluster.Version = v.GitVersion
+	}
+	if err := o.write(report); err != nil {
+		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
+	}
+	switch code := report.ExitCode(o.failOnWarn); code {
+	case checks.ExitOK:
+		return nil
+	case checks.ExitUnreachable:
+		return &ExitError{Code: code, Err: fmt.Errorf("cluster %s not reachable; nothing else checked", restCfg.Host)}
+	default:
+		return &ExitError{Code: code}
+	}
+}
+
+func (o *Options) contextName() string {
+	if o.ConfigFlags.Context != nil && *o.ConfigFlags.Context != "" {
+		return *o.ConfigFlags.Context
+	}
+	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return ""
+	}
+	return raw.CurrentContext
+}
+
+func (o *Options) colorEnabled() bool {
+	return !o.NoColor && o.Host.Getenv("NO_COLOR") == "" && o.Host.IsTerminal(o.Streams.Out)
+}
+
+func (o *Options) write(r *checks.Report) error {
+	rep, err := reporters.New(o.format, reporters.Options{Color: o.colorEnabled()})
+	if err != nil {
+		return err
+	}
+	return rep.Report(o.Streams.Out, r)
+}
+
+func (o *Options) listChecks() error {
+	var list []checks.Check
+	for _, c := range o.registry.Checks() {
+		if o.Post && !c.Modes.Has(checks.ModePost) {
+			continue
+		}
+		list = append(list, c)
+	}
+	if err := reporters.ListChecks(o.Streams.Out, o.format, list); err != nil {
+		return &ExitError{Code: checks.ExitFailed, Err: err}
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+const example = `  # Before helm install: check the current context for the default runtime
+  kubectl gitops-preflight
+
+  # A runtime named "prod" in namespace gitops, as JSON for CI
+  kubectl gitops-preflight --runtime-name prod -n gitops -o json
+
+  # Only the cluster checks, treating warnings as failures
+  kubectl gitops-preflight --only kubernetes-version,node-resources --fail-on warn
+
+  # List every check with its docs link
+  kubectl gitops-preflight --list-checks`
+
+// NewCommand returns the root command. Execute it with the process's
+// context; map the returned error with ExitCode.
+func NewCommand(streams genericiooptions.IOStreams, host Host) *cobra.Command {
+	o := NewOptions(streams, host)
+	cmd := &cobra.Command{
+		Use:   "kubectl-gitops_preflight",
+		Short: "Check a cluster before (and after) installing the Codefresh GitOps Runtime",
+		Long: `kubectl gitops-preflight checks everything in a cluster that would make
+"helm install" of the Codefresh GitOps Runtime fail or leave it unhealthy,
+and says how to fix each problem. It only reads the cluster.
+
+Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
+2 usage or input error, 3 cluster unreachable or credentials rejected.`,
+		Example:       example,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl gitops-preflight"},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Complete(cmd.Flags().Changed("namespace")); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+
+	flags := cmd.Flags()
+	o.ConfigFlags.AddFlags(flags)
+	formats := make([]string, len(reporters.Formats))
+	for i, f := range reporters.Formats {
+		formats[i] = string(f)
+	}
+	flags.StringVarP(&o.Output, "output", "o", o.Output, "output format: "+strings.Join(formats, "|"))
+	flags.StringSliceVar(&o.Only, "only", nil, "run only these check IDs (comma-separated; cluster-reachable always runs)")
+	flags.StringSliceVar(&o.Skip, "skip", nil, "do not run these check IDs (comma-separated)")
+	flags.StringVar(&o.FailOn, "fail-on", o.FailOn, "lowest status that makes the exit code 1: fail or warn")
+	flags.StringVar(&o.RuntimeName, "runtime-name", o.RuntimeName, "runtime name (global.runtime.name)")
+	flags.StringVar(&o.ReleaseName, "release-name", o.ReleaseName, "Helm release name of the runtime")
+	flags.BoolVar(&o.Post, "post", false, "run the post-install diagnostics instead of the pre-install checks")
+	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, category, mode, title, docs) and exit")
+	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
+	flags.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on the whole run")
+	// -n's help comes from cli-runtime; say what it means here.
+	if f := flags.Lookup("namespace"); f != nil {
+		f.Usage = "runtime namespace (default \"" + checks.DefaultNamespace + "\", not the kubeconfig's namespace)"
+	}
+	return cmd
+}

@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Workload kinds.
+const (
+	KindDeployment  = "Deployment"
+	KindStatefulSet = "StatefulSet"
+	KindDaemonSet   = "DaemonSet"
+)
+
+// Container is the part of a pod template container the checks read.
+type Container struct {
+	Name    string
+	Image   string
+	Command []string
+	Args    []string
+}
+
+// Workload summarises a Deployment, StatefulSet or DaemonSet.
+type Workload struct {
+	Kind        string // KindDeployment, KindStatefulSet or KindDaemonSet
+	Namespace   string
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string // without kubectl's last-applied-configuration
+	// PodLabels are the pod template's labels.
+	PodLabels map[string]string
+	// Containers are the pod template's containers (init containers excluded).
+	Containers []Container
+	// Desired is spec.replicas (Deployment, StatefulSet; nil means 1) or
+	// status.desiredNumberScheduled (DaemonSet).
+	Desired int32
+	// Available is status.availableReplicas (status.numberAvailable for DaemonSets).
+	Available int32
+	// Ready is status.readyReplicas (status.numberReady for DaemonSets).
+	Ready int32
+	// Selector is spec.selector.matchLabels.
+	Selector map[string]string
+}
+
+// Images returns the images of the workload's containers.
+func (w Workload) Images() []string {
+	out := make([]string, 0, len(w.Containers))
+	for _, c := range w.Containers {
+		out = append(out, c.Image)
+	}
+	return out
+}
+
+func workloadFrom(kind string, m metav1.ObjectMeta, tpl corev1.PodTemplateSpec, sel *metav1.LabelSelector) Workload {
+	w := Workload{
+		Kind:        kind,
+		Namespace:   m.Namespace,
+		Name:        m.Name,
+		Labels:      copyMap(m.Labels),
+		Annotations: copyMap(m.Annotations),
+		PodLabels:   copyMap(tpl.Labels),
+	}
+	if sel != nil {
+		w.Selector = copyMap(sel.MatchLabels)
+	}
+	for _, c := range tpl.Spec.Containers {
+		w.Containers = append(w.Containers, Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args})
+	}
+	return w
+}
+
+func replicas(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+// DeploymentFrom summarises a Deployment.
+func DeploymentFrom(d *appsv1.Deployment) Workload {
+	w := workloadFrom(KindDeployment, d.ObjectMeta, d.Spec.Template, d.Spec.Selector)
+	w.Desired = replicas(d.Spec.Replicas)
+	w.Available = d.Status.AvailableReplicas
+	w.Ready = d.Status.ReadyReplicas
+	return w
+}
+
+// StatefulSetFrom summarises a StatefulSet.
+func StatefulSetFrom(s *appsv1.StatefulSet) Workload {
+	w := workloadFrom(KindStatefulSet, s.ObjectMeta, s.Spec.Template, s.Spec.Selector)
+	w.Desired = replicas(s.Spec.Replicas)
+	w.Available = s.Status.AvailableReplicas
+	w.Ready = s.Status.ReadyReplicas
+	return w
+}
+
+// DaemonSetFrom summarises a DaemonSet.
+func DaemonSetFrom(d *appsv1.DaemonSet) Workload {
+	w := workloadFrom(KindDaemonSet, d.ObjectMeta, d.Spec.Template, d.Spec.Selector)
+	w.Desired = d.Status.DesiredNumberScheduled
+	w.Available = d.Status.NumberAvailable
+	w.Ready = d.Status.NumberReady
+	return w
+}
+
+// Deployments lists the Deployments of all namespaces once per snapshot.
+func (s *Snapshot) Deployments() ([]Workload, error) {
+	return s.deployments.get(func() ([]Workload, error) {
+		var out []Workload
+		err := each(s.ctx, "deployments", "", metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				d, ok := obj.(*appsv1.Deployment)
+				if !ok {
+					return fmt.Errorf("unexpected %T in deployment list", obj)
+				}
+				out = append(out, DeploymentFrom(d))
+				return nil
+			})
+		return out, err
+	})
+}
+
+// StatefulSets lists the StatefulSets of all namespaces once per snapshot.
+func (s *Snapshot) StatefulSets() ([]Workload, error) {
+	return s.statefulSets.get(func() ([]Workload, error) {
+		var out []Workload
+		err := each(s.ctx, "statefulsets", "", metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				d, ok := obj.(*appsv1.StatefulSet)
+				if !ok {
+					return fmt.Errorf("unexpected %T in statefulset list", obj)
+				}
+				out = append(out, StatefulSetFrom(d))
+				return nil
+			})
+		return out, err
+	})
+}
+
+// DaemonSets lists the DaemonSets of all namespaces once per snapshot.
+func (s *Snapshot) DaemonSets() ([]Workload, error) {
+	return s.daemonSets.get(func() ([]Workload, error) {
+		var out []Workload
+		err := each(s.ctx, "daemonsets", "", metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				d, ok := obj.(*appsv1.DaemonSet)
+				if !ok {
+					return fmt.Errorf("unexpected %T in daemonset list", obj)
+				}
+				out = append(out, DaemonSetFrom(d))
+				return nil
+			})
+		return out, err
+	})
+}

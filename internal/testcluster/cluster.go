@@ -1,0 +1,204 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Cluster is one running control plane.
+type Cluster struct {
+	Env    *envtest.Environment
+	Admin  *rest.Config
+	Kube   kubernetes.Interface
+	dir    string
+	admin  string // admin kubeconfig path
+	nUsers int
+	mu     sync.Mutex
+}
+
+var (
+	rootOnce sync.Once
+	rootDir  string
+	rootErr  error
+)
+
+// RepoRoot returns the plugin module's root directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	rootOnce.Do(func() {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+		if err != nil {
+			rootErr = fmt.Errorf("go list -m: %w", err)
+			return
+		}
+		rootDir = strings.TrimSpace(string(out))
+	})
+	if rootErr != nil {
+		t.Fatal(rootErr)
+	}
+	return rootDir
+}
+
+// AssetsDir returns the directory holding etcd and kube-apiserver, failing
+// the test with instructions when they are not built.
+func AssetsDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(t), "bin", "k8s")
+	}
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			t.Fatalf("control-plane binary %s missing in %s: run `make test-binaries` (or `make test`, which builds them)", b, dir)
+		}
+	}
+	return dir
+}
+
+// Start starts a fresh control plane for t and stops it when t ends. Each call
+// costs a few seconds; share one between subtests that do not conflict.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    AssetsDir(t),
+		ControlPlaneStartTimeout: 60 * time.Second,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting control plane: %v", err)
+	}
+	c := &Cluster{Env: env, dir: t.TempDir()}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Logf("stopping control plane: %v", err)
+		}
+	})
+	admin, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		t.Fatalf("adding admin user: %v", err)
+	}
+	c.Admin = admin.Config()
+	c.Kube = kubernetes.NewForConfigOrDie(c.Admin)
+	c.admin = c.writeKubeconfig(t, "admin", admin)
+	return c
+}
+
+// AdminKubeconfig is the path of a kubeconfig for a system:masters user.
+func (c *Cluster) AdminKubeconfig() string { return c.admin }
+
+// UserKubeconfig adds a user with the given groups (no RBAC bindings unless
+// the test creates them) and returns the path of its kubeconfig.
+func (c *Cluster) UserKubeconfig(t testing.TB, name string, groups ...string) string {
+	t.Helper()
+	u, err := c.Env.AddUser(envtest.User{Name: name, Groups: groups}, c.Admin)
+	if err != nil {
+		t.Fatalf("adding user %s: %v", name, err)
+	}
+	return c.writeKubeconfig(t, name, u)
+}
+
+func (c *Cluster) writeKubeconfig(t testing.TB, name string, u *envtest.AuthenticatedUser) string {
+	t.Helper()
+	data, err := u.KubeConfig()
+	if err != nil {
+		t.Fatalf("kubeconfig for %s: %v", name, err)
+	}
+	p := filepath.Join(c.dir, name+".kubeconfig")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// NodeSpec describes a node to create. CPU and Memory are allocatable
+// quantities ("4", "1500m", "16Gi").
+type NodeSpec struct {
+	Name          string
+	CPU, Memory   string
+	NotReady      bool
+	Unschedulable bool
+	Taints        []corev1.Taint
+	ProviderID    string
+	Labels        map[string]string
+}
+
+// AddNode creates a Node and sets its status (allocatable, capacity, Ready),
+// as a kubelet would.
+func (c *Cluster) AddNode(t testing.TB, s NodeSpec) {
+	t.Helper()
+	ctx := context.Background()
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Labels: s.Labels},
+		Spec:       corev1.NodeSpec{Unschedulable: s.Unschedulable, Taints: s.Taints, ProviderID: s.ProviderID},
+	}
+	created, err := c.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating node %s: %v", s.Name, err)
+	}
+	// The TaintNodesByCondition admission plugin adds
+	// node.kubernetes.io/not-ready:NoSchedule on create; in a real cluster the
+	// node lifecycle controller removes it once the kubelet reports Ready.
+	// There is no such controller here, so set the taints the test asked for.
+	created.Spec.Taints = s.Taints
+	created, err = c.Kube.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("setting taints of node %s: %v", s.Name, err)
+	}
+	ready := corev1.ConditionTrue
+	if s.NotReady {
+		ready = corev1.ConditionFalse
+	}
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse(s.CPU),
+		corev1.ResourceMemory: resource.MustParse(s.Memory),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	created.Status = corev1.NodeStatus{
+		Capacity:    res,
+		Allocatable: res,
+		Conditions: []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: ready, Reason: "KubeletReady",
+			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+		}},
+	}
+	if _, err := c.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("setting status of node %s: %v", s.Name, err)
+	}
+}
+
+// CreateNamespace creates a namespace.
+func (c *Cluster) CreateNamespace(t testing.TB, name string) {
+	t.Helper()
+	_, err := c.Kube.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+}
+
+// Kubectl runs the kubectl on PATH against the cluster as admin and returns
+// its combined output, failing the test on error.
+func (c *Cluster) Kubectl(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", c.admin}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}

@@ -1,0 +1,113 @@
+package testcluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// Binary returns the path of the plugin binary: $PREFLIGHT_BIN when set (the
+// Makefile passes the one it built), else one built once per test process.
+func Binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("PREFLIGHT_BIN"); p != "" {
+		return p
+	}
+	root := RepoRoot(t)
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gitops-preflight-e2e-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "kubectl-gitops_preflight")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/kubectl-gitops_preflight")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = errors.New("go build: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// Result is one run of the plugin.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+	Elapsed        time.Duration
+}
+
+// JSON decodes Stdout as the report contract, failing the test when it is not.
+func (r Result) JSON(t testing.TB) reporters.Document {
+	t.Helper()
+	var doc reporters.Document
+	dec := json.NewDecoder(bytes.NewReader([]byte(r.Stdout)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not a JSON report: %v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
+	}
+	return doc
+}
+
+// Check returns the named check of a report, failing the test when absent.
+func Check(t testing.TB, doc reporters.Document, id string) reporters.CheckDocument {
+	t.Helper()
+	for _, c := range doc.Checks {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("check %s not in report (%d checks)", id, len(doc.Checks))
+	return reporters.CheckDocument{}
+}
+
+// Run runs the plugin binary with args and env (KEY=VALUE, added to a minimal
+// environment: PATH and HOME only, so the developer's KUBECONFIG or HELM_BIN
+// never leak in). It never fails the test on a non-zero exit.
+func Run(t testing.TB, env []string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.Code = ee.ExitCode()
+	default:
+		t.Fatalf("running plugin: %v", err)
+	}
+	return res
+}
+
+// RunJSON runs the plugin as admin on c with -o json and returns the result and
+// the decoded report.
+func (c *Cluster) RunJSON(t testing.TB, env []string, args ...string) (Result, reporters.Document) {
+	t.Helper()
+	res := Run(t, env, append([]string{"--kubeconfig", c.admin, "-o", "json"}, args...)...)
+	return res, res.JSON(t)
+}

@@ -1,0 +1,8 @@
+// Package reporters renders a checks.Report. Reporters are pure functions of
+// the report and their options: they never read the cluster, the environment
+// or the terminal themselves, so the same report gives the same bytes.
+//
+// Formats: table (for people; colour only when the caller says the output is
+// a terminal) and json (the stable contract of shared/spec/CHECKS.md, "JSON
+// output"). The exit code never depends on the format.
+package reporters

@@ -1,0 +1,88 @@
+package reporters
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+)
+
+// JSON renders the report as the versioned contract of CHECKS.md ("JSON
+// output"): every field always present, checks in catalogue order.
+type JSON struct{}
+
+// Document is the JSON (and YAML) shape of a report, schemaVersion v1.
+type Document struct {
+	SchemaVersion string          `json:"schemaVersion"`
+	Mode          string          `json:"mode"`
+	Cluster       ClusterDocument `json:"cluster"`
+	Summary       SummaryDocument `json:"summary"`
+	Checks        []CheckDocument `json:"checks"`
+}
+
+// ClusterDocument identifies the cluster.
+type ClusterDocument struct {
+	Context string `json:"context"`
+	Server  string `json:"server"`
+	Version string `json:"version"`
+}
+
+// SummaryDocument counts checks by status.
+type SummaryDocument struct {
+	Pass  int `json:"pass"`
+	Warn  int `json:"warn"`
+	Fail  int `json:"fail"`
+	Skip  int `json:"skip"`
+	Error int `json:"error"`
+}
+
+// CheckDocument is one check's outcome.
+type CheckDocument struct {
+	ID       string             `json:"id"`
+	Category string             `json:"category"`
+	Title    string             `json:"title"`
+	Status   string             `json:"status"`
+	Message  string             `json:"message"`
+	Hint     string             `json:"hint"`
+	Docs     string             `json:"docs"`
+	Objects  []checks.ObjectRef `json:"objects"`
+	Fixable  bool               `json:"fixable"`
+}
+
+// NewDocument converts a report to its contract shape.
+func NewDocument(r *checks.Report) Document {
+	s := r.Summary()
+	doc := Document{
+		SchemaVersion: checks.SchemaVersion,
+		Mode:          "pre",
+		Cluster:       ClusterDocument{Context: r.Cluster.Context, Server: r.Cluster.Server, Version: r.Cluster.Version},
+		Summary: SummaryDocument{
+			Pass: s[checks.StatusPass], Warn: s[checks.StatusWarn], Fail: s[checks.StatusFail],
+			Skip: s[checks.StatusSkip], Error: s[checks.StatusError],
+		},
+		Checks: make([]CheckDocument, 0, len(r.Outcomes)),
+	}
+	if r.Mode == checks.ModePost {
+		doc.Mode = "post"
+	}
+	for _, o := range r.Outcomes {
+		objs := o.Objects
+		if objs == nil {
+			objs = []checks.ObjectRef{}
+		}
+		doc.Checks = append(doc.Checks, CheckDocument{
+			ID: o.ID, Category: string(o.Category), Title: o.Title, Status: string(o.Status),
+			Message: o.Message, Hint: o.Hint, Docs: o.Docs(), Objects: objs,
+			// A check is fixable in a report when --fix can repair this failure.
+			Fixable: o.Fixable && o.Status.Failed(),
+		})
+	}
+	return doc
+}
+
+// Report writes the report as indented JSON followed by a newline.
+func (JSON) Report(w io.Writer, r *checks.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewDocument(r))
+}

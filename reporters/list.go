@@ -1,0 +1,64 @@
+package reporters
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+)
+
+// CheckInfo is one catalogue entry as --list-checks -o json prints it.
+type CheckInfo struct {
+	ID       string `json:"id"`
+	Category string `json:"category"`
+	Mode     string `json:"mode"`
+	Title    string `json:"title"`
+	Docs     string `json:"docs"`
+	Fixable  bool   `json:"fixable"`
+}
+
+// ListChecks writes the catalogue: a table, or a JSON array for json.
+func ListChecks(w io.Writer, f Format, list []checks.Check) error {
+	infos := make([]CheckInfo, len(list))
+	for i, c := range list {
+		infos[i] = CheckInfo{ID: c.ID, Category: string(c.Category), Mode: c.Modes.String(), Title: c.Title, Docs: c.Docs(), Fixable: c.Fixable}
+	}
+	if f != FormatTable {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(infos)
+	}
+	table := plainTable(w)
+	table.Header("ID", "CATEGORY", "MODE", "TITLE", "DOCS")
+	for _, c := range infos {
+		if err := table.Append([]string{c.ID, c.Category, c.Mode, c.Title, c.Docs}); err != nil {
+			return err
+		}
+	}
+	return table.Render()
+}
+
+// plainTable is a borderless, kubectl-like table: left-aligned columns
+// separated by two spaces, no wrapping, headers as given.
+func plainTable(w io.Writer) *tablewriter.Table {
+	cell := tw.CellConfig{
+		Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
+		Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+		Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "  "}},
+	}
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off, ShowHeader: tw.Off},
+				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{Header: cell, Row: cell}),
+	)
+}

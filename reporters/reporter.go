@@ -1,0 +1,61 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+)
+
+// Format is an output format (-o).
+type Format string
+
+// Formats.
+const (
+	FormatTable Format = "table"
+	FormatJSON  Format = "json"
+)
+
+// Formats lists the supported formats in help order.
+var Formats = []Format{FormatTable, FormatJSON}
+
+// ParseFormat validates an -o value.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown output format %q (want one of %s)", s, strings.Join(names, ", "))
+}
+
+// Options tune a reporter.
+type Options struct {
+	// Color enables ANSI colours (table only). The caller decides: a terminal
+	// and NO_COLOR unset.
+	Color bool
+	// Verbose shows passing checks' messages in full and durations (table).
+	Verbose bool
+}
+
+// Reporter renders a report.
+type Reporter interface {
+	Report(w io.Writer, r *checks.Report) error
+}
+
+// New returns the reporter for f.
+func New(f Format, opts Options) (Reporter, error) {
+	switch f {
+	case FormatTable:
+		return Table{Options: opts}, nil
+	case FormatJSON:
+		return JSON{}, nil
+	default:
+		return nil, fmt.Errorf("unknown output format %q", f)
+	}
+}

@@ -1,0 +1,129 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fatih/color"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+)
+
+// Table renders the report for people: a header naming the cluster, one row
+// per check (status glyph, ID, message), hint lines under each warn, fail and
+// error, and a summary line.
+type Table struct {
+	Options Options
+}
+
+type style struct {
+	glyph string
+	c     *color.Color
+}
+
+func (t Table) styles() map[checks.Status]style {
+	mk := func(glyph string, attrs ...color.Attribute) style {
+		c := color.New(attrs...)
+		if t.Options.Color {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+		return style{glyph: glyph, c: c}
+	}
+	return map[checks.Status]style{
+		checks.StatusPass:  mk("✔", color.FgGreen),
+		checks.StatusWarn:  mk("⚠", color.FgYellow),
+		checks.StatusFail:  mk("✖", color.FgRed, color.Bold),
+		checks.StatusSkip:  mk("–", color.Faint),
+		checks.StatusError: mk("‼", color.FgMagenta, color.Bold),
+	}
+}
+
+// Report writes the table.
+func (t Table) Report(w io.Writer, r *checks.Report) error {
+	styles := t.styles()
+	dim := color.New(color.Faint)
+	bold := color.New(color.Bold)
+	if t.Options.Color {
+		dim.EnableColor()
+		bold.EnableColor()
+	} else {
+		dim.DisableColor()
+		bold.DisableColor()
+	}
+
+	title := "pre-install checks"
+	if r.Mode == checks.ModePost {
+		title = "post-install checks"
+	}
+	if _, err := fmt.Fprintf(w, "%s %s\n", bold.Sprint("kubectl gitops-preflight:"), title); err != nil {
+		return err
+	}
+	if line := clusterLine(r.Cluster); line != "" {
+		if _, err := fmt.Fprintln(w, dim.Sprint(line)); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+
+	table := plainTable(w)
+	table.Header("STATUS", "CHECK", "MESSAGE")
+	for _, o := range r.Outcomes {
+		st := styles[o.Status]
+		msgLines := strings.Split(o.Message, "\n")
+		if err := table.Append([]string{st.c.Sprint(st.glyph + " " + string(o.Status)), o.ID, msgLines[0]}); err != nil {
+			return err
+		}
+		for _, l := range msgLines[1:] {
+			if err := table.Append([]string{"", "", l}); err != nil {
+				return err
+			}
+		}
+		if o.Hint == "" || o.Status == checks.StatusPass || o.Status == checks.StatusSkip {
+			continue
+		}
+		for i, l := range strings.Split(o.Hint, "\n") {
+			prefix := "  "
+			if i == 0 {
+				prefix = "→ "
+			}
+			if err := table.Append([]string{"", "", dim.Sprint(prefix + l)}); err != nil {
+				return err
+			}
+		}
+		if o.Fixable && o.Status.Failed() {
+			if err := table.Append([]string{"", "", dim.Sprint("  fixable: rerun with --fix")}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := table.Render(); err != nil {
+		return err
+	}
+
+	s := r.Summary()
+	parts := make([]string, 0, len(checks.Statuses))
+	for _, st := range checks.Statuses {
+		parts = append(parts, fmt.Sprintf("%d %s", s[st], st))
+	}
+	_, err := fmt.Fprintf(w, "\nSummary: %s\n", strings.Join(parts, ", "))
+	return err
+}
+
+func clusterLine(c checks.ClusterInfo) string {
+	var parts []string
+	if c.Context != "" {
+		parts = append(parts, "context "+c.Context)
+	}
+	if c.Server != "" {
+		parts = append(parts, "server "+c.Server)
+	}
+	if c.Version != "" {
+		parts = append(parts, "Kubernetes "+c.Version)
+	}
+	return strings.Join(parts, ", ")
+}
