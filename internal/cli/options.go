@@ -41,6 +41,24 @@ type Options struct {
 	NoColor     bool
 	Timeout     time.Duration
 
+	// Planned-install shortcuts (override values files; see the values issue).
+	AccessMode            string
+	IngressHost           string
+	IngressClass          string
+	IngressURL            string
+	ExistingArgoCD        bool
+	SkipIngressValidation bool
+
+	// --fix and its options.
+	Fix       bool
+	Yes       bool
+	DryRun    bool
+	CRDs      string
+	TLSSecret string
+
+	// Wait re-runs failing post-install checks until they pass or it elapses.
+	Wait time.Duration
+
 	// Typed run config, set by Complete.
 	format     reporters.Format
 	failOnWarn bool
@@ -67,6 +85,7 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		RuntimeName: checks.DefaultRuntimeName,
 		ReleaseName: checks.DefaultReleaseName,
 		Timeout:     5 * time.Minute,
+		CRDs:        "all",
 	}
 }
 
@@ -104,6 +123,15 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		}
 	}
 
+	switch o.CRDs {
+	case "all", "rollouts":
+	default:
+		return usageError("--crds must be all or rollouts, not %q", o.CRDs)
+	}
+	if o.Wait < 0 {
+		return usageError("--wait must not be negative, not %s", o.Wait)
+	}
+
 	ns := checks.DefaultNamespace
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
 		ns = *o.ConfigFlags.Namespace
@@ -113,9 +141,32 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		Namespace:         ns,
 		NamespaceExplicit: namespaceChanged,
 		ReleaseName:       o.ReleaseName,
-		AccessMode:        checks.AccessTunnel,
-		IngressClass:      "nginx",
-		CRDs:              "all",
+		AccessMode:            checks.AccessTunnel,
+		IngressHost:           o.IngressHost,
+		IngressClass:          "nginx",
+		IngressURL:            o.IngressURL,
+		ExistingArgoCD:        o.ExistingArgoCD,
+		SkipIngressValidation: o.SkipIngressValidation,
+		CRDs:                  o.CRDs,
+		TLSSecret:             o.TLSSecret,
+	}
+	if o.IngressClass != "" {
+		o.inputs.IngressClass = o.IngressClass
+	}
+	// Until values files are read, the shortcuts alone pick the access mode:
+	// an ingress host means ingress mode, an ingress URL service-mesh mode.
+	switch {
+	case o.AccessMode != "":
+		switch m := checks.AccessMode(o.AccessMode); m {
+		case checks.AccessTunnel, checks.AccessIngress, checks.AccessServiceMesh:
+			o.inputs.AccessMode = m
+		default:
+			return usageError("--access-mode must be tunnel, ingress or service-mesh, not %q", o.AccessMode)
+		}
+	case o.IngressHost != "":
+		o.inputs.AccessMode = checks.AccessIngress
+	case o.IngressURL != "":
+		o.inputs.AccessMode = checks.AccessServiceMesh
 	}
 	return nil
 }

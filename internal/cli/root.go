@@ -67,6 +67,20 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, category, mode, title, docs) and exit")
 	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
 	flags.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on the whole run")
+
+	flags.StringVar(&o.AccessMode, "access-mode", "", "planned access mode: tunnel|ingress|service-mesh (default: from values, else tunnel)")
+	flags.StringVar(&o.IngressHost, "ingress-host", "", "planned ingress host (global.runtime.ingress.hosts[0]); implies ingress mode")
+	flags.StringVar(&o.IngressClass, "ingress-class", "", "planned IngressClass (global.runtime.ingress.className, chart default nginx)")
+	flags.StringVar(&o.IngressURL, "ingress-url", "", "planned runtime URL in service-mesh mode (global.runtime.ingressUrl)")
+	flags.BoolVar(&o.ExistingArgoCD, "existing-argocd", false, "Argo CD is already installed in the runtime namespace (argo-cd.enabled=false)")
+	flags.BoolVar(&o.SkipIngressValidation, "skip-ingress-validation", false, "skip the ingress host reachability probe (global.runtime.ingress.skipValidation)")
+
+	flags.BoolVar(&o.Fix, "fix", false, "repair fixable failures (shows the plan; applies with --yes or after confirmation)")
+	flags.BoolVar(&o.Yes, "yes", false, "with --fix: apply without asking")
+	flags.BoolVar(&o.DryRun, "dry-run", false, "with --fix: send the changes as server-side dry runs; nothing is changed")
+	flags.StringVar(&o.CRDs, "crds", o.CRDs, "with --fix: which Argo CRDs to adopt: all or rollouts")
+	flags.StringVar(&o.TLSSecret, "tls-secret", "", "with --fix --post: the kubernetes.io/tls Secret to set in the runtime Ingress spec.tls")
+	flags.DurationVar(&o.Wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
 	// -n's help comes from cli-runtime; say what it means here.
 	if f := flags.Lookup("namespace"); f != nil {
 		f.Usage = "runtime namespace (default \"" + checks.DefaultNamespace + "\", not the kubeconfig's namespace)"
