@@ -137,10 +137,10 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		ns = *o.ConfigFlags.Namespace
 	}
 	o.inputs = checks.Inputs{
-		RuntimeName:       o.RuntimeName,
-		Namespace:         ns,
-		NamespaceExplicit: namespaceChanged,
-		ReleaseName:       o.ReleaseName,
+		RuntimeName:           o.RuntimeName,
+		Namespace:             ns,
+		NamespaceExplicit:     namespaceChanged,
+		ReleaseName:           o.ReleaseName,
 		AccessMode:            checks.AccessTunnel,
 		IngressHost:           o.IngressHost,
 		IngressClass:          "nginx",
