@@ -1,0 +1,137 @@
+package cluster
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	rspb "helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// HelmReleaseSecretType is the Secret type of Helm 3's default storage driver.
+const HelmReleaseSecretType = "helm.sh/release.v1"
+
+// HelmRevision is one revision of a Helm release as its storage Secret's
+// labels describe it (Secret sh.helm.release.v1.<name>.v<version>, labels
+// owner=helm, name, status, version). Listing these is metadata-only: the
+// release payload (chart, manifests, values) is only read by DecodeHelmRelease.
+type HelmRevision struct {
+	Namespace  string
+	Name       string // release name
+	Version    int    // revision
+	Status     string // deployed, failed, pending-install, superseded, ...
+	SecretName string
+}
+
+var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// HelmRevisions lists every Helm release revision in the cluster once per
+// snapshot (metadata-only list of Secrets labelled owner=helm, paginated),
+// sorted by namespace, name and revision.
+func (s *Snapshot) HelmRevisions() ([]HelmRevision, error) {
+	return Memo(s, "helm/revisions", func() ([]HelmRevision, error) {
+		var out []HelmRevision
+		err := each(s.ctx, "secrets", "", metav1.ListOptions{LabelSelector: "owner=helm"},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Metadata.Resource(secretsResource).Namespace(metav1.NamespaceAll).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				m, ok := obj.(*metav1.PartialObjectMetadata)
+				if !ok {
+					return fmt.Errorf("unexpected %T in secret list", obj)
+				}
+				v, err := strconv.Atoi(m.Labels["version"])
+				if err != nil || m.Labels["name"] == "" {
+					return nil // not a Helm 3 release Secret
+				}
+				out = append(out, HelmRevision{Namespace: m.Namespace, Name: m.Labels["name"], Version: v, Status: m.Labels["status"], SecretName: m.Name})
+				return nil
+			})
+		sort.Slice(out, func(i, j int) bool {
+			a, b := out[i], out[j]
+			if a.Namespace != b.Namespace {
+				return a.Namespace < b.Namespace
+			}
+			if a.Name != b.Name {
+				return a.Name < b.Name
+			}
+			return a.Version < b.Version
+		})
+		return out, err
+	})
+}
+
+// LatestHelmRevisions returns the highest revision of each release.
+func LatestHelmRevisions(revs []HelmRevision) []HelmRevision {
+	latest := map[[2]string]HelmRevision{}
+	var keys [][2]string
+	for _, r := range revs {
+		k := [2]string{r.Namespace, r.Name}
+		cur, ok := latest[k]
+		if !ok {
+			keys = append(keys, k)
+		}
+		if !ok || r.Version > cur.Version {
+			latest[k] = r
+		}
+	}
+	out := make([]HelmRevision, len(keys))
+	for i, k := range keys {
+		out[i] = latest[k]
+	}
+	return out
+}
+
+// HelmRelease reads and decodes one release revision's Secret (one GET),
+// memoised per snapshot.
+func (s *Snapshot) HelmRelease(rev HelmRevision) (*rspb.Release, error) {
+	return Memo(s, "helm/release/"+rev.Namespace+"/"+rev.SecretName, func() (*rspb.Release, error) {
+		sec, err := s.clients.Kube.CoreV1().Secrets(rev.Namespace).Get(s.ctx, rev.SecretName, metav1.GetOptions{})
+		if err != nil {
+			return nil, &ListError{Verb: "get", Resource: "secrets", Namespace: rev.Namespace, Err: err}
+		}
+		return DecodeHelmRelease(sec)
+	})
+}
+
+var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// DecodeHelmRelease decodes a Helm 3 release Secret: data["release"] is
+// base64 of (usually gzip'd) JSON of helm.sh/helm/v3/pkg/release.Release, as
+// Helm's storage driver writes it (pkg/storage/driver/util.go encodeRelease;
+// uncompressed payloads from old Helm versions are accepted too).
+func DecodeHelmRelease(sec *corev1.Secret) (*rspb.Release, error) {
+	data, ok := sec.Data["release"]
+	if !ok {
+		return nil, fmt.Errorf("secret %s/%s has no release data", sec.Namespace, sec.Name)
+	}
+	b, err := base64.StdEncoding.DecodeString(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("decoding release %s/%s: %w", sec.Namespace, sec.Name, err)
+	}
+	if len(b) > 3 && bytes.Equal(b[:3], gzipMagic) {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("decompressing release %s/%s: %w", sec.Namespace, sec.Name, err)
+		}
+		defer zr.Close()
+		if b, err = io.ReadAll(zr); err != nil {
+			return nil, fmt.Errorf("decompressing release %s/%s: %w", sec.Namespace, sec.Name, err)
+		}
+	}
+	var rls rspb.Release
+	if err := json.Unmarshal(b, &rls); err != nil {
+		return nil, fmt.Errorf("parsing release %s/%s: %w", sec.Namespace, sec.Name, err)
+	}
+	return &rls, nil
+}
