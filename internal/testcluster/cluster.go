@@ -202,3 +202,21 @@ func (c *Cluster) Kubectl(t testing.TB, args ...string) string {
 	}
 	return string(out)
 }
+
+// WaitAllowed waits (up to 15 s) until user may verb resource in namespace:
+// the RBAC authorizer learns of new bindings through an informer, so a test
+// that creates a binding must wait for it before asserting on permissions.
+func (c *Cluster) WaitAllowed(t testing.TB, user, verb, resource, namespace string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, _ := exec.Command("kubectl", "--kubeconfig", c.admin, "auth", "can-i", verb, resource, "-n", namespace, "--as", user).Output()
+		if strings.TrimSpace(string(out)) == "yes" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still may not %s %s in %s after 15s", user, verb, resource, namespace)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
