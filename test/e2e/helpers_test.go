@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 // fakeHelm writes an executable that prints `version` as `helm version
