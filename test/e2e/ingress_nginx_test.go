@@ -66,4 +66,3 @@ func TestIngressNginxCommunity(t *testing.T) {
 		t.Errorf("fallback to external address: %s %s\n%s", got.Status, got.Message, res.Stderr)
 	}
 }
-
