@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -110,18 +112,29 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 }
 
 // runtimeReleases returns the latest revision of every Helm release whose
-// chart is gitops-runtime.
+// chart is gitops-runtime. The chart name is only in the release payload, so
+// each release's latest revision is read (GETs, at most 4 at a time).
 func runtimeReleases(snap *cluster.Snapshot) ([]cluster.HelmReleaseSummary, error) {
 	revs, err := snap.HelmRevisions()
 	if err != nil {
 		return nil, err
 	}
+	latest := cluster.LatestHelmRevisions(revs)
+	sums := make([]cluster.HelmReleaseSummary, len(latest))
+	var g errgroup.Group
+	g.SetLimit(4)
+	for i, rev := range latest {
+		g.Go(func() error {
+			s, err := snap.HelmReleaseSummary(rev)
+			sums[i] = s
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	var out []cluster.HelmReleaseSummary
-	for _, rev := range cluster.LatestHelmRevisions(revs) {
-		s, err := snap.HelmReleaseSummary(rev)
-		if err != nil {
-			return nil, err
-		}
+	for _, s := range sums {
 		if s.Chart == RuntimeChartName {
 			out = append(out, s)
 		}
