@@ -100,7 +100,9 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		RuntimeName: checks.DefaultRuntimeName,
 		ReleaseName: checks.DefaultReleaseName,
 		Timeout:     5 * time.Minute,
-		CRDs:        "all",
+		// The chart's supported Argo CD range (checks.DefaultArgoCDVersionRange).
+		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
+		CRDs:               "all",
 	}
 }
 
