@@ -19,7 +19,6 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 var conflictChecks = "argo-components,sealed-secrets,argo-crds-ownership,existing-runtime"
@@ -52,20 +51,6 @@ func crdVersions(t *testing.T, c *tc.Cluster) map[string]metav1.PartialObjectMet
 		out[m.Name] = m
 	}
 	return out
-}
-
-func conflictStatus(t *testing.T, doc reporters.Document, id, want string, contains ...string) reporters.CheckDocument {
-	t.Helper()
-	ch := tc.Check(t, doc, id)
-	if ch.Status != want {
-		t.Fatalf("%s = %s (%s), want %s", id, ch.Status, ch.Message, want)
-	}
-	for _, s := range contains {
-		if !strings.Contains(ch.Message, s) {
-			t.Fatalf("%s message %q does not contain %q", id, ch.Message, s)
-		}
-	}
-	return ch
 }
 
 func sameVersions(t *testing.T, before, after map[string]metav1.PartialObjectMetadata, names func(string) bool, what string) {
@@ -118,7 +103,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 		t.Fatalf("clean cluster: exit %d\n%s", res.Code, res.Stderr)
 	}
 	for _, id := range strings.Split(conflictChecks, ",") {
-		conflictStatus(t, doc, id, "pass")
+		wantStatus(t, doc, id, "pass")
 	}
 
 	// 2. Argo CD + Argo Rollouts + SealedSecrets (+ Traefik's foreign CRDs).
@@ -134,21 +119,21 @@ func TestConflictChecksAndFix(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("Argo cluster: exit %d, want 1\n%s", res.Code, res.Stderr)
 	}
-	ac := conflictStatus(t, doc, "argo-components", "fail", "Argo CD in argocd", "StatefulSet/argocd-application-controller", "Argo Rollouts in argo-rollouts")
+	ac := wantStatus(t, doc, "argo-components", "fail", "Argo CD in argocd", "StatefulSet/argocd-application-controller", "Argo Rollouts in argo-rollouts")
 	if len(ac.Objects) != 8 { // 6 Argo CD Deployments + 1 StatefulSet + argo-rollouts
 		t.Errorf("argo-components objects = %v, want 8", ac.Objects)
 	}
-	conflictStatus(t, doc, "sealed-secrets", "fail", "kube-system/sealed-secrets-controller")
-	own := conflictStatus(t, doc, "argo-crds-ownership", "fail", "8 of 8 argoproj.io CRDs", "applications.argoproj.io (no Helm ownership metadata)")
+	wantStatus(t, doc, "sealed-secrets", "fail", "kube-system/sealed-secrets-controller")
+	own := wantStatus(t, doc, "argo-crds-ownership", "fail", "8 of 8 argoproj.io CRDs", "applications.argoproj.io (no Helm ownership metadata)")
 	if !own.Fixable {
 		t.Error("argo-crds-ownership fail is not marked fixable")
 	}
-	conflictStatus(t, doc, "existing-runtime", "pass")
+	wantStatus(t, doc, "existing-runtime", "pass")
 
 	// With --existing-argocd and Argo CD's namespace as runtime namespace, only
 	// Rollouts is a conflict.
 	_, doc = c.RunJSON(t, nil, "--only", "argo-components", "--existing-argocd", "-n", "argocd")
-	ac = conflictStatus(t, doc, "argo-components", "fail", "Argo Rollouts in argo-rollouts")
+	ac = wantStatus(t, doc, "argo-components", "fail", "Argo Rollouts in argo-rollouts")
 	if len(ac.Objects) != 1 || ac.Objects[0].Name != "argo-rollouts" {
 		t.Errorf("existing-argocd: objects = %v, want only argo-rollouts", ac.Objects)
 	}
@@ -166,7 +151,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("--fix --dry-run: exit %d, want 1 (still failing)\n%s", res.Code, res.Stderr)
 	}
-	conflictStatus(t, doc, "argo-crds-ownership", "fail")
+	wantStatus(t, doc, "argo-crds-ownership", "fail")
 	for _, want := range []string{"CustomResourceDefinition/applications.argoproj.io", "metadata.labels[app.kubernetes.io/managed-by]: <none> → Helm", "meta.helm.sh/release-name]: <none> → cf-gitops-runtime", "8 accepted in dry run, 0 failed"} {
 		if !strings.Contains(res.Stderr, want) {
 			t.Errorf("--dry-run plan on stderr lacks %q:\n%s", want, res.Stderr)
@@ -179,7 +164,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("--crds=rollouts: exit %d, want 1 (Argo CD CRDs still not adopted)\n%s", res.Code, res.Stderr)
 	}
-	conflictStatus(t, doc, "argo-crds-ownership", "fail", "3 of 8")
+	wantStatus(t, doc, "argo-crds-ownership", "fail", "3 of 8")
 	after := crdVersions(t, c)
 	sameVersions(t, before, after, isArgoCD, "--crds=rollouts on Argo CD CRDs")
 	sameVersions(t, before, after, isForeign, "--crds=rollouts on other groups")
@@ -212,7 +197,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("reader --fix: exit %d, want 1\n%s", res.Code, res.Stderr)
 	}
-	conflictStatus(t, doc, "argo-crds-ownership", "fail", "3 of 8")
+	wantStatus(t, doc, "argo-crds-ownership", "fail", "3 of 8")
 	for _, want := range []string{"✖ CustomResourceDefinition/applications.argoproj.io: forbidden", `cannot patch resource "customresourcedefinitions"`, "0 patched, 3 failed"} {
 		if !strings.Contains(res.Stderr, want) {
 			t.Errorf("reader --fix output lacks %q:\n%s", want, res.Stderr)
@@ -248,23 +233,23 @@ func TestConflictChecksAndFix(t *testing.T) {
 		}
 	}
 	_, doc = c.RunJSON(t, nil, only...)
-	conflictStatus(t, doc, "argo-crds-ownership", "pass", "all 8 argoproj.io CRDs")
+	wantStatus(t, doc, "argo-crds-ownership", "pass", "all 8 argoproj.io CRDs")
 
 	// 8. A second --fix plans nothing and changes nothing.
 	res, doc = c.RunJSON(t, nil, "--only", "argo-crds-ownership", "--fix", "--yes")
 	if res.Code != 0 || !strings.Contains(res.Stderr, "nothing to fix") {
 		t.Fatalf("second --fix: exit %d, stderr %q", res.Code, res.Stderr)
 	}
-	conflictStatus(t, doc, "argo-crds-ownership", "pass")
+	wantStatus(t, doc, "argo-crds-ownership", "pass")
 	sameVersions(t, fixed, crdVersions(t, c), func(string) bool { return true }, "second --fix")
 
 	// 9. A CRD owned by another release fails, naming it.
 	c.Kubectl(t, "annotate", "--overwrite", "crd", "rollouts.argoproj.io", "meta.helm.sh/release-name=other-release")
 	_, doc = c.RunJSON(t, nil, "--only", "argo-crds-ownership")
-	conflictStatus(t, doc, "argo-crds-ownership", "fail", "rollouts.argoproj.io (owned by release other-release in namespace codefresh)")
+	wantStatus(t, doc, "argo-crds-ownership", "fail", "rollouts.argoproj.io (owned by release other-release in namespace codefresh)")
 	// ...and for a release of another name, all are someone else's.
 	_, doc = c.RunJSON(t, nil, "--only", "argo-crds-ownership", "--release-name", "mine", "-n", "gitops")
-	conflictStatus(t, doc, "argo-crds-ownership", "fail", "8 of 8", "owned by release cf-gitops-runtime in namespace codefresh")
+	wantStatus(t, doc, "argo-crds-ownership", "fail", "8 of 8", "owned by release cf-gitops-runtime in namespace codefresh")
 }
 
 // TestExistingRuntime finds a runtime by its Helm release (written with
@@ -289,7 +274,7 @@ func TestExistingRuntime(t *testing.T) {
 	// An unrelated release is not a runtime.
 	store("web", "nginx", "ingress-nginx", rspb.StatusDeployed)
 	_, doc := c.RunJSON(t, nil, "--only", "existing-runtime")
-	conflictStatus(t, doc, "existing-runtime", "pass")
+	wantStatus(t, doc, "existing-runtime", "pass")
 
 	// A (failed) gitops-runtime release is.
 	store("codefresh", "cf-gitops-runtime", "gitops-runtime", rspb.StatusFailed)
@@ -297,7 +282,7 @@ func TestExistingRuntime(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	ch := conflictStatus(t, doc, "existing-runtime", "fail", "in namespace codefresh: Helm release cf-gitops-runtime (chart gitops-runtime-0.29.3, revision 1, failed)")
+	ch := wantStatus(t, doc, "existing-runtime", "fail", "in namespace codefresh: Helm release cf-gitops-runtime (chart gitops-runtime-0.29.3, revision 1, failed)")
 	if !strings.Contains(ch.Hint, "helm upgrade") {
 		t.Errorf("hint %q does not say to upgrade the same release", ch.Hint)
 	}
@@ -326,7 +311,7 @@ func TestExistingRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, doc = c.RunJSON(t, nil, "--only", "existing-runtime", "--release-name", "mine", "-n", "gitops")
-	ch = conflictStatus(t, doc, "existing-runtime", "fail", "in namespace legacy: ConfigMap codefresh-cm (runtime old-rt), Deployment cap-app-proxy")
+	ch = wantStatus(t, doc, "existing-runtime", "fail", "in namespace legacy: ConfigMap codefresh-cm (runtime old-rt), Deployment cap-app-proxy")
 	if len(ch.Objects) != 3 || strings.Contains(ch.Hint, "helm upgrade") {
 		t.Errorf("objects %v (want 3), hint %q (not about upgrading)", ch.Objects, ch.Hint)
 	}
