@@ -21,6 +21,15 @@ func All() []Check {
 		// inputs
 		RuntimeName(),
 		RuntimeNamespace(),
+		// Post-install (--post)
+		ReleaseDeployed(),
+		ValidateValuesJob(),
+		RuntimeWorkloads(),
+		RuntimeIngressStatus(),
+		NginxTLSSecret(),
+		IstioVirtualService(),
+		AlbDNSAlias(),
+		RolloutsControllers(),
 	}
 }
 
