@@ -153,7 +153,7 @@ func rootCause(err error) string {
 	}
 }
 
-var secretAssignment = regexp.MustCompile(`(?i)((?:token|password|passwd|secret|api[-_]?key|apikey|authorization|bearer)[A-Za-z0-9_.-]*["']?\s*[:=]\s*["']?)([^\s"',}]+)`)
+var secretAssignment = regexp.MustCompile(`(?i)((?:token|password|passwd|secret|api[-_]?key|apikey|authorization|bearer)[A-Za-z0-9_.-]*["']?\s*[:=]\s*["']?)([^\s"',{}\[\]]+)`)
 
 var bearerToken = regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
 

@@ -131,6 +131,9 @@ func (o *Options) Complete(namespaceChanged bool) error {
 	if o.Wait < 0 {
 		return usageError("--wait must not be negative, not %s", o.Wait)
 	}
+	if o.Wait > 0 && !o.Post {
+		return usageError("--wait re-runs post-install checks: use it with --post")
+	}
 
 	ns := checks.DefaultNamespace
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
@@ -189,11 +192,18 @@ func (o *Options) Run(ctx context.Context) error {
 		return usageError("%v", err)
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
 	defer cancel()
-	snap := cluster.NewSnapshot(ctx, clients)
-	env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv}
-	outcomes := checks.Run(ctx, env, o.selected, checks.RunOptions{})
+	var snap *cluster.Snapshot
+	w := waiter{wait: o.Wait, interval: WaitInterval, now: time.Now}
+	if o.Host.IsTerminal(o.Streams.ErrOut) {
+		w.progress = terminalProgress(o.Streams.ErrOut)
+	}
+	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
+		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
+		env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv}
+		return checks.Run(ctx, env, cs, checks.RunOptions{})
+	})
 
 	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
 	if v, err := snap.ServerVersion(); err == nil {
