@@ -134,3 +134,10 @@ func expect(t *testing.T, doc reporters.Document, id, status string, want ...str
 	}
 	return ch
 }
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
