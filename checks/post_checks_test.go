@@ -28,7 +28,7 @@ func failedJob(name string) *batchv1.Job {
 // TestValidateValuesJobLogTail covers the log path the e2e tests cannot
 // reach (no kubelet there): the fake clientset serves pods/log as "fake logs".
 func TestValidateValuesJobLogTail(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-abcde",
+	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "node-1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-abcde",
 		Labels: map[string]string{"batch.kubernetes.io/job-name": "validate-values"}}}
 	env, kube := fakeEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
 	r, err := runValidateValuesJob(context.Background(), env)
@@ -187,5 +187,20 @@ func TestIsRolloutsController(t *testing.T) {
 	}
 	if !IsRolloutsController(cluster.Workload{Labels: map[string]string{"app.kubernetes.io/component": "rollouts-controller"}}) {
 		t.Error("label not recognised")
+	}
+}
+
+func TestValidateValuesJobPodNeverScheduled(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-q",
+		Labels: map[string]string{"job-name": "validate-values"}}}
+	env, kube := fakeEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
+	r, err := runValidateValuesJob(context.Background(), env)
+	if err != nil || r.Status != StatusFail || !strings.Contains(r.Message, "never scheduled to a node") || !strings.Contains(r.Message, "kubectl logs jobs/validate-values") {
+		t.Fatalf("= %+v, %v", r, err)
+	}
+	for _, a := range kube.Actions() {
+		if a.GetSubresource() == "log" {
+			t.Fatal("asked for the log of a pod that never ran")
+		}
 	}
 }

@@ -105,6 +105,9 @@ func describeFailedJob(ctx context.Context, env *Env, job cluster.Job) (string, 
 		return fmt.Sprintf("%s; its pod is gone, so its log cannot be read here (run: %s while the Job exists)", head, cmd), nil, nil
 	}
 	ref := &ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}
+	if pod.Node == "" {
+		return fmt.Sprintf("%s; its pod %s was never scheduled to a node, so it has no log (run: %s)", head, pod.Name, cmd), ref, nil
+	}
 	container := ""
 	if len(job.Containers) > 0 {
 		container = job.Containers[0]
@@ -114,7 +117,7 @@ func describeFailedJob(ctx context.Context, env *Env, job cluster.Job) (string, 
 		return fmt.Sprintf("%s; the log of pod %s could not be read (%s); run: %s", head, pod.Name, firstLine(rootCause(err)), cmd), ref, nil
 	}
 	if len(lines) == 0 {
-		return fmt.Sprintf("%s; pod %s wrote no log", head, pod.Name), ref, nil
+		return fmt.Sprintf("%s; pod %s returned an empty log (run: %s)", head, pod.Name, cmd), ref, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s; last %d lines of pod %s:", head, len(lines), pod.Name)

@@ -37,6 +37,8 @@ type Pod struct {
 	Labels          map[string]string
 	Created         time.Time
 	Phase           corev1.PodPhase
+	// Node is spec.nodeName ("" until the pod is scheduled).
+	Node string
 	// Unschedulable is set when PodScheduled is False; SchedulerMessage is the
 	// scheduler's message ("0/3 nodes are available: ...").
 	Unschedulable    bool
@@ -46,7 +48,7 @@ type Pod struct {
 
 // PodFrom summarises a Pod.
 func PodFrom(p *corev1.Pod) Pod {
-	out := Pod{Namespace: p.Namespace, Name: p.Name, Labels: copyMap(p.Labels), Created: p.CreationTimestamp.Time, Phase: p.Status.Phase}
+	out := Pod{Namespace: p.Namespace, Name: p.Name, Labels: copyMap(p.Labels), Created: p.CreationTimestamp.Time, Phase: p.Status.Phase, Node: p.Spec.NodeName}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			out.Unschedulable = true

@@ -85,9 +85,15 @@ func setDeploymentStatus(t *testing.T, c *testcluster.Cluster, d *appsv1.Deploym
 // conditions), as the kubelet and scheduler would.
 func pod(t *testing.T, c *testcluster.Cluster, ns, name string, labels map[string]string, status corev1.PodStatus) {
 	t.Helper()
+	podWith(t, c, ns, name, "main", "", labels, status)
+}
+
+// podWith is pod with a named container, bound to node (when not "").
+func podWith(t *testing.T, c *testcluster.Cluster, ns, name, container, node string, labels map[string]string, status corev1.PodStatus) {
+	t.Helper()
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "quay.io/codefresh/x:1"}}},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: container, Image: "quay.io/codefresh/x:1"}}},
 	}
 	created, err := c.Kube.CoreV1().Pods(ns).Create(bg, p, metav1.CreateOptions{})
 	if err != nil {

@@ -42,7 +42,8 @@ func TestPostRuntime(t *testing.T) {
 	writeRelease(t, c, ns, "cf-gitops-runtime", 1, rspb.StatusSuperseded, "Install complete")
 	writeRelease(t, c, ns, "cf-gitops-runtime", 2, rspb.StatusFailed, `Upgrade "cf-gitops-runtime" failed: pre-upgrade hooks failed: job validate-values failed: BackoffLimitExceeded`)
 
-	// The validation hook failed; its pod exists but no kubelet serves its log.
+	// The validation hook failed; its pod ran on node-1, whose kubelet is
+	// unreachable (there is none), so its log cannot be read.
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "validate-values"},
 		Spec: batchv1.JobSpec{
@@ -66,7 +67,7 @@ func TestPostRuntime(t *testing.T) {
 	if _, err := c.Kube.BatchV1().Jobs(ns).UpdateStatus(bg, job, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("setting job status: %v", err)
 	}
-	pod(t, c, ns, "validate-values-x7k2p", map[string]string{"batch.kubernetes.io/job-name": "validate-values", "job-name": "validate-values"},
+	podWith(t, c, ns, "validate-values-x7k2p", "validate-values", "node-1", map[string]string{"batch.kubernetes.io/job-name": "validate-values", "job-name": "validate-values"},
 		corev1.PodStatus{Phase: corev1.PodFailed})
 
 	// Runtime workloads: one healthy, the others broken in the usual ways.
@@ -123,6 +124,12 @@ func TestPostRuntime(t *testing.T) {
 	)
 	if strings.Contains(rw.Message, "cap-app-proxy:") || strings.Contains(rw.Message, "unrelated") {
 		t.Fatalf("healthy or unrelated workloads reported: %s", rw.Message)
+	}
+	// The table says the same, with the same exit code.
+	table := testcluster.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--post", only, "--no-color")
+	t.Logf("table report:\n%s", table.Stdout)
+	if table.Code != 1 || !strings.Contains(table.Stdout, "CrashLoopBackOff") || !strings.Contains(table.Stdout, "kubectl logs jobs/validate-values -n codefresh --tail=50") {
+		t.Fatalf("table report: exit %d\n%s", table.Code, table.Stdout)
 	}
 
 	// Healthy: the hook Job is gone after its TTL, a new revision deployed,
