@@ -6,6 +6,7 @@ import (
 	"os/exec"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 // Inputs describe the planned install (CHECKS.md "Invocation"). Defaults are
@@ -39,6 +40,10 @@ type Inputs struct {
 	// global.runtime.ingress.skipValidation.
 	SkipIngressValidation bool
 
+	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
+	// validator (--argocd-version-range; default DefaultArgoCDVersionRange).
+	ArgoCDVersionRange string
+
 	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is
 	// --tls-secret for nginx-tls-secret.
 	CRDs      string
@@ -68,6 +73,9 @@ const (
 type Env struct {
 	Inputs  Inputs
 	Cluster *cluster.Snapshot
+	// Probe makes the outbound network probes (--connect-to, --ca-file,
+	// --request-timeout); nil means probe.New defaults.
+	Probe *probe.Prober
 	// Getenv reads the plugin's environment (HELM_BIN, ...).
 	Getenv func(string) string
 	// LookPath finds an executable on PATH (exec.LookPath by default).
@@ -85,6 +93,9 @@ type Resolver interface {
 
 // withDefaults fills unset host hooks with the real ones.
 func (e *Env) withDefaults() {
+	if e.Probe == nil {
+		e.Probe, _ = probe.New(0, nil, "")
+	}
 	if e.Getenv == nil {
 		e.Getenv = func(string) string { return "" }
 	}

@@ -50,8 +50,8 @@ func nginxApplies(env *Env) (RuntimeFacts, string, error) {
 		return f, fmt.Sprintf("no runtime Ingress in namespace %s (access mode %s)", env.Inputs.Namespace, f.Mode), nil
 	case !f.ClassFound:
 		return f, fmt.Sprintf("IngressClass %q of Ingress %s not found: cannot tell whether it is NGINX by F5", f.Class, f.Ingress.Name), nil
-	case f.Controller != ControllerNGINXInc:
-		return f, fmt.Sprintf("IngressClass %s is served by %s, not NGINX by F5 (%s)", f.Class, f.Controller, ControllerNGINXInc), nil
+	case f.Controller != ControllerNginxF5:
+		return f, fmt.Sprintf("IngressClass %s is served by %s, not NGINX by F5 (%s)", f.Class, f.Controller, ControllerNginxF5), nil
 	}
 	return f, "", nil
 }
@@ -75,17 +75,17 @@ func runNginxTLSSecret(_ context.Context, env *Env) (Result, error) {
 		return Fail("spec.tls of Ingress %s/%s names no Secret for host %s", ns, ing, f.Host).
 			WithHint(fixHint).WithObjects(f.ingressRef()), nil
 	}
-	sec, err := env.Cluster.ReadTLSSecret(ns, entry.SecretName)
+	sec, err := env.Cluster.Secret(ns, entry.SecretName)
 	if err != nil {
 		return Result{}, err
 	}
 	secRef := ObjectRef{Kind: "Secret", Namespace: ns, Name: entry.SecretName}
-	if problem := tlsSecretProblem(sec, f.Host); problem != nil {
+	if problem := tlsSecretProblem(sec, ns, entry.SecretName, f.Host); problem != nil {
 		return Fail("spec.tls of Ingress %s/%s names Secret %s for host %s, but %v", ns, ing, entry.SecretName, f.Host, problem).
 			WithHint(fixHint).WithObjects(f.ingressRef(), secRef), nil
 	}
 	return Pass("Ingress %s/%s serves host %s with Secret %s (certificate valid for the host until %s)",
-		ns, ing, f.Host, entry.SecretName, sec.Cert.NotAfter.UTC().Format("2006-01-02")).WithObjects(f.ingressRef(), secRef), nil
+		ns, ing, f.Host, entry.SecretName, sec.Certs[0].NotAfter.UTC().Format("2006-01-02")).WithObjects(f.ingressRef(), secRef), nil
 }
 
 // tlsEntryFor returns the spec.tls entry whose hosts list host.
@@ -98,17 +98,20 @@ func tlsEntryFor(tls []cluster.IngressTLS, host string) (cluster.IngressTLS, boo
 	return cluster.IngressTLS{}, false
 }
 
-// tlsSecretProblem says why sec cannot serve host: missing, not of type
-// kubernetes.io/tls, or a certificate that does not cover host. nil means fine.
-func tlsSecretProblem(sec cluster.TLSSecret, host string) error {
+// tlsSecretProblem says why Secret ns/name cannot serve host: missing, not
+// of type kubernetes.io/tls, or a leaf certificate (the first of tls.crt)
+// that does not cover host. nil means fine.
+func tlsSecretProblem(sec cluster.Secret, ns, name, host string) error {
 	switch {
-	case !sec.Found:
-		return fmt.Errorf("Secret %s does not exist in namespace %s", sec.Name, sec.Namespace)
-	case sec.Type != corev1.SecretTypeTLS:
-		return fmt.Errorf("Secret %s is of type %s, not %s", sec.Name, sec.Type, corev1.SecretTypeTLS)
+	case !sec.Exists:
+		return fmt.Errorf("Secret %s does not exist in namespace %s", name, ns)
+	case sec.Type != string(corev1.SecretTypeTLS):
+		return fmt.Errorf("Secret %s is of type %s, not %s", name, sec.Type, corev1.SecretTypeTLS)
+	case len(sec.Certs) == 0:
+		return fmt.Errorf("Secret %s holds no PEM certificate in %s", name, corev1.TLSCertKey)
 	}
-	if err := sec.CoversHost(host); err != nil {
-		return fmt.Errorf("the certificate of Secret %s does not cover %s: %v", sec.Name, host, err)
+	if err := sec.Certs[0].VerifyHostname(host); err != nil {
+		return fmt.Errorf("the certificate of Secret %s does not cover %s: %v", name, host, err)
 	}
 	return nil
 }
@@ -137,11 +140,11 @@ func PlanNginxTLSSecret(_ context.Context, env *Env) ([]Change, error) {
 	if f.Host == "" {
 		return nil, fmt.Errorf("Ingress %s/%s has no host to serve with TLS", f.Ingress.Namespace, f.Ingress.Name)
 	}
-	sec, err := env.Cluster.ReadTLSSecret(env.Inputs.Namespace, name)
+	sec, err := env.Cluster.Secret(env.Inputs.Namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	if problem := tlsSecretProblem(sec, f.Host); problem != nil {
+	if problem := tlsSecretProblem(sec, env.Inputs.Namespace, name, f.Host); problem != nil {
 		return nil, fmt.Errorf("refusing to set --tls-secret %s: %v", name, problem)
 	}
 	if cur, ok := tlsEntryFor(f.Ingress.TLS, f.Host); ok && cur.SecretName == name {

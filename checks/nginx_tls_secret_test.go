@@ -16,7 +16,7 @@ const testHost = "runtime.example.com"
 
 func nginxObjs(t *testing.T, tls []networkingv1.IngressTLS, secrets ...runtime.Object) []runtime.Object {
 	objs := []runtime.Object{
-		ingressClass("nginx", ControllerNGINXInc),
+		ingressClass("nginx", ControllerNginxF5),
 		ingress("codefresh", RuntimeIngressName, "nginx", testHost, tls),
 	}
 	return append(objs, secrets...)
@@ -35,10 +35,10 @@ func TestPlanNginxTLSSecretRefuses(t *testing.T) {
 		"host not covered":   {"other", nginxObjs(t, nil, tlsSecret(t, "codefresh", "other", corev1.SecretTypeTLS, "other.example.com")), "does not cover"},
 		"other namespace":    {"good", nginxObjs(t, nil, tlsSecret(t, "elsewhere", "good", corev1.SecretTypeTLS, testHost)), "does not exist"},
 		"not an NGINX by F5": {"good", []runtime.Object{ingressClass("nginx", "k8s.io/ingress-nginx"), ingress("codefresh", RuntimeIngressName, "nginx", testHost, nil), good}, "does not apply"},
-		"no runtime Ingress": {"good", []runtime.Object{ingressClass("nginx", ControllerNGINXInc), good}, "does not apply"},
+		"no runtime Ingress": {"good", []runtime.Object{ingressClass("nginx", ControllerNginxF5), good}, "does not apply"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			env, _ := fakeEnv(t, Inputs{TLSSecret: tc.secret, IngressClass: "nginx"}, tc.objs)
+			env, _ := postEnv(t, Inputs{TLSSecret: tc.secret, IngressClass: "nginx"}, tc.objs)
 			changes, err := PlanNginxTLSSecret(context.Background(), env)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("PlanNginxTLSSecret = %v, %v; want error containing %q", changes, err, tc.want)
@@ -56,7 +56,7 @@ func TestPlanNginxTLSSecretPatches(t *testing.T) {
 		{Hosts: []string{testHost, "keep.example.com"}, SecretName: "old"},
 		{Hosts: []string{"b.example.com"}, SecretName: "b"},
 	}
-	env, _ := fakeEnv(t, Inputs{TLSSecret: "runtime-tls", IngressClass: "nginx"}, nginxObjs(t, existing, good))
+	env, _ := postEnv(t, Inputs{TLSSecret: "runtime-tls", IngressClass: "nginx"}, nginxObjs(t, existing, good))
 	changes, err := PlanNginxTLSSecret(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestPlanNginxTLSSecretPatches(t *testing.T) {
 func TestPlanNginxTLSSecretIdempotent(t *testing.T) {
 	good := tlsSecret(t, "codefresh", "runtime-tls", corev1.SecretTypeTLS, testHost)
 	tls := []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "runtime-tls"}}
-	env, _ := fakeEnv(t, Inputs{TLSSecret: "runtime-tls", IngressClass: "nginx"}, nginxObjs(t, tls, good))
+	env, _ := postEnv(t, Inputs{TLSSecret: "runtime-tls", IngressClass: "nginx"}, nginxObjs(t, tls, good))
 	changes, err := PlanNginxTLSSecret(context.Background(), env)
 	if err != nil || len(changes) != 0 {
 		t.Fatalf("PlanNginxTLSSecret on a fixed Ingress = %v, %v; want no changes", changes, err)
@@ -124,7 +124,7 @@ func TestNginxTLSSecretCheck(t *testing.T) {
 			StatusSkip, "not NGINX by F5"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			env, _ := fakeEnv(t, Inputs{IngressClass: "nginx"}, tc.objs)
+			env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, tc.objs)
 			r, err := runNginxTLSSecret(context.Background(), env)
 			if err != nil || r.Status != tc.want || !strings.Contains(r.Message, tc.msg) {
 				t.Fatalf("= %+v, %v; want %s containing %q", r, err, tc.want, tc.msg)

@@ -30,7 +30,7 @@ func failedJob(name string) *batchv1.Job {
 func TestValidateValuesJobLogTail(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "node-1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-abcde",
 		Labels: map[string]string{"batch.kubernetes.io/job-name": "validate-values"}}}
-	env, kube := fakeEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
+	env, kube := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
 	r, err := runValidateValuesJob(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestValidateValuesJobLogTail(t *testing.T) {
 }
 
 func TestValidateValuesJobPodGone(t *testing.T) {
-	env, _ := fakeEnv(t, Inputs{}, []runtime.Object{failedJob("validate-usage")})
+	env, _ := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-usage")})
 	r, err := runValidateValuesJob(context.Background(), env)
 	if err != nil || r.Status != StatusFail || !strings.Contains(r.Message, "Job validate-usage failed") ||
 		!strings.Contains(r.Message, "pod is gone") || !strings.Contains(r.Message, "kubectl logs jobs/validate-usage -n codefresh --tail=50") {
@@ -63,7 +63,7 @@ func TestValidateValuesJobPodGone(t *testing.T) {
 }
 
 func TestValidateValuesJobPasses(t *testing.T) {
-	env, _ := fakeEnv(t, Inputs{}, nil)
+	env, _ := postEnv(t, Inputs{}, nil)
 	if r, err := runValidateValuesJob(context.Background(), env); err != nil || r.Status != StatusPass {
 		t.Fatalf("= %+v, %v", r, err)
 	}
@@ -162,7 +162,7 @@ func TestAlbDNSAlias(t *testing.T) {
 		"elsewhere": {fakeResolver{alb: {"1.2.3.4"}, testHost: {"9.9.9.9"}}, StatusFail, "resolves to 9.9.9.9, not to the ALB"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			env, _ := fakeEnv(t, Inputs{IngressClass: "nginx"}, objs)
+			env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, objs)
 			env.Resolver = tc.res
 			r, err := runAlbDNSAlias(context.Background(), env)
 			if err != nil || r.Status != tc.want || !strings.Contains(r.Message, tc.msg) {
@@ -193,7 +193,7 @@ func TestIsRolloutsController(t *testing.T) {
 func TestValidateValuesJobPodNeverScheduled(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-q",
 		Labels: map[string]string{"job-name": "validate-values"}}}
-	env, kube := fakeEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
+	env, kube := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
 	r, err := runValidateValuesJob(context.Background(), env)
 	if err != nil || r.Status != StatusFail || !strings.Contains(r.Message, "never scheduled to a node") || !strings.Contains(r.Message, "kubectl logs jobs/validate-values") {
 		t.Fatalf("= %+v, %v", r, err)

@@ -22,9 +22,9 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// fakeEnv builds an Env on fake clientsets holding objs (typed objects for
+// postEnv builds an Env on fake clientsets holding objs (typed objects for
 // the typed client; metaObjs for the metadata client).
-func fakeEnv(t *testing.T, in Inputs, objs []runtime.Object, metaObjs ...runtime.Object) (*Env, *fake.Clientset) {
+func postEnv(t *testing.T, in Inputs, objs []runtime.Object, metaObjs ...runtime.Object) (*Env, *fake.Clientset) {
 	t.Helper()
 	kube := fake.NewClientset(objs...)
 	scheme := metadatafake.NewTestScheme()

@@ -26,13 +26,6 @@ const (
 	TunnelSubdomainHost = "tunnels.cf-cd.com"
 )
 
-// IngressClass controllers (CHECKS.md "ingress-class").
-const (
-	ControllerNGINXInc = "nginx.org/ingress-controller" // NGINX by F5 (Enterprise / NGINX Plus and OSS)
-	ControllerALB      = "ingress.k8s.aws/alb"
-	ControllerIstio    = "istio.io/ingress-controller"
-)
-
 // RuntimeFacts is what the chart actually rendered, read from the cluster
 // after install, merged with the inputs: flags win where the user gave them,
 // otherwise the cluster tells (chart-facts.md §1.1: codefresh-cm.ingressHost;
@@ -61,11 +54,11 @@ func runtimeFacts(env *Env) (RuntimeFacts, error) {
 	in := env.Inputs
 	return cluster.Memo(env.Cluster, "post/runtime-facts", func() (RuntimeFacts, error) {
 		var f RuntimeFacts
-		cm, _, err := env.Cluster.ConfigMap(in.Namespace, CodefreshConfigMap)
+		cm, err := env.Cluster.ConfigMap(in.Namespace, CodefreshConfigMap)
 		if err != nil {
 			return f, err
 		}
-		f.ConfigMap = cm
+		f.ConfigMap = cm.Data
 		for _, name := range []string{RuntimeIngressName, LegacyRuntimeIngressName} {
 			ing, found, err := env.Cluster.Ingress(in.Namespace, name)
 			if err != nil {
@@ -76,7 +69,7 @@ func runtimeFacts(env *Env) (RuntimeFacts, error) {
 				break
 			}
 		}
-		cmHost := hostOf(cm["ingressHost"])
+		cmHost := hostOf(cm.Data["ingressHost"])
 		f.Mode = in.AccessMode
 		switch {
 		case f.IngressFound:
@@ -102,9 +95,14 @@ func runtimeFacts(env *Env) (RuntimeFacts, error) {
 			f.Class = f.Ingress.Class
 		}
 		if f.Class != "" {
-			f.Controller, f.ClassFound, err = env.Cluster.IngressClassController(f.Class)
+			classes, err := env.Cluster.IngressClasses()
 			if err != nil && !cluster.IsForbidden(err) {
 				return f, err
+			}
+			for _, c := range classes {
+				if c.Name == f.Class {
+					f.Controller, f.ClassFound = c.Controller, true
+				}
 			}
 		}
 		return f, nil

@@ -21,6 +21,21 @@ func All() []Check {
 		// inputs
 		RuntimeName(),
 		RuntimeNamespace(),
+		Values(),
+		// access modes: ingress, service-mesh, tunnel, existing Argo CD
+		IngressClassCheck(),
+		IngressControllerCheck(),
+		IngressExternalAddressCheck(),
+		IngressTLSCheck(),
+		IngressTCPCheck(),
+		IngressReportStatusCheck(),
+		ALBIngressClassCheck(),
+		IngressHostReachableCheck(),
+		IngressURLCheck(),
+		PlatformReachableCheck(),
+		ArgoCDServerCheck(),
+		ArgoCDVersionCheck(),
+		ArgoCDAdminAPIKeyCheck(),
 		// Post-install (--post)
 		ReleaseDeployed(),
 		ValidateValuesJob(),

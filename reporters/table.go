@@ -1,6 +1,7 @@
 package reporters
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -43,6 +44,16 @@ func (t Table) styles() map[checks.Status]style {
 
 // Report writes the table.
 func (t Table) Report(w io.Writer, r *checks.Report) error {
+	// tablewriter pads every cell, the last column too: render into a buffer
+	// and trim the trailing blanks so pasted reports stay tidy.
+	tw := &trimWriter{w: w}
+	if err := t.report(tw, r); err != nil {
+		return err
+	}
+	return tw.flush()
+}
+
+func (t Table) report(w io.Writer, r *checks.Report) error {
 	styles := t.styles()
 	dim := color.New(color.Faint)
 	bold := color.New(color.Bold)
@@ -126,4 +137,34 @@ func clusterLine(c checks.ClusterInfo) string {
 		parts = append(parts, "Kubernetes "+c.Version)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// trimWriter removes trailing spaces from every line written through it.
+type trimWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (t *trimWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	for {
+		i := bytes.IndexByte(t.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := bytes.TrimRight(t.buf[:i], " ")
+		if _, err := t.w.Write(append(line, '\n')); err != nil {
+			return 0, err
+		}
+		t.buf = t.buf[i+1:]
+	}
+}
+
+func (t *trimWriter) flush() error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	_, err := t.w.Write(bytes.TrimRight(t.buf, " "))
+	t.buf = nil
+	return err
 }

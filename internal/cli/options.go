@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -49,6 +50,13 @@ type Options struct {
 	ExistingArgoCD        bool
 	SkipIngressValidation bool
 
+	// Values (-f, --set) and network probe controls.
+	ValueFiles         []string
+	SetValues          []string
+	ConnectTo          []string
+	CAFile             string
+	ArgoCDVersionRange string
+
 	// --fix and its options.
 	Fix       bool
 	Yes       bool
@@ -66,6 +74,7 @@ type Options struct {
 	registry   *checks.Registry
 	selected   []checks.Check
 	inputs     checks.Inputs
+	prober     *probe.Prober
 }
 
 // NewOptions returns options with the chart's defaults.
@@ -140,36 +149,16 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		ns = *o.ConfigFlags.Namespace
 	}
 	o.inputs = checks.Inputs{
-		RuntimeName:           o.RuntimeName,
-		Namespace:             ns,
-		NamespaceExplicit:     namespaceChanged,
-		ReleaseName:           o.ReleaseName,
-		AccessMode:            checks.AccessTunnel,
-		IngressHost:           o.IngressHost,
-		IngressClass:          "nginx",
-		IngressURL:            o.IngressURL,
-		ExistingArgoCD:        o.ExistingArgoCD,
-		SkipIngressValidation: o.SkipIngressValidation,
-		CRDs:                  o.CRDs,
-		TLSSecret:             o.TLSSecret,
+		RuntimeName:        o.RuntimeName,
+		Namespace:          ns,
+		NamespaceExplicit:  namespaceChanged,
+		ReleaseName:        o.ReleaseName,
+		CRDs:               o.CRDs,
+		TLSSecret:          o.TLSSecret,
+		ArgoCDVersionRange: o.ArgoCDVersionRange,
 	}
-	if o.IngressClass != "" {
-		o.inputs.IngressClass = o.IngressClass
-	}
-	// Until values files are read, the shortcuts alone pick the access mode:
-	// an ingress host means ingress mode, an ingress URL service-mesh mode.
-	switch {
-	case o.AccessMode != "":
-		switch m := checks.AccessMode(o.AccessMode); m {
-		case checks.AccessTunnel, checks.AccessIngress, checks.AccessServiceMesh:
-			o.inputs.AccessMode = m
-		default:
-			return usageError("--access-mode must be tunnel, ingress or service-mesh, not %q", o.AccessMode)
-		}
-	case o.IngressHost != "":
-		o.inputs.AccessMode = checks.AccessIngress
-	case o.IngressURL != "":
-		o.inputs.AccessMode = checks.AccessServiceMesh
+	if err := o.completeValues(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -201,7 +190,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
-		env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv}
+		env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
 		return checks.Run(ctx, env, cs, checks.RunOptions{})
 	})
 

@@ -75,6 +75,12 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.BoolVar(&o.ExistingArgoCD, "existing-argocd", false, "Argo CD is already installed in the runtime namespace (argo-cd.enabled=false)")
 	flags.BoolVar(&o.SkipIngressValidation, "skip-ingress-validation", false, "skip the ingress host reachability probe (global.runtime.ingress.skipValidation)")
 
+	flags.StringArrayVarP(&o.ValueFiles, "values", "f", nil, "chart values file of the planned install (repeatable; merged as helm does)")
+	flags.StringArrayVar(&o.SetValues, "set", nil, "chart value of the planned install, helm --set syntax (repeatable; after -f)")
+	flags.StringArrayVar(&o.ConnectTo, "connect-to", nil, "probe ADDR:PORT when asked for HOST:PORT, keeping SNI and Host (HOST:PORT:ADDR:PORT, repeatable, as curl)")
+	flags.StringVar(&o.CAFile, "ca-file", "", "PEM file of extra CA certificates trusted by the TLS probes")
+	flags.StringVar(&o.ArgoCDVersionRange, "argocd-version-range", checks.DefaultArgoCDVersionRange, "Argo CD versions the chart supports, with --existing-argocd (semver constraint)")
+
 	flags.BoolVar(&o.Fix, "fix", false, "repair fixable failures (shows the plan; applies with --yes or after confirmation)")
 	flags.BoolVar(&o.Yes, "yes", false, "with --fix: apply without asking")
 	flags.BoolVar(&o.DryRun, "dry-run", false, "with --fix: send the changes as server-side dry runs; nothing is changed")

@@ -96,23 +96,3 @@ func (s *Snapshot) Ingress(namespace, name string) (in Ingress, found bool, err 
 	})
 	return r.in, r.found, err
 }
-
-// IngressClassController returns spec.controller of the named IngressClass
-// (a GET, once per snapshot and name); found is false when it does not exist.
-func (s *Snapshot) IngressClassController(name string) (controller string, found bool, err error) {
-	type res struct {
-		controller string
-		found      bool
-	}
-	r, err := Memo(s, "ingressclass/"+name, func() (res, error) {
-		ic, err := s.clients.Kube.NetworkingV1().IngressClasses().Get(s.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return res{}, nil
-		}
-		if err != nil {
-			return res{}, &ListError{Verb: "get", Resource: "ingressclasses", Err: err}
-		}
-		return res{controller: ic.Spec.Controller, found: true}, nil
-	})
-	return r.controller, r.found, err
-}

@@ -141,23 +141,30 @@ type NodeSpec struct {
 // as a kubelet would.
 func (c *Cluster) AddNode(t testing.TB, s NodeSpec) {
 	t.Helper()
-	ctx := context.Background()
+	if err := CreateNode(context.Background(), c.Kube, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CreateNode creates a Node as a kubelet and the node lifecycle controller
+// would leave it: allocatable and capacity set, the Ready condition, and
+// exactly the taints asked for.
+func CreateNode(ctx context.Context, kube kubernetes.Interface, s NodeSpec) error {
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Labels: s.Labels},
 		Spec:       corev1.NodeSpec{Unschedulable: s.Unschedulable, Taints: s.Taints, ProviderID: s.ProviderID},
 	}
-	created, err := c.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+	created, err := kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("creating node %s: %v", s.Name, err)
+		return fmt.Errorf("creating node %s: %w", s.Name, err)
 	}
 	// The TaintNodesByCondition admission plugin adds
 	// node.kubernetes.io/not-ready:NoSchedule on create; in a real cluster the
 	// node lifecycle controller removes it once the kubelet reports Ready.
-	// There is no such controller here, so set the taints the test asked for.
+	// There is no such controller here, so set the taints asked for.
 	created.Spec.Taints = s.Taints
-	created, err = c.Kube.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatalf("setting taints of node %s: %v", s.Name, err)
+	if created, err = kube.CoreV1().Nodes().Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("setting taints of node %s: %w", s.Name, err)
 	}
 	ready := corev1.ConditionTrue
 	if s.NotReady {
@@ -176,9 +183,10 @@ func (c *Cluster) AddNode(t testing.TB, s NodeSpec) {
 			LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
 		}},
 	}
-	if _, err := c.Kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("setting status of node %s: %v", s.Name, err)
+	if _, err := kube.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("setting status of node %s: %w", s.Name, err)
 	}
+	return nil
 }
 
 // CreateNamespace creates a namespace.
@@ -201,4 +209,22 @@ func (c *Cluster) Kubectl(t testing.TB, args ...string) string {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// WaitAllowed waits (up to 15 s) until user may verb resource in namespace:
+// the RBAC authorizer learns of new bindings through an informer, so a test
+// that creates a binding must wait for it before asserting on permissions.
+func (c *Cluster) WaitAllowed(t testing.TB, user, verb, resource, namespace string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, _ := exec.Command("kubectl", "--kubeconfig", c.admin, "auth", "can-i", verb, resource, "-n", namespace, "--as", user).Output()
+		if strings.TrimSpace(string(out)) == "yes" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still may not %s %s in %s after 15s", user, verb, resource, namespace)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,17 +20,6 @@ import (
 )
 
 var bg = context.Background()
-
-// upstreamFixture returns the path of a file of ../shared/fixtures/upstream,
-// failing the test (never skipping it) when the folder is missing.
-func upstreamFixture(t *testing.T, rel string) string {
-	t.Helper()
-	p := filepath.Join(testcluster.RepoRoot(t), "..", "shared", "fixtures", "upstream", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("upstream fixture %s missing (the tests read ../shared/fixtures/upstream next to the repository): %v", rel, err)
-	}
-	return p
-}
 
 // writeRelease stores a Helm release revision with Helm's own Secrets driver.
 func writeRelease(t *testing.T, c *testcluster.Cluster, ns, name string, version int, status rspb.Status, desc string) {
@@ -126,8 +114,8 @@ func post(t *testing.T, c *testcluster.Cluster, args ...string) (testcluster.Res
 	return c.RunJSON(t, nil, append([]string{"--post"}, args...)...)
 }
 
-// expect asserts a check's status and that its message contains each of want.
-func expect(t *testing.T, doc reporters.Document, id, status string, want ...string) reporters.CheckDocument {
+// expectCheck asserts a check's status and that its message contains each of want.
+func expectCheck(t *testing.T, doc reporters.Document, id, status string, want ...string) reporters.CheckDocument {
 	t.Helper()
 	ch := testcluster.Check(t, doc, id)
 	if ch.Status != status {

@@ -27,7 +27,7 @@ func TestPostIngress(t *testing.T) {
 	c := testcluster.Start(t)
 	const ns, host = "codefresh", "runtime.example.com"
 	c.CreateNamespace(t, ns)
-	c.Kubectl(t, "apply", "--server-side", "-f", upstreamFixture(t, "nginx-plus-ingress/install.yaml"))
+	c.Kubectl(t, "apply", "--server-side", "-f", upstream(t, "nginx-plus-ingress/install.yaml"))
 	ing := runtimeIngress(t, c, ns, "codefresh-gitops-runtime", "nginx", host)
 
 	// No status yet: the controller does not report it.
@@ -35,11 +35,11 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expect(t, doc, "runtime-ingress-status", "fail", "Ingress codefresh/codefresh-gitops-runtime (class nginx) has no address in status.loadBalancer.ingress",
+	expectCheck(t, doc, "runtime-ingress-status", "fail", "Ingress codefresh/codefresh-gitops-runtime (class nginx) has no address in status.loadBalancer.ingress",
 		"kubectl gitops-preflight --only ingress-report-status --ingress-class nginx", "-report-ingress-status")
-	expect(t, doc, "nginx-tls-secret", "fail", "spec.tls of Ingress codefresh/codefresh-gitops-runtime names no Secret for host runtime.example.com", "--fix --tls-secret")
-	expect(t, doc, "alb-dns-alias", "skip", "not an AWS ALB class")
-	expect(t, doc, "istio-virtualservice", "skip", "not Istio")
+	expectCheck(t, doc, "nginx-tls-secret", "fail", "spec.tls of Ingress codefresh/codefresh-gitops-runtime names no Secret for host runtime.example.com", "--fix --tls-secret")
+	expectCheck(t, doc, "alb-dns-alias", "skip", "not an AWS ALB class")
+	expectCheck(t, doc, "istio-virtualservice", "skip", "not Istio")
 
 	// --wait: the controller reports the status three seconds into the wait.
 	done := make(chan error, 1)
@@ -56,13 +56,13 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 0 || res.Elapsed < 3*time.Second || res.Elapsed > 30*time.Second {
 		t.Fatalf("--wait: exit %d after %s, want 0 after the status was set (3s)", res.Code, res.Elapsed)
 	}
-	expect(t, doc, "runtime-ingress-status", "pass", "has address 203.0.113.10")
+	expectCheck(t, doc, "runtime-ingress-status", "pass", "has address 203.0.113.10")
 	// --wait gives up at its deadline with the last state.
 	res, doc = post(t, c, "--only=nginx-tls-secret", "--wait=4s")
 	if res.Code != 1 || res.Elapsed < 4*time.Second {
 		t.Fatalf("--wait on a lasting failure: exit %d after %s, want 1 after 4s", res.Code, res.Elapsed)
 	}
-	expect(t, doc, "nginx-tls-secret", "fail", "names no Secret")
+	expectCheck(t, doc, "nginx-tls-secret", "fail", "names no Secret")
 	// --wait is a post-install option.
 	if res := testcluster.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--wait=5s"); res.Code != 2 || !strings.Contains(res.Stderr, "--post") {
 		t.Fatalf("--wait without --post: exit %d, stderr %q", res.Code, res.Stderr)
@@ -87,7 +87,7 @@ func TestPostIngress(t *testing.T) {
 	} {
 		ing = setTLS(t, c, ns, "codefresh-gitops-runtime", host, tc.secret)
 		res, doc = post(t, c, "--only=nginx-tls-secret")
-		expect(t, doc, "nginx-tls-secret", tc.status, tc.want)
+		expectCheck(t, doc, "nginx-tls-secret", tc.status, tc.want)
 		out := res.Stdout + res.Stderr
 		if strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, base64.StdEncoding.EncodeToString(keyPEM)) || strings.Contains(out, string(keyPEM)) {
 			t.Fatalf("secret %s: the private key was printed", tc.secret)
@@ -108,9 +108,9 @@ func TestPostIngress(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, doc = post(t, c, "-n", albNS, "--only=alb-dns-alias,runtime-ingress-status,nginx-tls-secret")
-	expect(t, doc, "alb-dns-alias", "pass", "localhost resolves to the ALB localhost")
-	expect(t, doc, "runtime-ingress-status", "pass", "has address localhost")
-	expect(t, doc, "nginx-tls-secret", "skip", "not NGINX by F5")
+	expectCheck(t, doc, "alb-dns-alias", "pass", "localhost resolves to the ALB localhost")
+	expectCheck(t, doc, "runtime-ingress-status", "pass", "has address localhost")
+	expectCheck(t, doc, "nginx-tls-secret", "skip", "not NGINX by F5")
 	alb.Spec.Rules[0].Host = "runtime.invalid"
 	if _, err := c.Kube.NetworkingV1().Ingresses(albNS).Update(bg, alb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expect(t, doc, "alb-dns-alias", "fail", "runtime.invalid does not resolve", "the Route 53 alias to the ALB localhost is missing", "Alias ON")
+	expectCheck(t, doc, "alb-dns-alias", "fail", "runtime.invalid does not resolve", "the Route 53 alias to the ALB localhost is missing", "Alias ON")
 }
 
 // runtimeIngress creates the chart's runtime Ingress: the host's /webhooks,

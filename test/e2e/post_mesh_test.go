@@ -26,8 +26,8 @@ func TestPostMeshAndRollouts(t *testing.T) {
 
 	// Istio is not installed: the check does not apply.
 	_, doc := post(t, c, "--only=istio-virtualservice,runtime-ingress-status")
-	expect(t, doc, "istio-virtualservice", "skip", "VirtualService API is not served")
-	expect(t, doc, "runtime-ingress-status", "skip", "not in ingress mode (access mode service-mesh)")
+	expectCheck(t, doc, "istio-virtualservice", "skip", "VirtualService API is not served")
+	expectCheck(t, doc, "runtime-ingress-status", "skip", "not in ingress mode (access mode service-mesh)")
 
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(testcluster.RepoRoot(t), "testdata", "istio", "virtualservice-crd.yaml"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/virtualservices.networking.istio.io")
@@ -36,7 +36,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expect(t, doc, "istio-virtualservice", "fail", "no VirtualService in namespace codefresh for host rt.example.com",
+	expectCheck(t, doc, "istio-virtualservice", "fail", "no VirtualService in namespace codefresh for host rt.example.com",
 		"/webhooks is not routed (want internal-router:80)", "/app-proxy is not routed", "/workflows is not routed")
 
 	// The documented VirtualService minus /workflows, and /app-proxy to the
@@ -44,7 +44,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	applyVS(t, c, ns, "internal-router", "rt.example.com", map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "cap-app-proxy:3017"})
 	_, doc = post(t, c, "--only=istio-virtualservice")
-	ch := expect(t, doc, "istio-virtualservice", "fail", "VirtualService internal-router for host rt.example.com (runtime 0.1.72)",
+	ch := expectCheck(t, doc, "istio-virtualservice", "fail", "VirtualService internal-router for host rt.example.com (runtime 0.1.72)",
 		"/app-proxy goes to cap-app-proxy:3017 (want internal-router:80)", "/workflows is not routed")
 	if strings.Contains(ch.Message, "/webhooks") {
 		t.Fatalf("/webhooks is routed, yet reported: %s", ch.Message)
@@ -52,7 +52,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	// A VirtualService for another host does not count.
 	applyVS(t, c, ns, "other", "other.example.com", map[string]string{"/workflows": "internal-router:80"})
 	_, doc = post(t, c, "--only=istio-virtualservice")
-	expect(t, doc, "istio-virtualservice", "fail", "/workflows is not routed")
+	expectCheck(t, doc, "istio-virtualservice", "fail", "/workflows is not routed")
 
 	applyVS(t, c, ns, "internal-router", "rt.example.com", map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "internal-router:80", "/workflows": "internal-router:80"})
@@ -60,16 +60,16 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0", res.Code)
 	}
-	expect(t, doc, "istio-virtualservice", "pass", "VirtualService internal-router routes host rt.example.com")
+	expectCheck(t, doc, "istio-virtualservice", "pass", "VirtualService internal-router routes host rt.example.com")
 	// The flags name another host: its routes are missing.
 	_, doc = post(t, c, "--only=istio-virtualservice", "--access-mode=service-mesh", "--ingress-url=https://mesh.example.com")
-	expect(t, doc, "istio-virtualservice", "fail", "for host mesh.example.com")
+	expectCheck(t, doc, "istio-virtualservice", "fail", "for host mesh.example.com")
 
 	// Rollouts: the upstream install alone is one controller.
 	c.CreateNamespace(t, "argo-rollouts")
-	c.Kubectl(t, "apply", "--server-side", "-n", "argo-rollouts", "-f", upstreamFixture(t, "argo-rollouts/install.yaml"))
+	c.Kubectl(t, "apply", "--server-side", "-n", "argo-rollouts", "-f", upstream(t, "argo-rollouts/install.yaml"))
 	_, doc = post(t, c, "--only=rollouts-controllers")
-	expect(t, doc, "rollouts-controllers", "pass", "one Argo Rollouts controller: argo-rollouts/argo-rollouts")
+	expectCheck(t, doc, "rollouts-controllers", "pass", "one Argo Rollouts controller: argo-rollouts/argo-rollouts")
 	// The runtime's controller makes two: the community one is to delete.
 	labels := map[string]string{"app.kubernetes.io/name": "argo-rollouts"}
 	_, err := c.Kube.AppsV1().Deployments(ns).Create(bg, &appsv1.Deployment{
@@ -85,7 +85,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("a warning exits %d, want 0", res.Code)
 	}
-	expect(t, doc, "rollouts-controllers", "warn", "2 Argo Rollouts controllers: the runtime's codefresh/argo-rollouts and argo-rollouts/argo-rollouts",
+	expectCheck(t, doc, "rollouts-controllers", "warn", "2 Argo Rollouts controllers: the runtime's codefresh/argo-rollouts and argo-rollouts/argo-rollouts",
 		"kubectl delete deployment argo-rollouts -n argo-rollouts", "never the CRDs")
 	if res, _ := post(t, c, "--only=rollouts-controllers", "--fail-on=warn"); res.Code != 1 {
 		t.Fatalf("--fail-on=warn: exit %d, want 1", res.Code)

@@ -28,15 +28,15 @@ func TestPostRuntime(t *testing.T) {
 	if res.Code != 1 || doc.Mode != "post" {
 		t.Fatalf("exit %d, mode %s; want 1, post\n%s", res.Code, doc.Mode, res.Stderr)
 	}
-	expect(t, doc, "release-deployed", "fail", "release cf-gitops-runtime is not installed in namespace codefresh")
-	expect(t, doc, "validate-values-job", "pass")
-	expect(t, doc, "runtime-workloads", "fail", "no Deployment or StatefulSet of release cf-gitops-runtime")
+	expectCheck(t, doc, "release-deployed", "fail", "release cf-gitops-runtime is not installed in namespace codefresh")
+	expectCheck(t, doc, "validate-values-job", "pass")
+	expectCheck(t, doc, "runtime-workloads", "fail", "no Deployment or StatefulSet of release cf-gitops-runtime")
 
 	// A release installed elsewhere is pointed at.
 	c.CreateNamespace(t, "other")
 	writeRelease(t, c, "other", "cf-gitops-runtime", 1, rspb.StatusDeployed, "Install complete")
 	_, doc = post(t, c, "--only=release-deployed")
-	expect(t, doc, "release-deployed", "fail", "exists in namespace other", "-n other")
+	expectCheck(t, doc, "release-deployed", "fail", "exists in namespace other", "-n other")
 
 	// A failed upgrade after a good install: the latest revision decides.
 	writeRelease(t, c, ns, "cf-gitops-runtime", 1, rspb.StatusSuperseded, "Install complete")
@@ -105,13 +105,13 @@ func TestPostRuntime(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expect(t, doc, "release-deployed", "fail", "revision 2 is failed", "chart gitops-runtime-0.30.0", "app version 0.1.72", "pre-upgrade hooks failed", "helm history cf-gitops-runtime -n codefresh")
-	vj := expect(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "log of pod validate-values-x7k2p could not be read",
+	expectCheck(t, doc, "release-deployed", "fail", "revision 2 is failed", "chart gitops-runtime-0.30.0", "app version 0.1.72", "pre-upgrade hooks failed", "helm history cf-gitops-runtime -n codefresh")
+	vj := expectCheck(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "log of pod validate-values-x7k2p could not be read",
 		"kubectl logs jobs/validate-values -n codefresh --tail=50")
 	if !hasObject(vj.Objects, "Pod", "validate-values-x7k2p") {
 		t.Fatalf("objects %v lack the pod", vj.Objects)
 	}
-	rw := expect(t, doc, "runtime-workloads", "fail",
+	rw := expectCheck(t, doc, "runtime-workloads", "fail",
 		"4 of 5 runtime workloads not available",
 		"Deployment/gitops-operator: 0/1 available",
 		`container manager: CreateContainerConfigError (secret "codefresh-token" not found)`,
@@ -151,16 +151,16 @@ func TestPostRuntime(t *testing.T) {
 	}
 	// Without codefresh-token everything runs but the runtime has not registered.
 	_, doc = post(t, c, "--only=runtime-workloads")
-	expect(t, doc, "runtime-workloads", "warn", "all 5 runtime workloads are available, but Secret codefresh-token is missing", "kubectl logs deploy/cap-app-proxy")
+	expectCheck(t, doc, "runtime-workloads", "warn", "all 5 runtime workloads are available, but Secret codefresh-token is missing", "kubectl logs deploy/cap-app-proxy")
 	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", ns, "--from-literal=token=sup3r-s3cret-t0ken")
 
 	res, doc = post(t, c, only)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Stdout)
 	}
-	expect(t, doc, "release-deployed", "pass", "revision 3 is deployed (chart gitops-runtime-0.30.0, app version 0.1.72)")
-	expect(t, doc, "validate-values-job", "pass")
-	expect(t, doc, "runtime-workloads", "pass", "all 5 runtime workloads")
+	expectCheck(t, doc, "release-deployed", "pass", "revision 3 is deployed (chart gitops-runtime-0.30.0, app version 0.1.72)")
+	expectCheck(t, doc, "validate-values-job", "pass")
+	expectCheck(t, doc, "runtime-workloads", "pass", "all 5 runtime workloads")
 	if strings.Contains(res.Stdout+res.Stderr, "sup3r-s3cret-t0ken") {
 		t.Fatal("a secret value was printed")
 	}

@@ -1,0 +1,61 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// IngressClassCheck passes when the planned IngressClass
+// (global.runtime.ingress.className, default nginx) exists and its
+// spec.controller is one the runtime supports (seed 001_876dec2aeba088c2.txt,
+// "Ingress controller configuration"; the chart's validator GETs the class,
+// chart-facts.md §2.3). Missing: fail; unsupported controller: warn.
+func IngressClassCheck() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "ingress-class",
+			Category: CategoryIngress,
+			Modes:    ModePre,
+			Title:    "IngressClass exists and its controller is supported",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runIngressClass,
+	}
+}
+
+func runIngressClass(_ context.Context, env *Env) (Result, error) {
+	if r, ok := inIngressMode(env); !ok {
+		return r, nil
+	}
+	ic, err := lookupIngress(env)
+	if err != nil {
+		return Result{}, err
+	}
+	if ic.Class == nil {
+		classes, err := env.Cluster.IngressClasses()
+		if err != nil {
+			return Result{}, err
+		}
+		var names []string
+		for _, c := range classes {
+			names = append(names, c.Name+" ("+c.Controller+")")
+		}
+		sort.Strings(names)
+		have := "none"
+		if len(names) > 0 {
+			have = strings.Join(names, ", ")
+		}
+		return Fail("IngressClass %s not found; the cluster has: %s", ic.ClassName, have).
+			WithHint("install an ingress controller (seed: Ingress controller configuration) or set --ingress-class / global.runtime.ingress.className to an existing class: kubectl get ingressclass"), nil
+	}
+	ref := ObjectRef{Kind: "IngressClass", Name: ic.Class.Name}
+	if _, ok := flavourNames[ic.Class.Controller]; !ok {
+		return Warn("IngressClass %s has controller %s, which Codefresh does not support", ic.Class.Name, ic.Class.Controller).
+			WithHint(fmt.Sprintf("supported controllers: %s, %s, %s, %s, %s, %s", ControllerNginxCommunity, ControllerNginxF5, ControllerALB, ControllerTraefik, ControllerIstio, ControllerAmbassador)).
+			WithObjects(ref), nil
+	}
+	return Pass("IngressClass %s: %s (%s)", ic.Class.Name, ic.Class.Controller, flavour(ic.Class)).WithObjects(ref), nil
+}

@@ -1,0 +1,56 @@
+package checks
+
+import (
+	"context"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+)
+
+// IngressHostReachableCheck passes when an HTTP request to
+// <protocol>://<host> gets any HTTP answer, as the chart's validator's HEAD
+// does (chart-facts.md §2.3: any status is accepted; transport, DNS and TLS
+// errors fail). Skipped with --skip-ingress-validation or
+// global.runtime.ingress.skipValidation (seed 001_876dec2aeba088c2.txt,
+// "Disable ingress validation"). When the host does not resolve yet, the
+// controller's external address is probed with Host and SNI = host.
+func IngressHostReachableCheck() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "ingress-host-reachable",
+			Category: CategoryIngress,
+			Modes:    ModePre,
+			Title:    "Ingress host answers HTTP",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runIngressHostReachable,
+	}
+}
+
+func runIngressHostReachable(ctx context.Context, env *Env) (Result, error) {
+	if r, ok := inIngressMode(env); !ok {
+		return r, nil
+	}
+	if env.Inputs.SkipIngressValidation {
+		return Skip("ingress validation disabled (--skip-ingress-validation / global.runtime.ingress.skipValidation)"), nil
+	}
+	if env.Inputs.IngressHost == "" {
+		return Skip("no ingress host (global.runtime.ingress.hosts[0]; see values)"), nil
+	}
+	proto := ingressProtocol(env)
+	host, port := values.HostPort(env.Inputs.IngressHost, map[string]string{"http": "80"}[proto])
+	if port == "" {
+		port = "443"
+	}
+	u := proto + "://" + env.Inputs.IngressHost
+	via, note, err := dialPlan(ctx, env, host, port)
+	hint := "create the DNS record for " + host + " pointing at the ingress controller's external address, or install with --set global.runtime.ingress.skipValidation=true if DNS will only exist later"
+	if err != nil {
+		return Fail("HEAD %s: %v", u, err).WithHint(hint), nil
+	}
+	res, err := env.Probe.HTTP(ctx, u, via)
+	if err != nil {
+		return Fail("HEAD %s: %v%s", u, err, note).WithHint(hint), nil
+	}
+	return Pass("HEAD %s answered %s%s", u, res.Status, note), nil
+}

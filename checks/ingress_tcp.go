@@ -1,0 +1,73 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// AWS annotations that make the ingress-nginx load balancer pass TCP through
+// (seed 001_876dec2aeba088c2.txt, "NGINX Community version ingress
+// configuration" → "TCP support": either annotation).
+const (
+	awsBackendProtocol = "service.beta.kubernetes.io/aws-load-balancer-backend-protocol"
+	awsLBType          = "service.beta.kubernetes.io/aws-load-balancer-type"
+)
+
+// IngressTCPCheck passes when, on AWS (a node's spec.providerID starts with
+// aws://), the ingress-nginx controller's Service carries
+// aws-load-balancer-backend-protocol: tcp or aws-load-balancer-type: nlb.
+// It skips off AWS and for other controllers (the seed gives the rule for
+// NGINX Community only).
+func IngressTCPCheck() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "ingress-tcp",
+			Category: CategoryIngress,
+			Modes:    ModePre,
+			Title:    "Ingress load balancer handles TCP (AWS)",
+			Severity: SeverityFail,
+			Requires: []string{"ingress-controller"},
+		},
+		Run: runIngressTCP,
+	}
+}
+
+func runIngressTCP(_ context.Context, env *Env) (Result, error) {
+	ic, r, ok, err := ingressNeeds(env)
+	if !ok || err != nil {
+		return r, err
+	}
+	nodes, err := env.Cluster.Nodes()
+	if err != nil {
+		return Result{}, err
+	}
+	aws := false
+	for _, n := range nodes {
+		if strings.HasPrefix(n.ProviderID, "aws://") {
+			aws = true
+			break
+		}
+	}
+	if !aws {
+		return Skip("not on AWS (no node spec.providerID starts with aws://)"), nil
+	}
+	if ic.Class.Controller != ControllerNginxCommunity {
+		return Skip("the TCP annotations apply to NGINX Community (ingress-nginx); the controller is %s", flavour(ic.Class)), nil
+	}
+	if ic.Service == nil {
+		return Skip("no Service found for the ingress-nginx controller (see ingress-external-address)"), nil
+	}
+	s := ic.Service
+	bp, lt := s.Annotations[awsBackendProtocol], s.Annotations[awsLBType]
+	if strings.EqualFold(bp, "tcp") || strings.EqualFold(lt, "nlb") {
+		found := awsLBType + ": " + lt
+		if strings.EqualFold(bp, "tcp") {
+			found = awsBackendProtocol + ": " + bp
+		}
+		return Pass("Service %s/%s has %s", s.Namespace, s.Name, found).WithObjects(serviceRef(s)), nil
+	}
+	return Fail("Service %s/%s has neither %s: tcp nor %s: nlb", s.Namespace, s.Name, awsBackendProtocol, awsLBType).
+		WithHint(fmt.Sprintf("kubectl annotate svc %s -n %s %s=tcp (or %s=nlb; the load balancer may be recreated)", s.Name, s.Namespace, awsBackendProtocol, awsLBType)).
+		WithObjects(serviceRef(s)), nil
+}

@@ -1,0 +1,42 @@
+package checks
+
+import (
+	"context"
+	"net/url"
+)
+
+// IngressURLCheck (service-mesh mode) passes when global.runtime.ingressUrl
+// is a valid http(s) URL that answers an HTTP request with any status
+// (chart-facts.md §1.1 step 4 and §2.5 "Only http and https are supported";
+// seed 001_876dec2aeba088c2.txt, "Validated settings", Access mode).
+func IngressURLCheck() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "ingress-url",
+			Category: CategoryServiceMesh,
+			Modes:    ModePre,
+			Title:    "Runtime ingress URL is valid and answers",
+			Severity: SeverityFail,
+			Offline:  true,
+		},
+		Run: runIngressURL,
+	}
+}
+
+func runIngressURL(ctx context.Context, env *Env) (Result, error) {
+	if env.Inputs.AccessMode != AccessServiceMesh {
+		return Skip("access mode is %s, not service-mesh", env.Inputs.AccessMode), nil
+	}
+	raw := env.Inputs.IngressURL
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Fail("global.runtime.ingressUrl %q is not an http(s) URL", raw).
+			WithHint("--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)"), nil
+	}
+	res, err := env.Probe.HTTP(ctx, raw, "")
+	if err != nil {
+		return Fail("HEAD %s: %v", raw, err).
+			WithHint("route the host to Service internal-router port 80 through your mesh gateway (seed 001: Istio \"Cluster routing service\") and check DNS/TLS"), nil
+	}
+	return Pass("HEAD %s answered %s", raw, res.Status), nil
+}

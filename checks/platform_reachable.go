@@ -1,0 +1,86 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+)
+
+// PlatformReachableCheck (tunnel mode) passes when the platform URL
+// (global.codefresh.url, default https://g.codefresh.io) and the tunnel
+// register host (tunnel-client.tunnelServer.host, default
+// register-tunnels.cf-cd.com, port 443) complete a verified TLS handshake
+// from this workstation (chart-facts.md §1.1, §1.3, §3.9 egress hosts). It is
+// advisory (SeverityWarn): the workstation's egress is not the cluster's.
+func PlatformReachableCheck() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "platform-reachable",
+			Category: CategoryTunnel,
+			Modes:    ModePre,
+			Title:    "Codefresh platform and tunnel server answer over TLS",
+			Severity: SeverityWarn,
+			Offline:  true,
+		},
+		Run: runPlatformReachable,
+	}
+}
+
+func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
+	if env.Inputs.AccessMode != AccessTunnel {
+		return Skip("access mode is %s, not tunnel", env.Inputs.AccessMode), nil
+	}
+	v := env.Inputs.Values
+	platform := values.String(v, "global.codefresh.url")
+	if platform == "" {
+		platform = values.DefaultPlatformURL
+	}
+	tunnel := values.String(v, "tunnel-client.tunnelServer.host")
+	if tunnel == "" {
+		tunnel = values.DefaultTunnelServer
+	}
+	type target struct{ what, host, port string }
+	var targets []target
+	u, err := url.Parse(platform)
+	if err != nil || u.Hostname() == "" {
+		return Fail("global.codefresh.url %q is not a URL", platform), nil
+	}
+	pport := u.Port()
+	if pport == "" {
+		pport = "443"
+	}
+	targets = append(targets, target{"platform", u.Hostname(), pport})
+	th, tp := values.HostPort(tunnel, "443")
+	targets = append(targets, target{"tunnel server", th, tp})
+
+	var ok, bad []string
+	for _, t := range targets {
+		res, err := env.Probe.TLS(ctx, t.host, t.port, "")
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("%s %s:%s: %v", t.what, t.host, t.port, err))
+		case !res.OK():
+			why := "certificate not valid"
+			switch {
+			case res.ChainErr != nil:
+				why = "untrusted certificate chain (a TLS-inspecting proxy? pass --ca-file)"
+			case res.HostErr != nil:
+				why = "certificate does not cover the host"
+			case res.Expired:
+				why = "certificate expired"
+			}
+			bad = append(bad, fmt.Sprintf("%s %s:%s: %s", t.what, t.host, t.port, why))
+		default:
+			ok = append(ok, fmt.Sprintf("%s %s:%s", t.what, t.host, t.port))
+		}
+	}
+	const where = "probed from this workstation, not from the cluster"
+	if len(bad) > 0 {
+		return Fail("%s (%s)", strings.Join(bad, "; "), where).
+			WithHint("the cluster's nodes need HTTPS egress to these hosts (firewall, proxy: global.httpsProxy); from a node: curl -sI https://" + targets[0].host), nil
+	}
+	return Pass("%s answer over TLS (%s)", strings.Join(ok, " and "), where), nil
+}

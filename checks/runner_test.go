@@ -1,0 +1,167 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+func stub(id string, f Func, requires ...string) Check {
+	return Check{Meta: Meta{ID: id, Category: CategoryCluster, Modes: ModePre, Title: id, Severity: SeverityFail, Requires: requires}, Run: f}
+}
+
+func returning(r Result, err error) Func {
+	return func(context.Context, *Env) (Result, error) { return r, err }
+}
+
+func TestRunStatuses(t *testing.T) {
+	forbidden := &cluster.ListError{Verb: "list", Resource: "nodes", Err: apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("denied"))}
+	tests := []struct {
+		name    string
+		check   Check
+		want    Status
+		wantMsg string
+	}{
+		{"pass", stub("a", returning(Pass("ok"), nil)), StatusPass, "ok"},
+		{"forbidden list becomes skip", stub("a", returning(Result{}, forbidden)), StatusSkip, "no permission to list nodes"},
+		{"other error becomes error", stub("a", returning(Result{}, errors.New("boom\nstack"))), StatusError, "boom"},
+		{"panic becomes error", stub("a", func(context.Context, *Env) (Result, error) { panic("nil map") }), StatusError, "internal error in check a: nil map"},
+		{"empty result becomes error", stub("a", returning(Result{}, nil)), StatusError, "no status"},
+		{"warn severity caps fail", func() Check {
+			c := stub("a", returning(Fail("egress blocked"), nil))
+			c.Severity = SeverityWarn
+			return c
+		}(), StatusWarn, "egress blocked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, _ := fakeEnv(t, "v1.30.0")
+			got := Run(t.Context(), env, []Check{tt.check}, RunOptions{})
+			if got[0].Status != tt.want || !strings.Contains(got[0].Message, tt.wantMsg) {
+				t.Fatalf("Run(%s) = %s %q, want %s containing %q", tt.name, got[0].Status, got[0].Message, tt.want, tt.wantMsg)
+			}
+			if strings.Contains(got[0].Message, "\n") {
+				t.Fatalf("message has a newline: %q", got[0].Message)
+			}
+		})
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	env, _ := fakeEnv(t, "v1.30.0")
+	hang := stub("hang", func(ctx context.Context, _ *Env) (Result, error) {
+		<-make(chan struct{}) // ignores its context on purpose
+		return Pass(""), nil
+	})
+	start := time.Now()
+	got := Run(t.Context(), env, []Check{hang}, RunOptions{CheckTimeout: 100 * time.Millisecond})
+	if got[0].Status != StatusError || !strings.Contains(got[0].Message, "did not finish") {
+		t.Fatalf("hanging check = %s %q, want error 'did not finish'", got[0].Status, got[0].Message)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("runner waited %s for a check with a 100ms timeout", el)
+	}
+}
+
+func TestRunPrerequisites(t *testing.T) {
+	env, _ := fakeEnv(t, "v1.30.0")
+	var ranDependant atomic.Bool
+	checks := []Check{
+		stub("base", returning(Fail("no"), nil)),
+		stub("dependant", func(context.Context, *Env) (Result, error) { ranDependant.Store(true); return Pass(""), nil }, "base"),
+		stub("warned", returning(Warn("meh"), nil)),
+		stub("after-warn", returning(Pass("ran"), nil), "warned"),
+	}
+	got := Run(t.Context(), env, checks, RunOptions{})
+	if got[1].Status != StatusSkip || !strings.Contains(got[1].Message, "requires base, which ended fail") || ranDependant.Load() {
+		t.Fatalf("dependant of a failed check = %s %q (ran=%v), want skip without running", got[1].Status, got[1].Message, ranDependant.Load())
+	}
+	if got[3].Status != StatusPass {
+		t.Fatalf("dependant of a warned check = %s, want pass", got[3].Status)
+	}
+	for i, c := range checks {
+		if got[i].ID != c.ID {
+			t.Fatalf("outcome %d is %s, want %s (catalogue order)", i, got[i].ID, c.ID)
+		}
+	}
+}
+
+func TestRunFatalStopsOthers(t *testing.T) {
+	env, _ := fakeEnv(t, "v1.30.0")
+	gate := stub("gate", returning(Fail("cannot reach"), nil))
+	gate.Fatal = true
+	offline := stub("offline", returning(Pass("local"), nil))
+	offline.Offline = true
+	var ran atomic.Bool
+	online := stub("online", func(context.Context, *Env) (Result, error) { ran.Store(true); return Pass(""), nil })
+	r := &Report{Outcomes: Run(t.Context(), env, []Check{gate, online, offline}, RunOptions{})}
+	if r.Outcomes[1].Status != StatusSkip || ran.Load() {
+		t.Fatalf("online check after fatal failure = %s (ran=%v), want skip", r.Outcomes[1].Status, ran.Load())
+	}
+	if r.Outcomes[2].Status != StatusPass {
+		t.Fatalf("offline check after fatal failure = %s, want pass", r.Outcomes[2].Status)
+	}
+	if code := r.ExitCode(false); code != ExitUnreachable {
+		t.Fatalf("ExitCode = %d, want %d", code, ExitUnreachable)
+	}
+}
+
+func TestRunConcurrency(t *testing.T) {
+	env, _ := fakeEnv(t, "v1.30.0")
+	var running, peak atomic.Int32
+	slow := func(context.Context, *Env) (Result, error) {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		running.Add(-1)
+		return Pass(""), nil
+	}
+	var list []Check
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		list = append(list, stub(id, slow))
+	}
+	start := time.Now()
+	Run(t.Context(), env, list, RunOptions{Concurrency: 3})
+	if p := peak.Load(); p != 3 {
+		t.Fatalf("peak concurrency = %d, want 3", p)
+	}
+	if el := time.Since(start); el > 250*time.Millisecond {
+		t.Fatalf("6 checks of 50ms with concurrency 3 took %s", el)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		statuses   []Status
+		failOnWarn bool
+		want       int
+	}{
+		{[]Status{StatusPass, StatusSkip}, false, ExitOK},
+		{[]Status{StatusPass, StatusWarn}, false, ExitOK},
+		{[]Status{StatusPass, StatusWarn}, true, ExitFailed},
+		{[]Status{StatusFail}, false, ExitFailed},
+		{[]Status{StatusError}, false, ExitFailed},
+	}
+	for _, tt := range tests {
+		r := &Report{}
+		for _, s := range tt.statuses {
+			r.Outcomes = append(r.Outcomes, Outcome{Result: Result{Status: s}})
+		}
+		if got := r.ExitCode(tt.failOnWarn); got != tt.want {
+			t.Errorf("ExitCode(%v, failOnWarn=%v) = %d, want %d", tt.statuses, tt.failOnWarn, got, tt.want)
+		}
+	}
+}

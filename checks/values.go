@@ -1,0 +1,176 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+)
+
+// reservedSecretName may not be used in a secretKeyRef: "codefresh-token is a
+// reserved name and is not allowed" (chart-facts.md §1.3 and §2.5,
+// _helpers.tpl L2-7).
+const reservedSecretName = "codefresh-token"
+
+// Values passes when the merged values hold what the chart's templates and
+// its validate-values hook require for the planned access mode
+// (chart-facts.md §2.3 "cf helm validate" and §2.5 render-time failures; seed
+// 001_876dec2aeba088c2.txt "Validating values.yaml", Validated settings):
+//   - global.codefresh.userToken: token, or a secretKeyRef whose Secret and
+//     key exist, non-empty, in the runtime namespace; not named codefresh-token;
+//   - tunnel mode (and codefreshWorkflowLogStoreCM.enabled, default true):
+//     global.codefresh.accountId;
+//   - ingress mode: hosts[0] a non-empty string, protocol http|https,
+//     className non-empty;
+//   - service-mesh mode: global.runtime.ingressUrl starting with http;
+//   - global.runtime.gitCredentials.password.secretKeyRef: name and key, and
+//     the Secret/key exists;
+//   - warn on global.external-argo-cd, ignored since chart 0.24 (§1.4).
+//
+// Files that do not parse never reach this check: they are an input error
+// (exit 2). No value of a token, password or key is ever printed.
+func Values() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "values",
+			Category: CategoryInputs,
+			Modes:    ModePre,
+			Title:    "Values hold what the chart requires for the access mode",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runValues,
+	}
+}
+
+func runValues(_ context.Context, env *Env) (Result, error) {
+	v := env.Inputs.Values
+	if v == nil {
+		return Skip("no values given: pass the -f/--values files and --set flags you will give helm install"), nil
+	}
+	ns := env.Inputs.Namespace
+	var problems, hints []string
+	var objs []ObjectRef
+	add := func(p, h string) {
+		problems = append(problems, p)
+		if h != "" {
+			hints = append(hints, h)
+		}
+	}
+
+	// userToken (chart-facts §1.3, §2.3).
+	token := values.String(v, "global.codefresh.userToken.token")
+	ref := values.Map(v, "global.codefresh.userToken.secretKeyRef")
+	switch {
+	case token != "":
+	case len(ref) > 0:
+		p, h, o, err := secretKeyRefProblem(env, "global.codefresh.userToken.secretKeyRef", ref)
+		if err != nil {
+			return Result{}, err
+		}
+		if p != "" {
+			add(p, h)
+			objs = append(objs, o...)
+		}
+	default:
+		add("global.codefresh.userToken is mandatory: set token or secretKeyRef",
+			fmt.Sprintf("kubectl create secret generic cf-user-token -n %s --from-literal=token=<your Codefresh API key>, then --set global.codefresh.userToken.secretKeyRef.name=cf-user-token --set global.codefresh.userToken.secretKeyRef.key=token", ns))
+	}
+
+	accountID := values.String(v, "global.codefresh.accountId")
+	switch env.Inputs.AccessMode {
+	case AccessTunnel:
+		if accountID == "" {
+			add("global.codefresh.accountId is required for tunnel based runtime", "--set global.codefresh.accountId=<account ID> (Codefresh UI: Account settings)")
+		}
+	case AccessIngress:
+		hosts := values.List(v, "global.runtime.ingress.hosts")
+		if len(hosts) == 0 {
+			add(`"global.runtime.ingress.hosts" must contain the runtime host (the chart uses hosts[0])`, "--set global.runtime.ingress.hosts[0]=<runtime host> (or --ingress-host)")
+		} else if h, ok := hosts[0].(string); !ok || h == "" {
+			add(`"global.runtime.ingress.hosts" values must be non-empty strings`, "")
+		}
+		if p := ingressProtocol(env); p != "http" && p != "https" {
+			add(fmt.Sprintf("global.runtime.ingress.protocol %q: only http and https are supported", p), "--set global.runtime.ingress.protocol=https")
+		}
+		if env.Inputs.IngressClass == "" {
+			add(`"global.runtime.ingress.className" must be a non-empty string`, "--set global.runtime.ingress.className=<IngressClass> (or --ingress-class)")
+		}
+	case AccessServiceMesh:
+		u := env.Inputs.IngressURL
+		switch {
+		case u == "":
+			add("global.runtime.ingressUrl must be provided when ingress and tunnel-client are disabled", "--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)")
+		case !strings.HasPrefix(u, "http"):
+			add(fmt.Sprintf("global.runtime.ingressUrl %q: only http and https are supported", u), "")
+		}
+	}
+	if env.Inputs.AccessMode != AccessTunnel && accountID == "" && values.Bool(v, true, "codefreshWorkflowLogStoreCM.enabled") {
+		add("global.codefresh.accountId is required if codefreshWorkflowLogStoreCM is enabled (the default)", "--set global.codefresh.accountId=<account ID>")
+	}
+
+	// gitCredentials (chart-facts §1.3: both name and key, or rendering fails).
+	if gref := values.Map(v, "global.runtime.gitCredentials.password.secretKeyRef"); len(gref) > 0 {
+		p, h, o, err := secretKeyRefProblem(env, "global.runtime.gitCredentials.password.secretKeyRef", gref)
+		if err != nil {
+			return Result{}, err
+		}
+		if p != "" {
+			add(p, h)
+			objs = append(objs, o...)
+		}
+	}
+
+	if len(problems) > 0 {
+		return Fail("%s", strings.Join(problems, "; ")).WithHint(strings.Join(hints, "; ")).WithObjects(objs...), nil
+	}
+	if values.Has(v, "global.external-argo-cd") {
+		return Warn("global.external-argo-cd is set but the chart ignores it since 0.24 (renamed global.integrations.argo-cd)").
+			WithHint("move its settings under global.integrations.argo-cd (server.svc, server.port, server.auth...)"), nil
+	}
+	return Pass("values hold what %s mode requires (userToken, %s)", env.Inputs.AccessMode, modeKeys(env.Inputs.AccessMode)), nil
+}
+
+func modeKeys(m AccessMode) string {
+	switch m {
+	case AccessIngress:
+		return "ingress hosts[0], className, protocol"
+	case AccessServiceMesh:
+		return "ingressUrl"
+	default:
+		return "accountId"
+	}
+}
+
+// secretKeyRefProblem checks a {name, key} reference to a Secret in the
+// runtime namespace. It returns "" when the reference is usable.
+func secretKeyRefProblem(env *Env, path string, ref map[string]any) (string, string, []ObjectRef, error) {
+	name, _ := ref["name"].(string)
+	key, _ := ref["key"].(string)
+	ns := env.Inputs.Namespace
+	switch {
+	case name == "":
+		return fmt.Sprintf("%s must have a name field", path), "", nil, nil
+	case key == "":
+		return fmt.Sprintf("%s must have a key field", path), "", nil, nil
+	case name == reservedSecretName:
+		return fmt.Sprintf("%s.name: codefresh-token is a reserved name and is not allowed", path),
+			"copy the token into a Secret with another name and point secretKeyRef.name at it", nil, nil
+	}
+	sec, err := env.Cluster.Secret(ns, name)
+	if err != nil {
+		return "", "", nil, err
+	}
+	obj := []ObjectRef{{Kind: "Secret", Namespace: ns, Name: name}}
+	create := fmt.Sprintf("kubectl create secret generic %s -n %s --from-literal=%s=<value>", name, ns, key)
+	switch n, ok := sec.KeyLengths[key]; {
+	case !sec.Exists:
+		return fmt.Sprintf("%s: Secret %s/%s does not exist", path, ns, name), create, obj, nil
+	case !ok:
+		return fmt.Sprintf("%s: Secret %s/%s has no key %q", path, ns, name, key), create, obj, nil
+	case n == 0:
+		return fmt.Sprintf("%s: Secret %s/%s key %q is empty", path, ns, name, key), create, obj, nil
+	}
+	return "", "", nil, nil
+}

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+)
+
+// completeValues merges -f/--set with Helm's semantics, applies the
+// shortcut flags over them, derives the planned access mode as the chart
+// does (chart-facts.md §1.1) and builds the network prober. Every error is a
+// one-line usage error (exit 2), before anything touches the cluster.
+func (o *Options) completeValues() error {
+	v, err := values.Load(o.ValueFiles, o.SetValues)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	given := len(o.ValueFiles) > 0 || len(o.SetValues) > 0
+	if err := values.ApplyShortcuts(v, values.Shortcuts{
+		AccessMode:            o.AccessMode,
+		IngressHost:           o.IngressHost,
+		IngressClass:          o.IngressClass,
+		IngressURL:            o.IngressURL,
+		ExistingArgoCD:        o.ExistingArgoCD,
+		SkipIngressValidation: o.SkipIngressValidation,
+	}); err != nil {
+		return usageError("%v", err)
+	}
+	p := values.Derive(v)
+	in := &o.inputs
+	in.AccessMode = checks.AccessMode(p.Mode)
+	in.IngressHost = p.IngressHost
+	in.IngressClass = p.IngressClass
+	in.IngressURL = p.IngressURL
+	in.ExistingArgoCD = p.ExistingArgoCD
+	in.SkipIngressValidation = p.SkipIngressValidation
+	if given {
+		in.Values = v
+		// global.runtime.name names the runtime when --runtime-name is left at its default.
+		if p.RuntimeName != "" && o.RuntimeName == checks.DefaultRuntimeName {
+			in.RuntimeName = p.RuntimeName
+		}
+	}
+	if _, err := semver.NewConstraint(o.ArgoCDVersionRange); err != nil {
+		return usageError("--argocd-version-range %q: %v", o.ArgoCDVersionRange, err)
+	}
+
+	var rules []probe.ConnectTo
+	for _, s := range o.ConnectTo {
+		r, err := probe.ParseConnectTo(s)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		rules = append(rules, r)
+	}
+	timeout, err := o.requestTimeout()
+	if err != nil {
+		return err
+	}
+	o.prober, err = probe.New(timeout, rules, o.CAFile)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
+// requestTimeout reads kubectl's --request-timeout ("0" = none: the probes
+// then use probe.DefaultTimeout; a bare number is seconds, as in kubectl).
+func (o *Options) requestTimeout() (time.Duration, error) {
+	if o.ConfigFlags.Timeout == nil || *o.ConfigFlags.Timeout == "" || *o.ConfigFlags.Timeout == "0" {
+		return probe.DefaultTimeout, nil
+	}
+	s := *o.ConfigFlags.Timeout
+	if n, err := strconv.Atoi(s); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, usageError("--request-timeout %q: want a duration such as 10s", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,181 @@
+package values
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Chart defaults of the gitops-runtime chart (chart-facts.md §1.1, §1.3, §1.4;
+// values.yaml at 5bf82295).
+const (
+	DefaultIngressClass    = "nginx"                      // global.runtime.ingress.className, values.yaml L62
+	DefaultIngressProtocol = "https"                      // global.runtime.ingress.protocol, L59
+	DefaultPlatformURL     = "https://g.codefresh.io"     // global.codefresh.url, L5
+	DefaultTunnelServer    = "register-tunnels.cf-cd.com" // tunnel-client.tunnelServer.host, L433
+	DefaultArgoCDUser      = "admin"                      // global.integrations.argo-cd.server.auth.username
+	DefaultArgoCDAuthType  = "password"                   // global.integrations.argo-cd.server.auth.type
+)
+
+// Mode is how the platform reaches the runtime (chart-facts.md §1.1).
+type Mode string
+
+// Modes, as in checks.AccessMode.
+const (
+	ModeTunnel      Mode = "tunnel"
+	ModeIngress     Mode = "ingress"
+	ModeServiceMesh Mode = "service-mesh"
+)
+
+// Planned is what the chart would derive from the merged values.
+type Planned struct {
+	Mode Mode
+	// IngressHost is global.runtime.ingress.hosts[0] (ingress mode).
+	IngressHost string
+	// IngressClass is global.runtime.ingress.className (default nginx).
+	IngressClass string
+	// Protocol is global.runtime.ingress.protocol (default https).
+	Protocol string
+	// IngressURL is the runtime URL in service-mesh mode: ingressUrl, or
+	// <httpRoute.protocol>://<httpRoute.hostnames[0]> when httpRoute is on.
+	IngressURL string
+	// HTTPRoute is true when global.runtime.httpRoute.enabled routes the
+	// runtime (Gateway API); the plugin treats it as service-mesh mode: the
+	// runtime URL is routed by objects the chart does not check.
+	HTTPRoute bool
+	// SkipIngressValidation is global.runtime.ingress.skipValidation.
+	SkipIngressValidation bool
+	// ExistingArgoCD is argo-cd.enabled=false (chart-facts §1.5, "BYOA").
+	ExistingArgoCD bool
+	// RuntimeName is global.runtime.name ("" when absent).
+	RuntimeName string
+}
+
+// Derive applies the chart's precedence (chart-facts.md §1.1, template
+// codefresh-gitops-runtime.ingress-url, _helpers.tpl L336-369):
+// ingress.enabled → ingress; else httpRoute.enabled → service-mesh with the
+// HTTPRoute URL; else tunnel-client.enabled (default true) → tunnel; else
+// service-mesh with global.runtime.ingressUrl.
+func Derive(v map[string]any) Planned {
+	p := Planned{
+		IngressClass:          String(v, "global.runtime.ingress.className"),
+		Protocol:              String(v, "global.runtime.ingress.protocol"),
+		SkipIngressValidation: Bool(v, false, "global.runtime.ingress.skipValidation"),
+		ExistingArgoCD:        !Bool(v, true, "argo-cd.enabled"),
+		RuntimeName:           String(v, "global.runtime.name"),
+	}
+	if !Has(v, "global.runtime.ingress.className") {
+		p.IngressClass = DefaultIngressClass
+	}
+	if p.Protocol == "" {
+		p.Protocol = DefaultIngressProtocol
+	}
+	if hosts := List(v, "global.runtime.ingress.hosts"); len(hosts) > 0 {
+		p.IngressHost, _ = hosts[0].(string)
+	}
+	switch {
+	case Bool(v, false, "global.runtime.ingress.enabled"):
+		p.Mode = ModeIngress
+	case Bool(v, false, "global.runtime.httpRoute.enabled"):
+		p.Mode, p.HTTPRoute = ModeServiceMesh, true
+		proto := String(v, "global.runtime.httpRoute.protocol")
+		if proto == "" {
+			proto = DefaultIngressProtocol
+		}
+		if hn := List(v, "global.runtime.httpRoute.hostnames"); len(hn) > 0 {
+			if h, ok := hn[0].(string); ok && h != "" {
+				p.IngressURL = proto + "://" + h
+			}
+		}
+	case Bool(v, true, "tunnel-client.enabled"):
+		p.Mode = ModeTunnel
+	default:
+		p.Mode = ModeServiceMesh
+		p.IngressURL = String(v, "global.runtime.ingressUrl")
+	}
+	return p
+}
+
+// Shortcuts are the plugin's flags that stand for values (CHECKS.md
+// "Invocation": flags override values files).
+type Shortcuts struct {
+	AccessMode            string // tunnel|ingress|service-mesh
+	IngressHost           string
+	IngressClass          string
+	IngressURL            string
+	ExistingArgoCD        bool
+	SkipIngressValidation bool
+}
+
+// ApplyShortcuts writes the shortcuts into v as the equivalent --set
+// expressions, so that what is checked is what `helm install` would get with
+// the same --set flags. --ingress-host implies ingress mode and --ingress-url
+// service-mesh mode unless --access-mode says otherwise. It returns a usage
+// error for an unknown access mode.
+func ApplyShortcuts(v map[string]any, s Shortcuts) error {
+	var sets []string
+	mode := s.AccessMode
+	if mode == "" {
+		switch {
+		case s.IngressHost != "":
+			mode = string(ModeIngress)
+		case s.IngressURL != "":
+			mode = string(ModeServiceMesh)
+		}
+	}
+	switch Mode(mode) {
+	case "":
+	case ModeIngress:
+		sets = append(sets, "global.runtime.ingress.enabled=true", "global.runtime.httpRoute.enabled=false")
+	case ModeTunnel:
+		sets = append(sets, "global.runtime.ingress.enabled=false", "global.runtime.httpRoute.enabled=false", "tunnel-client.enabled=true")
+	case ModeServiceMesh:
+		sets = append(sets, "global.runtime.ingress.enabled=false", "tunnel-client.enabled=false")
+	default:
+		return fmt.Errorf("--access-mode must be tunnel, ingress or service-mesh, not %q", s.AccessMode)
+	}
+	for _, expr := range sets {
+		if err := Set(v, expr); err != nil {
+			return err
+		}
+	}
+	// Values with commas or equals signs cannot go through --set syntax
+	// unescaped; write them directly.
+	if s.IngressHost != "" {
+		setPath(v, []any{s.IngressHost}, "global", "runtime", "ingress", "hosts")
+	}
+	if s.IngressClass != "" {
+		setPath(v, s.IngressClass, "global", "runtime", "ingress", "className")
+	}
+	if s.IngressURL != "" {
+		setPath(v, s.IngressURL, "global", "runtime", "ingressUrl")
+	}
+	if s.ExistingArgoCD {
+		setPath(v, false, "argo-cd", "enabled")
+	}
+	if s.SkipIngressValidation {
+		setPath(v, true, "global", "runtime", "ingress", "skipValidation")
+	}
+	return nil
+}
+
+func setPath(v map[string]any, val any, keys ...string) {
+	cur := v
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := cur[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[k] = next
+		}
+		cur = next
+	}
+	cur[keys[len(keys)-1]] = val
+}
+
+// HostPort splits a host that may carry a port ("h:8443") into host and port,
+// with def as the port when none is given.
+func HostPort(hostport, def string) (string, string) {
+	if i := strings.LastIndexByte(hostport, ':'); i > 0 && !strings.Contains(hostport[i+1:], "]") && !strings.Contains(hostport[:i], ":") {
+		return hostport[:i], hostport[i+1:]
+	}
+	return hostport, def
+}

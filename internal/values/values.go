@@ -1,0 +1,163 @@
+// Package values reads the planned install's chart values the way Helm does
+// (-f/--values files merged in order, then --set) and derives from them what
+// the chart derives: the access mode, the ingress host and class, the runtime
+// URL. Merging and --set parsing are Helm's own (helm.sh/helm/v3/pkg/cli/values
+// and pkg/strvals); this package only adds the chart's defaults and lookups.
+package values
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"os"
+
+	"helm.sh/helm/v3/pkg/strvals"
+	"sigs.k8s.io/yaml"
+)
+
+// Load merges values files (in order, later files win, maps merged key by key)
+// and then --set expressions, exactly as `helm install -f ... --set ...` does.
+// Only local files are read: remote URLs need Helm's getters.
+//
+// The steps are those of Helm's pkg/cli/values Options.MergeValues (v3.22):
+// each file is parsed with sigs.k8s.io/yaml and merged with mergeMaps (a copy
+// of Helm's unexported function), then each --set goes through Helm's own
+// strvals.ParseInto. pkg/cli/values itself is not imported because it pulls
+// in Helm's getters, OCI registry client and kubectl (tens of modules) for a
+// function of twenty lines; values_test.go pins the behaviour. The error is
+// one line: "failed to parse FILE: ..." or "failed parsing --set data: ...".
+func Load(files, sets []string) (map[string]any, error) {
+	base := map[string]any{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, oneLine(err)
+		}
+		cur := map[string]any{}
+		if err := yaml.Unmarshal(data, &cur); err != nil {
+			return nil, oneLine(fmt.Errorf("failed to parse %s: %w", f, err))
+		}
+		base = mergeMaps(base, cur)
+	}
+	for _, s := range sets {
+		if err := strvals.ParseInto(s, base); err != nil {
+			return nil, oneLine(fmt.Errorf("failed parsing --set data: %w", err))
+		}
+	}
+	return base, nil
+}
+
+// mergeMaps is Helm's (pkg/cli/values/options.go): maps merge key by key,
+// anything else in b replaces a's value.
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if v, ok := v.(map[string]any); ok {
+			if bv, ok := out[k]; ok {
+				if bv, ok := bv.(map[string]any); ok {
+					out[k] = mergeMaps(bv, v)
+					continue
+				}
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Set applies one Helm --set expression (key=value) to v in place.
+func Set(v map[string]any, expr string) error {
+	return strvals.ParseInto(expr, v)
+}
+
+func oneLine(err error) error {
+	return fmt.Errorf("%s", strings.Join(strings.Fields(err.Error()), " "))
+}
+
+// Lookup walks a dotted path of map keys ("global.runtime.ingress.enabled");
+// keys containing dots are given as separate elements of path.
+func Lookup(v map[string]any, path ...string) (any, bool) {
+	var cur any = v
+	for _, p := range path {
+		for _, k := range splitPath(p) {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			cur, ok = m[k]
+			if !ok {
+				return nil, false
+			}
+		}
+	}
+	return cur, true
+}
+
+func splitPath(p string) []string { return strings.Split(p, ".") }
+
+// String returns the value at path as a string ("" when absent or null).
+// Numbers and booleans are formatted as Helm's templates would print them.
+func String(v map[string]any, path ...string) string {
+	x, ok := Lookup(v, path...)
+	if !ok || x == nil {
+		return ""
+	}
+	switch t := x.(type) {
+	case string:
+		return t
+	case map[string]any, []any:
+		return ""
+	default:
+		return fmt.Sprint(t)
+	}
+}
+
+// Bool returns the value at path as a boolean, def when absent or null. As in
+// Go templates' truthiness, a string "false" is still true; Helm's --set
+// already turns "false" into a boolean, so that case only arises from
+// quoted YAML, where the chart too would see a non-empty string.
+func Bool(v map[string]any, def bool, path ...string) bool {
+	x, ok := Lookup(v, path...)
+	if !ok || x == nil {
+		return def
+	}
+	switch t := x.(type) {
+	case bool:
+		return t
+	case string:
+		if b, err := strconv.ParseBool(t); err == nil {
+			return b
+		}
+		return t != ""
+	case int64:
+		return t != 0
+	case float64:
+		return t != 0
+	default:
+		return true
+	}
+}
+
+// Map returns the map at path (nil when absent or not a map).
+func Map(v map[string]any, path ...string) map[string]any {
+	x, _ := Lookup(v, path...)
+	m, _ := x.(map[string]any)
+	return m
+}
+
+// List returns the list at path (nil when absent or not a list).
+func List(v map[string]any, path ...string) []any {
+	x, _ := Lookup(v, path...)
+	l, _ := x.([]any)
+	return l
+}
+
+// Has reports whether path is present (even with a null value).
+func Has(v map[string]any, path ...string) bool {
+	_, ok := Lookup(v, path...)
+	return ok
+}

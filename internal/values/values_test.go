@@ -1,0 +1,106 @@
+package values
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Helm semantics: later files merge map by map, lists are replaced, --set
+// wins over files and its types are Helm's (true → bool, 3 → int64).
+func TestLoadMergesLikeHelm(t *testing.T) {
+	a := write(t, "a.yaml", "global:\n  runtime:\n    ingress:\n      enabled: false\n      hosts: [a.example.com, b.example.com]\n      className: nginx\n")
+	b := write(t, "b.yaml", "global:\n  runtime:\n    ingress:\n      hosts: [c.example.com]\n  codefresh:\n    accountId: abc\n")
+	v, err := Load([]string{a, b}, []string{"global.runtime.ingress.enabled=true", "x.n=3", "list={p,q}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := List(v, "global.runtime.ingress.hosts"); len(got) != 1 || got[0] != "c.example.com" {
+		t.Errorf("hosts = %v, want [c.example.com] (lists are replaced)", got)
+	}
+	if String(v, "global.runtime.ingress.className") != "nginx" || String(v, "global.codefresh.accountId") != "abc" {
+		t.Errorf("maps not merged: %v", v)
+	}
+	if x, _ := Lookup(v, "global.runtime.ingress.enabled"); x != true {
+		t.Errorf("--set enabled=true gave %#v, want bool true", x)
+	}
+	if x, _ := Lookup(v, "x.n"); x != int64(3) {
+		t.Errorf("--set x.n=3 gave %#v, want int64 3", x)
+	}
+	if l := List(v, "list"); len(l) != 2 {
+		t.Errorf("--set list={p,q} gave %v", l)
+	}
+}
+
+func TestLoadErrorsAreOneLine(t *testing.T) {
+	bad := write(t, "bad.yaml", "global:\n  runtime: [\n   oops\n")
+	for name, tc := range map[string]struct{ files, sets []string }{
+		"file":    {files: []string{bad}},
+		"missing": {files: []string{filepath.Join(t.TempDir(), "nope.yaml")}},
+		"set":     {sets: []string{"a.b[=1"}},
+	} {
+		_, err := Load(tc.files, tc.sets)
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err = %q, want one line", name, err)
+		}
+	}
+}
+
+// chart-facts §1.1 precedence.
+func TestDerive(t *testing.T) {
+	cases := []struct {
+		sets []string
+		mode Mode
+		url  string
+	}{
+		{nil, ModeTunnel, ""},
+		{[]string{"global.runtime.ingress.enabled=true", "global.runtime.ingress.hosts[0]=h.example.com"}, ModeIngress, ""},
+		{[]string{"global.runtime.httpRoute.enabled=true", "global.runtime.httpRoute.hostnames[0]=r.example.com"}, ModeServiceMesh, "https://r.example.com"},
+		{[]string{"tunnel-client.enabled=false", "global.runtime.ingressUrl=https://m.example.com"}, ModeServiceMesh, "https://m.example.com"},
+		{[]string{"global.runtime.ingress.enabled=true", "tunnel-client.enabled=false"}, ModeIngress, ""},
+	}
+	for _, c := range cases {
+		v, err := Load(nil, c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := Derive(v)
+		if p.Mode != c.mode || p.IngressURL != c.url {
+			t.Errorf("%v: mode %s url %q, want %s %q", c.sets, p.Mode, p.IngressURL, c.mode, c.url)
+		}
+		if p.IngressClass != DefaultIngressClass || p.Protocol != "https" || p.ExistingArgoCD {
+			t.Errorf("%v: defaults wrong: %+v", c.sets, p)
+		}
+	}
+}
+
+func TestShortcutsOverrideValues(t *testing.T) {
+	v, _ := Load(nil, []string{"global.runtime.ingress.enabled=false", "global.runtime.ingress.className=traefik"})
+	if err := ApplyShortcuts(v, Shortcuts{IngressHost: "h.example.com", IngressClass: "nginx", ExistingArgoCD: true, SkipIngressValidation: true}); err != nil {
+		t.Fatal(err)
+	}
+	p := Derive(v)
+	if p.Mode != ModeIngress || p.IngressHost != "h.example.com" || p.IngressClass != "nginx" || !p.ExistingArgoCD || !p.SkipIngressValidation {
+		t.Errorf("shortcuts not applied: %+v", p)
+	}
+	v2 := map[string]any{}
+	if err := ApplyShortcuts(v2, Shortcuts{IngressURL: "https://x.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := Derive(v2); p.Mode != ModeServiceMesh || p.IngressURL != "https://x.example.com" {
+		t.Errorf("--ingress-url: %+v", p)
+	}
+	if err := ApplyShortcuts(map[string]any{}, Shortcuts{AccessMode: "bogus"}); err == nil {
+		t.Error("bad --access-mode accepted")
+	}
+}

@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+)
+
+// upstream returns the path of a shared upstream fixture, failing (never
+// skipping) when the shared folder is missing.
+func upstream(t *testing.T, rel string) string {
+	t.Helper()
+	p := filepath.Join(testcluster.RepoRoot(t), "..", "shared", "fixtures", "upstream", rel)
+	if _, err := os.Stat(p); err != nil {
+		p2 := "/work/shared/fixtures/upstream/" + rel
+		if _, err2 := os.Stat(p2); err2 != nil {
+			t.Fatalf("upstream fixture %s missing (looked in ../shared/fixtures/upstream and /work/shared/fixtures/upstream): %v", rel, err)
+		}
+		p = p2
+	}
+	return p
+}
+
+var webhookDoc = regexp.MustCompile(`(?m)^kind: (Validating|Mutating)WebhookConfiguration`)
+
+// applyUpstream applies an upstream manifest without its admission webhook
+// configurations (their Services have no pods on a bare apiserver, so they
+// would block later creates), CRDs first: a failed first pass (custom
+// resources before their CRD is Established) is retried once the CRDs are.
+func applyUpstream(t *testing.T, c *testcluster.Cluster, rel string, extra ...string) {
+	t.Helper()
+	data, err := os.ReadFile(upstream(t, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, doc := range strings.Split(string(data), "\n---") {
+		if !webhookDoc.MatchString(doc) {
+			keep = append(keep, doc)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(f, []byte(strings.Join(keep, "\n---")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"--kubeconfig", c.AdminKubeconfig(), "apply", "--server-side", "--force-conflicts", "-f", f}, extra...)
+	if out, err := exec.Command("kubectl", args...).CombinedOutput(); err != nil {
+		c.Kubectl(t, "wait", "--for", "condition=established", "--timeout=60s", "crd", "--all")
+		if out2, err2 := exec.Command("kubectl", args...).CombinedOutput(); err2 != nil {
+			t.Fatalf("applying %s: %v\n%s\n%s", rel, err2, out, out2)
+		}
+	}
+}
+
+// setAvailable sets a Deployment's status as a running controller would.
+func setAvailable(t *testing.T, c *testcluster.Cluster, ns, name string, n int32) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Status.Replicas, d.Status.AvailableReplicas, d.Status.ReadyReplicas = n, n, n
+	if _, err := c.Kube.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setLoadBalancer sets (or, with no addresses, clears) a Service's
+// status.loadBalancer.ingress as a cloud controller would.
+func setLoadBalancer(t *testing.T, c *testcluster.Cluster, ns, name string, ips ...string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Status.LoadBalancer.Ingress = nil
+	for _, ip := range ips {
+		s.Status.LoadBalancer.Ingress = append(s.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
+	if _, err := c.Kube.CoreV1().Services(ns).UpdateStatus(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testCA is a CA made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	PEM  string // path of the CA certificate, for --ca-file
+}
+
+func newCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "e2e test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(48 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	p := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &testCA{cert: cert, key: key, PEM: p}
+}
+
+// leaf issues a server certificate for host valid from notBefore to notAfter.
+func (ca *testCA) leaf(t *testing.T, host string, notBefore, notAfter time.Time) (tls.Certificate, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+		NotBefore: notBefore, NotAfter: notAfter,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// serveTLS starts an HTTPS server on 127.0.0.1 with cert and returns its port.
+func serveTLS(t *testing.T, cert tls.Certificate) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) }), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// serveHTTP starts a plain HTTP server on 127.0.0.1 and returns its port.
+func serveHTTP(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// expect asserts the statuses of checks in a report.
+func expect(t *testing.T, c *testcluster.Cluster, want map[string]string, args ...string) {
+	t.Helper()
+	res, doc := c.RunJSON(t, nil, args...)
+	for id, st := range want {
+		got := testcluster.Check(t, doc, id)
+		if string(got.Status) != st {
+			t.Errorf("%s: %s = %s (%s), want %s\nstderr: %s", strings.Join(args, " "), id, got.Status, got.Message, st, res.Stderr)
+		}
+	}
+}
