@@ -168,8 +168,9 @@ func RedactSecrets(line string) string {
 	line = bearerToken.ReplaceAllString(line, "${1}***")
 	return secretAssignment.ReplaceAllStringFunc(line, func(m string) string {
 		sub := secretAssignment.FindStringSubmatch(m)
-		if sub[2] == "***" {
-			return m
+		key := strings.ToLower(strings.TrimRight(sub[1], "\"' :="))
+		if sub[2] == "***" || strings.HasSuffix(key, "ref") || strings.HasSuffix(key, "name") {
+			return m // a reference to a secret (secretKeyRef, secretName), not a value
 		}
 		return sub[1] + "***"
 	})
