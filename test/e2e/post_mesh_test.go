@@ -28,6 +28,9 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	_, doc := post(t, c, "--only=istio-virtualservice,runtime-ingress-status")
 	expectCheck(t, doc, "istio-virtualservice", "skip", "VirtualService API is not served")
 	expectCheck(t, doc, "runtime-ingress-status", "skip", "not in ingress mode (access mode service-mesh)")
+	// Ingress mode asked for, but the chart rendered no Ingress.
+	_, doc = post(t, c, "--only=runtime-ingress-status", "--ingress-host=rt.example.com")
+	expectCheck(t, doc, "runtime-ingress-status", "fail", "no runtime Ingress (codefresh-gitops-runtime or ingress-master) in namespace codefresh")
 
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(testcluster.RepoRoot(t), "testdata", "istio", "virtualservice-crd.yaml"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/virtualservices.networking.istio.io")
