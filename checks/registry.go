@@ -18,6 +18,11 @@ func All() []Check {
 		NodeResources(),
 		// tools
 		HelmVersion(),
+		// conflicts
+		ArgoComponents(),
+		SealedSecrets(),
+		ArgoCRDsOwnership(),
+		ExistingRuntime(),
 		// inputs
 		RuntimeName(),
 		RuntimeNamespace(),

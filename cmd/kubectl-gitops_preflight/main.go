@@ -25,7 +25,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	host := cli.Host{Getenv: os.Getenv, IsTerminal: isTerminal}
+	host := cli.Host{Getenv: os.Getenv, IsTerminal: isTerminal, IsInputTerminal: isInputTerminal}
 	cmd := cli.NewCommand(streams, host)
 	err := cmd.ExecuteContext(ctx)
 	code := cli.ExitCode(err)
@@ -39,5 +39,10 @@ func run() int {
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func isInputTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

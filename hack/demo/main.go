@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/go-logr/logr"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
@@ -40,6 +42,7 @@ func run(plugin string, extraArgs []string) error {
 	if assets == "" {
 		assets = "bin/k8s"
 	}
+	ctrllog.SetLogger(logr.Discard())
 	fmt.Println("Starting a local kube-apiserver and etcd (nothing of yours is touched)...")
 	env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStartTimeout: 60 * time.Second}
 	cfg, err := env.Start()

@@ -23,6 +23,9 @@ type Host struct {
 	Getenv func(string) string
 	// IsTerminal reports whether w is an interactive terminal.
 	IsTerminal func(w io.Writer) bool
+	// IsInputTerminal reports whether r is an interactive terminal (--fix
+	// asks for confirmation only when stdin and stdout both are).
+	IsInputTerminal func(r io.Reader) bool
 }
 
 // Options are the command's flags and, after Complete, its typed run config.
@@ -85,6 +88,9 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 	if host.IsTerminal == nil {
 		host.IsTerminal = func(io.Writer) bool { return false }
 	}
+	if host.IsInputTerminal == nil {
+		host.IsInputTerminal = func(io.Reader) bool { return false }
+	}
 	return &Options{
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		Streams:     streams,
@@ -143,6 +149,9 @@ func (o *Options) Complete(namespaceChanged bool) error {
 	if o.Wait > 0 && !o.Post {
 		return usageError("--wait re-runs post-install checks: use it with --post")
 	}
+	if err := o.completeFix(); err != nil {
+		return err
+	}
 
 	ns := checks.DefaultNamespace
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
@@ -184,24 +193,35 @@ func (o *Options) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
 	defer cancel()
 	var snap *cluster.Snapshot
+	var env *checks.Env // the last round's, which --fix plans with
 	w := waiter{wait: o.Wait, interval: WaitInterval, now: time.Now}
 	if o.Host.IsTerminal(o.Streams.ErrOut) {
 		w.progress = terminalProgress(o.Streams.ErrOut)
 	}
 	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
-		env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
+		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
 		return checks.Run(ctx, env, cs, checks.RunOptions{})
 	})
 
 	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
+	fixFailed := false
+	if o.Fix && !report.Unreachable() {
+		if report.Outcomes, fixFailed, err = o.runFix(ctx, env, clients, report.Outcomes); err != nil {
+			return err
+		}
+	}
 	if v, err := snap.ServerVersion(); err == nil {
 		report.Cluster.Version = v.GitVersion
 	}
 	if err := o.write(report); err != nil {
 		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
-	switch code := report.ExitCode(o.failOnWarn); code {
+	code := report.ExitCode(o.failOnWarn)
+	if fixFailed && code == checks.ExitOK {
+		code = checks.ExitFailed
+	}
+	switch code {
 	case checks.ExitOK:
 		return nil
 	case checks.ExitUnreachable:

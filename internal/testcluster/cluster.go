@@ -3,6 +3,7 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"github.com/go-logr/logr"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Cluster is one running control plane.
@@ -31,6 +33,7 @@ type Cluster struct {
 }
 
 var (
+	logOnce  sync.Once
 	rootOnce sync.Once
 	rootDir  string
 	rootErr  error
@@ -73,6 +76,7 @@ func AssetsDir(t testing.TB) string {
 // costs a few seconds; share one between subtests that do not conflict.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	logOnce.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    AssetsDir(t),
 		ControlPlaneStartTimeout: 60 * time.Second,

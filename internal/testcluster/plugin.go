@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,11 +80,25 @@ func Check(t testing.TB, doc reporters.Document, id string) reporters.CheckDocum
 	return reporters.CheckDocument{}
 }
 
+// Blackhole are --connect-to rules that send the tunnel-mode probes of the
+// default platform hosts (g.codefresh.io and register-tunnels.cf-cd.com, the
+// chart's defaults) to a closed port on 127.0.0.1, so that no test ever
+// dials out of this machine. Run appends them to every check run; --connect-to
+// rules match first to last, so a test's own mappings still win.
+var Blackhole = []string{
+	"--connect-to", "g.codefresh.io:443:127.0.0.1:9",
+	"--connect-to", "register-tunnels.cf-cd.com:443:127.0.0.1:9",
+}
+
 // Run runs the plugin binary with args and env (KEY=VALUE, added to a minimal
 // environment: PATH and HOME only, so the developer's KUBECONFIG or HELM_BIN
-// never leak in). It never fails the test on a non-zero exit.
+// never leak in). Runs of the checks (args starting with a flag) get the
+// Blackhole rules appended. It never fails the test on a non-zero exit.
 func Run(t testing.TB, env []string, args ...string) Result {
 	t.Helper()
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		args = append(append([]string(nil), args...), Blackhole...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, Binary(t), args...)

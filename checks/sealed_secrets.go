@@ -1,0 +1,105 @@
+package checks
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// SealedSecretsCRD is the CRD of Bitnami SealedSecrets, which the runtime's
+// sealed-secrets subchart installs from its crds/ directory (chart-facts §4).
+const SealedSecretsCRD = "sealedsecrets.bitnami.com"
+
+// SealedSecrets fails when a SealedSecrets controller runs in the cluster:
+// "The cluster should not have SealedSecret controller components" (seed
+// 001_876dec2aeba088c2.txt, "SealedSecrets controller"); the runtime installs
+// its own (chart-facts §3.2, sealed-secrets-controller). A leftover
+// sealedsecrets.bitnami.com CRD without a controller only warns: Helm installs
+// crds/ files on first install only and skips existing ones.
+func SealedSecrets() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "sealed-secrets",
+			Category: CategoryConflicts,
+			Modes:    ModePre,
+			Title:    "No SealedSecrets controller in the cluster",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runSealedSecrets,
+	}
+}
+
+// FindSealedSecretsControllers returns the workloads that are a SealedSecrets
+// controller: labelled app.kubernetes.io/name=sealed-secrets or
+// app.kubernetes.io/part-of=sealed-secrets (bitnami-labs/sealed-secrets Helm
+// chart), named sealed-secrets-controller (its controller.yaml and the
+// chart's default fullname), or running a sealed-secrets-controller image
+// (docker.io/bitnami/sealed-secrets-controller, quay.io/codefresh/...).
+func FindSealedSecretsControllers(ws []cluster.Workload) []ObjectRef {
+	var out []ObjectRef
+	for i := range ws {
+		w := &ws[i]
+		if isSealedSecretsController(w) {
+			out = append(out, ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+		}
+	}
+	return out
+}
+
+func isSealedSecretsController(w *cluster.Workload) bool {
+	if w.Name == "sealed-secrets-controller" {
+		return true
+	}
+	for _, labels := range [2]map[string]string{w.Labels, w.PodLabels} {
+		if labels[labelName] == "sealed-secrets" || labels[labelPartOf] == "sealed-secrets" || labels["name"] == "sealed-secrets-controller" {
+			return true
+		}
+	}
+	for _, c := range w.Containers {
+		repo := c.Image
+		if i := strings.IndexAny(repo, "@"); i >= 0 {
+			repo = repo[:i]
+		}
+		if i := strings.LastIndexByte(repo, '/'); i >= 0 {
+			repo = repo[i+1:]
+		}
+		if i := strings.IndexByte(repo, ':'); i >= 0 {
+			repo = repo[:i]
+		}
+		if repo == "sealed-secrets-controller" {
+			return true
+		}
+	}
+	return false
+}
+
+func runSealedSecrets(_ context.Context, env *Env) (Result, error) {
+	deps, err := env.Cluster.Deployments()
+	if err != nil {
+		return Result{}, err
+	}
+	ctrls := FindSealedSecretsControllers(deps)
+	if len(ctrls) > 0 {
+		names := make([]string, len(ctrls))
+		for i, r := range ctrls {
+			names[i] = r.Namespace + "/" + r.Name
+		}
+		return Fail("SealedSecrets controller found: Deployment %s", strings.Join(names, ", Deployment ")).
+			WithHint("the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
+			WithObjects(ctrls...), nil
+	}
+	crds, err := env.Cluster.CRDs()
+	if err != nil {
+		return Result{}, err
+	}
+	for _, c := range crds {
+		if c.Name == SealedSecretsCRD {
+			return Warn("no SealedSecrets controller, but CRD %s is left over", SealedSecretsCRD).
+				WithHint("Helm does not install or upgrade a CRD from the chart's crds/ directory when it exists: the runtime keeps this one; delete it only if no SealedSecret is in use (kubectl get sealedsecrets -A)").
+				WithObjects(ObjectRef{Kind: "CustomResourceDefinition", Name: c.Name}), nil
+		}
+	}
+	return Pass("no SealedSecrets controller and no %s CRD", SealedSecretsCRD), nil
+}
