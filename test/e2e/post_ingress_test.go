@@ -120,6 +120,71 @@ func TestPostIngress(t *testing.T) {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
 	expectCheck(t, doc, "alb-dns-alias", "fail", "runtime.invalid does not resolve", "the Route 53 alias to the ALB localhost is missing", "Alias ON")
+
+	// --fix --tls-secret on the NGINX Ingress, starting again from no spec.tls.
+	in, err := c.Kube.NetworkingV1().Ingresses(ns).Get(bg, "codefresh-gitops-runtime", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Spec.TLS = nil
+	if _, err := c.Kube.NetworkingV1().Ingresses(ns).Update(bg, in, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tlsOf := func() ([]networkingv1.IngressTLS, string) {
+		in, err := c.Kube.NetworkingV1().Ingresses(ns).Get(bg, "codefresh-gitops-runtime", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.Spec.TLS, in.ResourceVersion
+	}
+	noKey := func(res testcluster.Result) {
+		t.Helper()
+		out := res.Stdout + res.Stderr
+		if strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, base64.StdEncoding.EncodeToString(keyPEM)) {
+			t.Fatal("the private key was printed")
+		}
+	}
+	fixArgs := []string{"--only=nginx-tls-secret", "--fix"}
+	// Refused: the certificate does not cover the host; nothing is patched.
+	res, doc = post(t, c, append(fixArgs, "--tls-secret=wrong-host", "--yes")...)
+	noKey(res)
+	if res.Code != 1 || !strings.Contains(res.Stderr, "cannot fix") || !strings.Contains(res.Stderr, "does not cover runtime.example.com") {
+		t.Fatalf("refused fix: exit %d, stderr:\n%s", res.Code, res.Stderr)
+	}
+	if tls, _ := tlsOf(); len(tls) != 0 {
+		t.Fatalf("refused fix patched spec.tls: %v", tls)
+	}
+	// Dry run: the plan, sent server-side as a dry run, changes nothing.
+	_, rv0 := tlsOf()
+	res, _ = post(t, c, append(fixArgs, "--tls-secret=runtime-tls", "--dry-run")...)
+	noKey(res)
+	if !strings.Contains(res.Stderr, "Ingress/codefresh/codefresh-gitops-runtime") ||
+		!strings.Contains(res.Stderr, "spec.tls: <none> → [{hosts: [runtime.example.com], secretName: runtime-tls}]") {
+		t.Fatalf("dry-run plan:\n%s", res.Stderr)
+	}
+	if tls, rv := tlsOf(); len(tls) != 0 || rv != rv0 {
+		t.Fatalf("dry run changed the Ingress: %v (resourceVersion %s → %s)", tls, rv0, rv)
+	}
+	// Applied: the check runs again and passes.
+	res, doc = post(t, c, append(fixArgs, "--tls-secret=runtime-tls", "--yes")...)
+	noKey(res)
+	if res.Code != 0 {
+		t.Fatalf("fix: exit %d\nstderr:\n%s", res.Code, res.Stderr)
+	}
+	expectCheck(t, doc, "nginx-tls-secret", "pass", "serves host runtime.example.com with Secret runtime-tls")
+	tls, rv1 := tlsOf()
+	if len(tls) != 1 || tls[0].SecretName != "runtime-tls" || len(tls[0].Hosts) != 1 || tls[0].Hosts[0] != host {
+		t.Fatalf("spec.tls after the fix = %+v", tls)
+	}
+	// Idempotent: a second run has nothing to fix and changes nothing.
+	res, doc = post(t, c, append(fixArgs, "--tls-secret=runtime-tls", "--yes")...)
+	if res.Code != 0 || !strings.Contains(res.Stderr, "nothing to fix") {
+		t.Fatalf("second fix: exit %d, stderr:\n%s", res.Code, res.Stderr)
+	}
+	expectCheck(t, doc, "nginx-tls-secret", "pass")
+	if _, rv := tlsOf(); rv != rv1 {
+		t.Fatalf("second fix changed the Ingress (resourceVersion %s → %s)", rv1, rv)
+	}
 }
 
 // runtimeIngress creates the chart's runtime Ingress: the host's /webhooks,
