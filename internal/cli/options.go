@@ -101,6 +101,9 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		ReleaseName: checks.DefaultReleaseName,
 		Timeout:     5 * time.Minute,
 		CRDs:        "all",
+		// The flag's default too; set here so that Options built without the
+		// command (tests) complete.
+		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
 	}
 }
 
