@@ -55,7 +55,7 @@ func secretMeta(ns, name string) *metav1.PartialObjectMetadata {
 	}
 }
 
-// testKeyPEM is a marker the tests look for in every output: it must never appear.
+// testKeyMarker is the PEM header of private keys: it must never appear in any output.
 const testKeyMarker = "PRIVATE KEY"
 
 // tlsSecret returns a kubernetes.io/tls Secret whose self-signed certificate

@@ -9,7 +9,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// Hook Jobs of the chart that validate an install (chart-facts.md §2.1):
+// ValidationJobs are the hook Jobs of the chart that validate an install (chart-facts.md §2.1):
 // validate-values (pre-install and pre-upgrade) and validate-usage
 // (pre-install). Both have backoffLimit 0 and ttlSecondsAfterFinished 300: a
 // failed Job and its pod are kept 300 s.
