@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"net"
 	"os/exec"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -81,6 +82,13 @@ type Env struct {
 	LookPath func(string) (string, error)
 	// Command runs a program and returns its standard output (exec by default).
 	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// Resolver looks up host names (net.DefaultResolver by default).
+	Resolver Resolver
+}
+
+// Resolver resolves a host name to its addresses, as net.Resolver.LookupHost.
+type Resolver interface {
+	LookupHost(ctx context.Context, host string) ([]string, error)
 }
 
 // withDefaults fills unset host hooks with the real ones.
@@ -98,5 +106,8 @@ func (e *Env) withDefaults() {
 		e.Command = func(ctx context.Context, name string, args ...string) ([]byte, error) {
 			return exec.CommandContext(ctx, name, args...).Output()
 		}
+	}
+	if e.Resolver == nil {
+		e.Resolver = net.DefaultResolver
 	}
 }

@@ -41,6 +41,15 @@ func All() []Check {
 		ArgoCDServerCheck(),
 		ArgoCDVersionCheck(),
 		ArgoCDAdminAPIKeyCheck(),
+		// Post-install (--post)
+		ReleaseDeployed(),
+		ValidateValuesJob(),
+		RuntimeWorkloads(),
+		RuntimeIngressStatus(),
+		NginxTLSSecret(),
+		IstioVirtualService(),
+		AlbDNSAlias(),
+		RolloutsControllers(),
 	}
 }
 

@@ -148,6 +148,9 @@ func (o *Options) Complete(namespaceChanged bool) error {
 	if o.Wait < 0 {
 		return usageError("--wait must not be negative, not %s", o.Wait)
 	}
+	if o.Wait > 0 && !o.Post {
+		return usageError("--wait re-runs post-install checks: use it with --post")
+	}
 	if err := o.completeFix(); err != nil {
 		return err
 	}
@@ -189,11 +192,19 @@ func (o *Options) Run(ctx context.Context) error {
 		return usageError("%v", err)
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
 	defer cancel()
-	snap := cluster.NewSnapshot(ctx, clients)
-	env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
-	outcomes := checks.Run(ctx, env, o.selected, checks.RunOptions{})
+	var snap *cluster.Snapshot
+	var env *checks.Env // the last round's, which --fix plans with
+	w := waiter{wait: o.Wait, interval: WaitInterval, now: time.Now}
+	if o.Host.IsTerminal(o.Streams.ErrOut) {
+		w.progress = terminalProgress(o.Streams.ErrOut)
+	}
+	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
+		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
+		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
+		return checks.Run(ctx, env, cs, checks.RunOptions{})
+	})
 
 	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
 	fixFailed := false

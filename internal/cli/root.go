@@ -20,7 +20,10 @@ const example = `  # Before helm install: check the current context for the defa
   kubectl gitops-preflight --only kubernetes-version,node-resources --fail-on warn
 
   # List every check with its docs link
-  kubectl gitops-preflight --list-checks`
+  kubectl gitops-preflight --list-checks
+
+  # After helm install: diagnose the runtime, waiting up to 5 minutes for it to come up
+  kubectl gitops-preflight --post -n codefresh --wait 5m`
 
 // NewCommand returns the root command. Execute it with the process's
 // context; map the returned error with ExitCode.

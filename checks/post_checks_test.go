@@ -1,0 +1,242 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+func failedJob(name string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: name, UID: "uid-" + "x"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: name, Image: "quay.io/codefresh/gitops-runtime-installer"}}}}},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{
+			Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}},
+	}
+}
+
+// TestValidateValuesJobLogTail covers the log path the e2e tests cannot
+// reach (no kubelet there): the fake clientset serves pods/log as "fake logs".
+func TestValidateValuesJobLogTail(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "node-1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-abcde",
+		Labels: map[string]string{"batch.kubernetes.io/job-name": "validate-values"}}}
+	env, kube := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
+	r, err := runValidateValuesJob(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != StatusFail || !strings.Contains(r.Message, "BackoffLimitExceeded") ||
+		!strings.Contains(r.Message, "last 1 lines of pod validate-values-abcde:\n  fake logs") {
+		t.Fatalf("result = %+v", r)
+	}
+	if !strings.Contains(r.Hint, "kubectl logs jobs/validate-values -n codefresh --tail=50") {
+		t.Fatalf("hint = %q", r.Hint)
+	}
+	var sawLog bool
+	for _, a := range kube.Actions() {
+		if a.GetResource().Resource == "pods" && a.GetSubresource() == "log" {
+			sawLog = true
+		}
+	}
+	if !sawLog {
+		t.Fatal("no pods/log request")
+	}
+}
+
+func TestValidateValuesJobPodGone(t *testing.T) {
+	env, _ := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-usage")})
+	r, err := runValidateValuesJob(context.Background(), env)
+	if err != nil || r.Status != StatusFail || !strings.Contains(r.Message, "Job validate-usage failed") ||
+		!strings.Contains(r.Message, "pod is gone") || !strings.Contains(r.Message, "kubectl logs jobs/validate-usage -n codefresh --tail=50") {
+		t.Fatalf("= %+v, %v", r, err)
+	}
+}
+
+func TestValidateValuesJobPasses(t *testing.T) {
+	env, _ := postEnv(t, Inputs{}, nil)
+	if r, err := runValidateValuesJob(context.Background(), env); err != nil || r.Status != StatusPass {
+		t.Fatalf("= %+v, %v", r, err)
+	}
+}
+
+func TestRedactSecrets(t *testing.T) {
+	for in, want := range map[string]string{
+		`userToken: {token: abc123}`:           `userToken: {token: ***}`,
+		`  token: "s3cr3t"`:                    `  token: "***"`,
+		`PASSWORD=hunter2 next`:                `PASSWORD=*** next`,
+		`Authorization: Bearer eyJhbGciOi.x.y`: `Authorization: *** ***`,
+		`failed validating file "values.yaml"`: `failed validating file "values.yaml"`,
+		`missing "global.runtime.name" field`:  `missing "global.runtime.name" field`,
+	} {
+		if got := RedactSecrets(in); got != want {
+			t.Errorf("RedactSecrets(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDescribePod(t *testing.T) {
+	for _, tc := range []struct {
+		pod  cluster.Pod
+		want string
+	}{
+		{cluster.Pod{Phase: corev1.PodPending, Unschedulable: true, SchedulerMessage: "0/3 nodes are available: 3 Insufficient cpu."},
+			"Pending, not scheduled: 0/3 nodes are available: 3 Insufficient cpu."},
+		{cluster.Pod{Containers: []cluster.ContainerState{{Name: "manager", Waiting: "CrashLoopBackOff", Terminated: "Error", ExitCode: 1, RestartCount: 7}}},
+			"container manager: CrashLoopBackOff, last terminated Error, exit code 1, 7 restarts"},
+		{cluster.Pod{Containers: []cluster.ContainerState{{Name: "init", Init: true, Waiting: "ImagePullBackOff", WaitingMessage: "Back-off pulling image \"x\""}, {Name: "app", Ready: true}}},
+			`init container init: ImagePullBackOff (Back-off pulling image "x")`},
+		{cluster.Pod{Phase: corev1.PodRunning}, "Running"},
+	} {
+		if got := DescribePod(tc.pod); got != tc.want {
+			t.Errorf("DescribePod = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestIstioRoutes(t *testing.T) {
+	ir := []cluster.Destination{{Host: "internal-router", Port: 80}}
+	routes := []cluster.HTTPRoute{
+		{URIs: []cluster.URIMatch{{Kind: "prefix", Value: "/webhooks"}}, Destinations: ir},
+		{URIs: []cluster.URIMatch{{Kind: "exact", Value: "/app-proxy"}}, Destinations: []cluster.Destination{{Host: "cap-app-proxy", Port: 3017}}},
+	}
+	var problems []string
+	for _, p := range InternalRouterPaths {
+		problems = append(problems, routeProblem(routes, p, "internal-router", 80, "codefresh")...)
+	}
+	want := "/app-proxy goes to cap-app-proxy:3017 (want internal-router:80); /workflows is not routed (want internal-router:80)"
+	if got := strings.Join(problems, "; "); got != want {
+		t.Fatalf("problems = %q\nwant       %q", got, want)
+	}
+	all := []cluster.HTTPRoute{{Destinations: []cluster.Destination{{Host: "internal-router.codefresh.svc.cluster.local"}}}}
+	for _, p := range InternalRouterPaths {
+		if pr := routeProblem(all, p, "internal-router", 80, "codefresh"); pr != nil {
+			t.Fatalf("catch-all route to internal-router: %v", pr)
+		}
+	}
+	legacy := []cluster.HTTPRoute{
+		{URIs: []cluster.URIMatch{{Kind: "prefix", Value: "/app-proxy"}}, Destinations: []cluster.Destination{{Host: "cap-app-proxy", Port: 3017}}},
+		{URIs: []cluster.URIMatch{{Kind: "prefix", Value: "/webhooks/rt/push-github"}}, Destinations: []cluster.Destination{{Host: "push-github-eventsource-svc", Port: 80}}},
+		{URIs: []cluster.URIMatch{{Kind: "prefix", Value: "/webhooks/rt/other"}}, Destinations: []cluster.Destination{{Host: "push-github-eventsource-svc", Port: 80}}},
+	}
+	got := legacyRouteProblems(legacy, "rt")
+	if len(got) != 1 || !strings.Contains(got[0], "/webhooks/rt/other goes to push-github-eventsource-svc") {
+		t.Fatalf("legacy problems = %v", got)
+	}
+	if !hostMatches([]string{"*.example.com"}, "rt.example.com") || hostMatches([]string{"other.com"}, "rt.example.com") {
+		t.Fatal("hostMatches")
+	}
+}
+
+type fakeResolver map[string][]string
+
+func (f fakeResolver) LookupHost(_ context.Context, host string) ([]string, error) {
+	if a, ok := f[host]; ok {
+		return a, nil
+	}
+	return nil, errors.New("no such host")
+}
+
+func TestAlbDNSAlias(t *testing.T) {
+	const alb = "k8s-codefres-abc-123.eu-west-1.elb.amazonaws.com"
+	objs := []runtime.Object{
+		ingressClass("alb", ControllerALB),
+		ingress("codefresh", RuntimeIngressName, "alb", testHost, nil, networkingv1.IngressLoadBalancerIngress{Hostname: alb}),
+	}
+	for name, tc := range map[string]struct {
+		res  fakeResolver
+		want Status
+		msg  string
+	}{
+		"alias":     {fakeResolver{alb: {"1.2.3.4", "5.6.7.8"}, testHost: {"5.6.7.8"}}, StatusPass, "resolves to the ALB"},
+		"no record": {fakeResolver{alb: {"1.2.3.4"}}, StatusFail, "does not resolve"},
+		"elsewhere": {fakeResolver{alb: {"1.2.3.4"}, testHost: {"9.9.9.9"}}, StatusFail, "resolves to 9.9.9.9, not to the ALB"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, objs)
+			env.Resolver = tc.res
+			r, err := runAlbDNSAlias(context.Background(), env)
+			if err != nil || r.Status != tc.want || !strings.Contains(r.Message, tc.msg) {
+				t.Fatalf("= %+v, %v; want %s containing %q", r, err, tc.want, tc.msg)
+			}
+		})
+	}
+}
+
+func TestIsRolloutsController(t *testing.T) {
+	for img, want := range map[string]bool{
+		"quay.io/argoproj/argo-rollouts:v1.7.2":      true,
+		"quay.io/codefresh/argo-rollouts@sha256:abc": true,
+		"argo-rollouts": true,
+		"quay.io/argoproj/kubectl-argo-rollouts:v1.7.2": false,
+		"localhost:5000/argo-rollouts-extension:1":      false,
+	} {
+		w := cluster.Workload{Containers: []cluster.Container{{Image: img}}}
+		if got := IsRolloutsController(w); got != want {
+			t.Errorf("IsRolloutsController(%s) = %v", img, got)
+		}
+	}
+	if !IsRolloutsController(cluster.Workload{Labels: map[string]string{"app.kubernetes.io/component": "rollouts-controller"}}) {
+		t.Error("label not recognised")
+	}
+}
+
+func TestValidateValuesJobPodNeverScheduled(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-q",
+		Labels: map[string]string{"job-name": "validate-values"}}}
+	env, kube := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
+	r, err := runValidateValuesJob(context.Background(), env)
+	if err != nil || r.Status != StatusFail || !strings.Contains(r.Message, "never scheduled to a node") || !strings.Contains(r.Message, "kubectl logs jobs/validate-values") {
+		t.Fatalf("= %+v, %v", r, err)
+	}
+	for _, a := range kube.Actions() {
+		if a.GetSubresource() == "log" {
+			t.Fatal("asked for the log of a pod that never ran")
+		}
+	}
+}
+
+// TestRuntimeFactsMode: post mode infers the access mode from what the chart
+// rendered (chart-facts.md §1.1) unless the inputs say otherwise.
+func TestRuntimeFactsMode(t *testing.T) {
+	cm := func(host string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: CodefreshConfigMap},
+			Data: map[string]string{"ingressHost": host, "version": "0.1.72"}}
+	}
+	for name, tc := range map[string]struct {
+		in       Inputs
+		objs     []runtime.Object
+		mode     AccessMode
+		host     string
+		class    string
+		ctrlKnow bool
+	}{
+		"tunnel URL": {Inputs{AccessMode: AccessTunnel}, []runtime.Object{cm("https://acc-rt.tunnels.cf-cd.com")}, AccessTunnel, "acc-rt.tunnels.cf-cd.com", "", false},
+		"ingressUrl": {Inputs{AccessMode: AccessTunnel}, []runtime.Object{cm("https://rt.example.com")}, AccessServiceMesh, "rt.example.com", "", false},
+		"nothing":    {Inputs{AccessMode: AccessTunnel}, nil, AccessTunnel, "", "", false},
+		"flags win":  {Inputs{AccessMode: AccessServiceMesh, IngressURL: "https://mesh.example.com:8443/x"}, []runtime.Object{cm("https://rt.example.com")}, AccessServiceMesh, "mesh.example.com", "", false},
+		"legacy ingress": {Inputs{AccessMode: AccessTunnel, IngressClass: "nginx"},
+			[]runtime.Object{ingressClass("istio", ControllerIstio), ingress("codefresh", LegacyRuntimeIngressName, "istio", "legacy.example.com", nil)},
+			AccessIngress, "legacy.example.com", "istio", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env, _ := postEnv(t, tc.in, tc.objs)
+			f, err := runtimeFacts(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Mode != tc.mode || f.Host != tc.host || (tc.class != "" && f.Class != tc.class) || f.ClassFound != tc.ctrlKnow {
+				t.Fatalf("facts = mode %s host %q class %q found %v; want %s %q %q %v", f.Mode, f.Host, f.Class, f.ClassFound, tc.mode, tc.host, tc.class, tc.ctrlKnow)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package checks
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// postEnv builds an Env on fake clientsets holding objs (typed objects for
+// the typed client; metaObjs for the metadata client).
+func postEnv(t *testing.T, in Inputs, objs []runtime.Object, metaObjs ...runtime.Object) (*Env, *fake.Clientset) {
+	t.Helper()
+	kube := fake.NewClientset(objs...)
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	meta := metadatafake.NewSimpleMetadataClient(scheme, metaObjs...)
+	snap := cluster.NewSnapshot(context.Background(), &cluster.Clients{Kube: kube, Metadata: meta})
+	if in.Namespace == "" {
+		in.Namespace = DefaultNamespace
+	}
+	if in.ReleaseName == "" {
+		in.ReleaseName = DefaultReleaseName
+	}
+	if in.RuntimeName == "" {
+		in.RuntimeName = DefaultRuntimeName
+	}
+	env := &Env{Inputs: in, Cluster: snap}
+	env.withDefaults()
+	return env, kube
+}
+
+// secretMeta is the metadata-only form of a Secret for the metadata fake.
+func secretMeta(ns, name string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	}
+}
+
+// testKeyMarker is the PEM header of private keys: it must never appear in any output.
+const testKeyMarker = "PRIVATE KEY"
+
+// tlsSecret returns a kubernetes.io/tls Secret whose self-signed certificate
+// covers dnsNames.
+func tlsSecret(t *testing.T, ns, name string, typ corev1.SecretType, dnsNames ...string) *corev1.Secret {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		DNSNames: dnsNames,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Type:       typ,
+		Data: map[string][]byte{
+			corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			corev1.TLSPrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
+		},
+	}
+}
+
+func ingress(ns, name, class, host string, tls []networkingv1.IngressTLS, lb ...networkingv1.IngressLoadBalancerIngress) *networkingv1.Ingress {
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: "42"},
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: &class,
+			Rules:            []networkingv1.IngressRule{{Host: host}},
+			TLS:              tls,
+		},
+		Status: networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: lb}},
+	}
+}
+
+func ingressClass(name, controller string) *networkingv1.IngressClass {
+	return &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.IngressClassSpec{Controller: controller}}
+}

@@ -1,0 +1,257 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// RuntimeComponents are the workload names the gitops-runtime chart renders
+// (chart-facts.md §3.2); names starting with "argo-cd-" are the Argo CD
+// subchart's. Workloads of the release are found by Helm's
+// meta.helm.sh/release-name annotation; these names also catch a runtime
+// installed without it (e.g. rendered by Argo CD).
+var RuntimeComponents = []string{
+	"cap-app-proxy", "internal-router", "gitops-operator", "argo-gateway",
+	"runtime-event-reporter", "cluster-event-reporter", "sealed-secrets-controller",
+	"runtime-redis", "argo-server", "argo-workflow-controller",
+}
+
+// Bounds of the per-workload detail, so a report stays readable.
+const (
+	maxPodsShown   = 3
+	maxEventsShown = 3
+	maxDetailChars = 240
+)
+
+// RuntimeWorkloads passes when every Deployment and StatefulSet of the
+// runtime in its namespace has all its replicas available (chart-facts.md §8
+// "Post: all Deployments in §3.2 are Available"). For each one that does not,
+// it shows its pods' waiting or terminated reasons (CrashLoopBackOff,
+// ImagePullBackOff, CreateContainerConfigError, Pending with the scheduler's
+// message), restart counts and the latest Warning events; Pods and Events of
+// the runtime namespace are listed only then. It also warns when Secret
+// codefresh-token is missing: cap-app-proxy creates it when the runtime
+// registers, and gitops-operator, argo-gateway and the event reporters cannot
+// start without it (chart-facts.md §3.2, §3.6).
+func RuntimeWorkloads() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "runtime-workloads",
+			Category: CategoryRuntime,
+			Modes:    ModePost,
+			Title:    "Every runtime Deployment and StatefulSet has its replicas available",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runRuntimeWorkloads,
+	}
+}
+
+func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
+	ns := env.Inputs.Namespace
+	mine, err := runtimeWorkloads(env)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(mine) == 0 {
+		return Fail("no Deployment or StatefulSet of release %s in namespace %s", env.Inputs.ReleaseName, ns).
+			WithHint(fmt.Sprintf("check that the runtime is installed there (helm list -n %s) or pass its namespace (-n) and release name (--release-name)", ns)), nil
+	}
+	var down []cluster.Workload
+	for _, w := range mine {
+		if w.Desired > 0 && w.Available < w.Desired {
+			down = append(down, w)
+		}
+	}
+	hasToken, err := env.Cluster.SecretExists(ns, CodefreshTokenSecret)
+	if err != nil && !cluster.IsForbidden(err) {
+		return Result{}, err
+	}
+	tokenKnown := err == nil
+	tokenNote := fmt.Sprintf("Secret %s is missing in namespace %s: cap-app-proxy creates it when the runtime registers with the platform, and gitops-operator, argo-gateway and the event reporters wait for it", CodefreshTokenSecret, ns)
+	tokenHint := fmt.Sprintf("read why cap-app-proxy has not registered: kubectl logs deploy/cap-app-proxy -n %s --tail=50", ns)
+
+	if len(down) == 0 {
+		if tokenKnown && !hasToken {
+			return Warn("all %d runtime workloads are available, but %s", len(mine), tokenNote).WithHint(tokenHint), nil
+		}
+		return Pass("all %d runtime workloads in namespace %s have their replicas available", len(mine), ns), nil
+	}
+
+	pods, err := env.Cluster.Pods(ns)
+	if err != nil {
+		return Result{}, err
+	}
+	events, err := env.Cluster.WarningEvents(ns)
+	if err != nil && !cluster.IsForbidden(err) {
+		return Result{}, err
+	}
+	lines := []string{fmt.Sprintf("%d of %d runtime workloads not available:", len(down), len(mine))}
+	var refs []ObjectRef
+	firstPod := ""
+	for _, w := range down {
+		lines = append(lines, fmt.Sprintf("%s/%s: %d/%d available", w.Kind, w.Name, w.Available, w.Desired))
+		refs = append(refs, ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+		wpods := podsOf(pods, w)
+		if len(wpods) == 0 {
+			lines = append(lines, "  no pods (the controller could not create them: see the events below)")
+		}
+		for i, p := range wpods {
+			if i == maxPodsShown {
+				lines = append(lines, fmt.Sprintf("  and %d more pods", len(wpods)-maxPodsShown))
+				break
+			}
+			if firstPod == "" {
+				firstPod = p.Name
+			}
+			lines = append(lines, "  pod "+p.Name+": "+DescribePod(p))
+		}
+		for _, e := range eventsOf(events, w, wpods, maxEventsShown) {
+			lines = append(lines, fmt.Sprintf("  event %s/%s %s: %s", e.Kind, e.Name, e.Reason, clip(e.Message)))
+		}
+	}
+	if tokenKnown && !hasToken {
+		lines = append(lines, tokenNote)
+	}
+	hint := fmt.Sprintf("see the pods and events: kubectl get pods -n %s ; kubectl get events -n %s --field-selector type=Warning --sort-by=.lastTimestamp", ns, ns)
+	if firstPod != "" {
+		hint = fmt.Sprintf("kubectl describe pod %s -n %s ; kubectl logs %s -n %s --all-containers --previous ; ", firstPod, ns, firstPod, ns) + hint
+	}
+	if tokenKnown && !hasToken {
+		hint += " ; " + tokenHint
+	}
+	return Fail("%s", strings.Join(lines, "\n")).WithHint(hint).WithObjects(refs...), nil
+}
+
+// runtimeWorkloads returns the Deployments and StatefulSets of the runtime
+// namespace that belong to the release (Helm annotation) or carry a known
+// component name, sorted by kind and name.
+func runtimeWorkloads(env *Env) ([]cluster.Workload, error) {
+	ns, rel := env.Inputs.Namespace, env.Inputs.ReleaseName
+	known := map[string]bool{}
+	for _, n := range RuntimeComponents {
+		known[n] = true
+	}
+	var out []cluster.Workload
+	for _, list := range []func() ([]cluster.Workload, error){env.Cluster.Deployments, env.Cluster.StatefulSets} {
+		ws, err := list()
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			if w.Namespace != ns {
+				continue
+			}
+			if w.Annotations["meta.helm.sh/release-name"] == rel || known[w.Name] || strings.HasPrefix(w.Name, "argo-cd-") {
+				out = append(out, w)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Kind != out[j].Kind {
+			return out[i].Kind < out[j].Kind
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// podsOf returns the pods matched by the workload's selector, newest first.
+func podsOf(pods []cluster.Pod, w cluster.Workload) []cluster.Pod {
+	if len(w.Selector) == 0 {
+		return nil
+	}
+	var out []cluster.Pod
+	for _, p := range pods {
+		if p.Namespace == w.Namespace && selects(w.Selector, p.Labels) {
+			out = append(out, p)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out
+}
+
+func selects(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// eventsOf returns up to n of the newest Warning events about the workload,
+// its ReplicaSets (named <workload>-<hash>) or its pods.
+func eventsOf(events []cluster.Event, w cluster.Workload, pods []cluster.Pod, n int) []cluster.Event {
+	podNames := map[string]bool{}
+	for _, p := range pods {
+		podNames[p.Name] = true
+	}
+	var out []cluster.Event
+	for _, e := range events { // newest first
+		ok := (e.Kind == w.Kind && e.Name == w.Name) ||
+			(e.Kind == "ReplicaSet" && strings.HasPrefix(e.Name, w.Name+"-")) ||
+			(e.Kind == "Pod" && (podNames[e.Name] || strings.HasPrefix(e.Name, w.Name+"-")))
+		if ok {
+			out = append(out, e)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// DescribePod renders why a pod is not running in one line: "Pending:
+// <scheduler message>", or per container its waiting reason (with message),
+// the reason and exit code of its last termination, and its restart count.
+func DescribePod(p cluster.Pod) string {
+	var parts []string
+	if p.Unschedulable {
+		parts = append(parts, "Pending, not scheduled: "+clip(p.SchedulerMessage))
+	}
+	for _, c := range p.Containers {
+		if c.Ready && c.Waiting == "" {
+			continue
+		}
+		var s []string
+		if c.Waiting != "" {
+			w := c.Waiting
+			if c.WaitingMessage != "" {
+				w += " (" + clip(c.WaitingMessage) + ")"
+			}
+			s = append(s, w)
+		}
+		if c.Terminated != "" {
+			s = append(s, fmt.Sprintf("last terminated %s, exit code %d", c.Terminated, c.ExitCode))
+		}
+		if c.RestartCount > 0 {
+			s = append(s, fmt.Sprintf("%d restarts", c.RestartCount))
+		}
+		if len(s) == 0 {
+			s = append(s, "not ready")
+		}
+		kind := "container"
+		if c.Init {
+			kind = "init container"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s: %s", kind, c.Name, strings.Join(s, ", ")))
+	}
+	if len(parts) == 0 {
+		return string(p.Phase)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// clip shortens s to maxDetailChars runes on one line.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > maxDetailChars {
+		return string(r[:maxDetailChars-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,177 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// ValidationJobs are the hook Jobs of the chart that validate an install (chart-facts.md §2.1):
+// validate-values (pre-install and pre-upgrade) and validate-usage
+// (pre-install). Both have backoffLimit 0 and ttlSecondsAfterFinished 300: a
+// failed Job and its pod are kept 300 s.
+var ValidationJobs = []string{"validate-values", "validate-usage"}
+
+// LogTailLines is how many lines of a failed validation pod's log are shown.
+const LogTailLines = 50
+
+// ValidateValuesJob passes when neither hook Job validate-values nor
+// validate-usage has failed (condition Failed, e.g. BackoffLimitExceeded).
+// On failure it shows the last LogTailLines lines of the Job's pod log, as
+// seed 001_876dec2aeba088c2.txt, "Validation failures" asks the user to read
+// by hand (`kubectl logs jobs/validate-values -n ${NAMESPACE}`); when the log
+// cannot be read (pod gone, kubelet unreachable) it says so and prints that
+// command. Values that look like secrets are masked in the shown log.
+func ValidateValuesJob() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "validate-values-job",
+			Category: CategoryRuntime,
+			Modes:    ModePost,
+			Title:    "No failed validate-values or validate-usage Job",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runValidateValuesJob,
+	}
+}
+
+func runValidateValuesJob(ctx context.Context, env *Env) (Result, error) {
+	ns := env.Inputs.Namespace
+	var failed []cluster.Job
+	var present []string
+	for _, name := range ValidationJobs {
+		job, found, err := env.Cluster.Job(ns, name)
+		if err != nil {
+			return Result{}, err
+		}
+		if !found {
+			continue
+		}
+		if job.Failed {
+			failed = append(failed, job)
+			continue
+		}
+		state := "succeeded"
+		if !job.Complete {
+			state = "running"
+		}
+		present = append(present, fmt.Sprintf("%s %s", name, state))
+	}
+	if len(failed) == 0 {
+		if len(present) == 0 {
+			return Pass("no validate-values or validate-usage Job in namespace %s (a failed one is kept 300 s after it fails)", ns), nil
+		}
+		return Pass("no failed validation Job in namespace %s (%s)", ns, strings.Join(present, ", ")), nil
+	}
+	var msgs []string
+	var refs []ObjectRef
+	logCmds := make([]string, 0, len(failed))
+	for _, job := range failed {
+		m, podRef, err := describeFailedJob(ctx, env, job)
+		if err != nil {
+			return Result{}, err
+		}
+		msgs = append(msgs, m)
+		refs = append(refs, ObjectRef{Kind: "Job", Namespace: ns, Name: job.Name})
+		if podRef != nil {
+			refs = append(refs, *podRef)
+		}
+		logCmds = append(logCmds, fmt.Sprintf("kubectl logs jobs/%s -n %s --tail=%d", job.Name, ns, LogTailLines))
+	}
+	hint := fmt.Sprintf("fix what the log names in your values, then run helm upgrade --install again; read the full log with: %s (the failed Job is deleted 300 s after it fails). To skip the check as a last resort: --set installer.skipValidation=true (validate-values) or installer.skipUsageValidation=true (validate-usage)",
+		strings.Join(logCmds, " ; "))
+	return Fail("%s", strings.Join(msgs, "\n")).WithHint(hint).WithObjects(refs...), nil
+}
+
+// describeFailedJob renders one failed Job with its pod's log tail, or says
+// why the log could not be read.
+func describeFailedJob(ctx context.Context, env *Env, job cluster.Job) (string, *ObjectRef, error) {
+	why := job.Reason
+	if job.Message != "" {
+		why += ": " + job.Message
+	}
+	head := fmt.Sprintf("Job %s failed (%s)", job.Name, why)
+	cmd := fmt.Sprintf("kubectl logs jobs/%s -n %s --tail=%d", job.Name, job.Namespace, LogTailLines)
+	pods, err := env.Cluster.Pods(job.Namespace)
+	if err != nil {
+		return "", nil, err
+	}
+	pod, ok := jobPod(pods, job)
+	if !ok {
+		return fmt.Sprintf("%s; its pod is gone, so its log cannot be read here (run: %s while the Job exists)", head, cmd), nil, nil
+	}
+	ref := &ObjectRef{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name}
+	if pod.Node == "" {
+		return fmt.Sprintf("%s; its pod %s was never scheduled to a node, so it has no log (run: %s)", head, pod.Name, cmd), ref, nil
+	}
+	container := ""
+	if len(job.Containers) > 0 {
+		container = job.Containers[0]
+	}
+	lines, err := env.Cluster.PodLogTail(ctx, pod.Namespace, pod.Name, container, LogTailLines)
+	if err != nil {
+		return fmt.Sprintf("%s; the log of pod %s could not be read (%s); run: %s", head, pod.Name, firstLine(rootCause(err)), cmd), ref, nil
+	}
+	if len(lines) == 0 {
+		return fmt.Sprintf("%s; pod %s returned an empty log (run: %s)", head, pod.Name, cmd), ref, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s; last %d lines of pod %s:", head, len(lines), pod.Name)
+	for _, l := range lines {
+		b.WriteString("\n  ")
+		b.WriteString(RedactSecrets(l))
+	}
+	return b.String(), ref, nil
+}
+
+// jobPod returns the newest pod of job (by the controller-uid or job-name
+// labels the Job controller sets).
+func jobPod(pods []cluster.Pod, job cluster.Job) (cluster.Pod, bool) {
+	var best cluster.Pod
+	found := false
+	for _, p := range pods {
+		l := p.Labels
+		mine := (job.UID != "" && (l["batch.kubernetes.io/controller-uid"] == string(job.UID) || l["controller-uid"] == string(job.UID))) ||
+			l["batch.kubernetes.io/job-name"] == job.Name || l["job-name"] == job.Name
+		if mine && (!found || p.Created.After(best.Created)) {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+// rootCause returns the innermost error's text (the API server's reason
+// rather than our "get pods/log in namespace x:" wrapper).
+func rootCause(err error) string {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok || u.Unwrap() == nil {
+			return err.Error()
+		}
+		err = u.Unwrap()
+	}
+}
+
+var secretAssignment = regexp.MustCompile(`(?i)((?:token|password|passwd|secret|api[-_]?key|apikey|authorization|bearer)[A-Za-z0-9_.-]*["']?\s*[:=]\s*["']?)([^\s"',{}\[\]]+)`)
+
+var bearerToken = regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
+
+// RedactSecrets masks values that look like credentials in a log line
+// ("token: abc", "password=abc", "Authorization: Bearer abc"), since a hook's
+// debug log can echo its inputs: no secret value ever appears in a report
+// (CHECKS.md "JSON output").
+func RedactSecrets(line string) string {
+	line = bearerToken.ReplaceAllString(line, "${1}***")
+	return secretAssignment.ReplaceAllStringFunc(line, func(m string) string {
+		sub := secretAssignment.FindStringSubmatch(m)
+		key := strings.ToLower(strings.TrimRight(sub[1], "\"' :="))
+		if sub[2] == "***" || strings.HasSuffix(key, "ref") || strings.HasSuffix(key, "name") {
+			return m // a reference to a secret (secretKeyRef, secretName), not a value
+		}
+		return sub[1] + "***"
+	})
+}
