@@ -44,6 +44,7 @@ func TestSlowOrFailingAPIServer(t *testing.T) {
 		})
 		// The whole pre-install run, no --only: every other check still ends.
 		res := tc.Run(t, nil, "--kubeconfig", kc, "-o", "json", "--timeout", "4s")
+		t.Logf("run took %s", res.Elapsed)
 		wantCode(t, res, 1)
 		if res.Elapsed > 12*time.Second {
 			t.Errorf("run took %s with --timeout 4s", res.Elapsed)
