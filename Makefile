@@ -63,7 +63,7 @@ test: vet unit e2e
 # make bench: seeds the test control plane with 5,000 nodes, 20,000 Services,
 # 10,000 Deployments... and writes bench/results.md (hack/bench). ~10 minutes.
 bench: test-binaries build
-	$(GO) run ./hack/bench -assets $(CURDIR)/$(K8S_BIN) -plugin $(CURDIR)/$(PLUGIN) -out bench/results.md $(BENCH_FLAGS)
+	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md $(BENCH_FLAGS)
 
 demo: test-binaries build
 	KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
