@@ -319,13 +319,11 @@ func seed(c config, admin *rest.Config, fixtures, dir string) error {
 	}
 	progress(fmt.Sprintf("CRDs (Argo CD, Rollouts and %d others)", c.OtherCRDs), len(crds), t0)
 
-	var created atomic.Int64
 	seedKind := func(what string, n int, f func(ctx context.Context, i int) error) error {
 		t0 := time.Now()
 		if err := parallel(ctx, n, c.workers, f); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		created.Add(int64(n))
 		progress(what, n, t0)
 		return nil
 	}
