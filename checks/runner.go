@@ -114,6 +114,10 @@ func skipped(c Check, reason string) Outcome {
 	return Outcome{Meta: c.Meta, Result: Result{Status: StatusSkip, Message: reason}}
 }
 
+// ctxGrace is how long a check whose context ended may take to return its
+// own error before the runner gives up on it.
+const ctxGrace = 200 * time.Millisecond
+
 // runOne runs one check with its timeout, recovering from panics.
 func runOne(ctx context.Context, env *Env, c Check, opts RunOptions) (o Outcome) {
 	if opts.OnStart != nil {
@@ -142,9 +146,16 @@ func runOne(ctx context.Context, env *Env, c Check, opts RunOptions) (o Outcome)
 	select {
 	case r = <-ch:
 	case <-cctx.Done():
-		// The check ignored its context; report and move on (its goroutine
-		// finishes on its own, its result is dropped).
-		r = ret{err: fmt.Errorf("check did not finish: %w", cctx.Err())}
+		// A check that honours its context returns at once with what it was
+		// waiting for ("list nodes: ... context deadline exceeded"): give it
+		// a moment, so that the report says why.
+		select {
+		case r = <-ch:
+		case <-time.After(ctxGrace):
+			// The check ignored its context; report and move on (its
+			// goroutine finishes on its own, its result is dropped).
+			r = ret{err: fmt.Errorf("check did not finish: %w", cctx.Err())}
+		}
 	}
 	o = Outcome{Meta: c.Meta, Duration: time.Since(start)}
 	o.Result = resolve(c.Meta, r.r, r.err)

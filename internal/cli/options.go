@@ -70,6 +70,10 @@ type Options struct {
 	// Wait re-runs failing post-install checks until they pass or it elapses.
 	Wait time.Duration
 
+	// DebugRequestCount (hidden --debug-request-count) prints the number of
+	// API requests of the run to stderr when it ends (for make bench).
+	DebugRequestCount bool
+
 	// Typed run config, set by Complete.
 	format     reporters.Format
 	failOnWarn bool
@@ -191,6 +195,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
+	if o.DebugRequestCount {
+		defer o.printRequestCount(clients)
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
 	defer cancel()
@@ -231,6 +238,15 @@ func (o *Options) Run(ctx context.Context) error {
 	default:
 		return &ExitError{Code: code}
 	}
+}
+
+// printRequestCount writes one line to stderr: every HTTP request sent to the
+// API server, and how many of those fetched a further page of a paginated
+// LIST (a number that grows with the cluster, unlike the rest):
+//
+//	api-requests: total=23 pages=118
+func (o *Options) printRequestCount(c *cluster.Clients) {
+	fmt.Fprintf(o.Streams.ErrOut, "api-requests: total=%d pages=%d\n", c.Requests.Load(), c.Pages.Load())
 }
 
 func (o *Options) contextName() string {

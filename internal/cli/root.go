@@ -90,6 +90,8 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.StringVar(&o.CRDs, "crds", o.CRDs, "with --fix: which Argo CRDs to adopt: all or rollouts")
 	flags.StringVar(&o.TLSSecret, "tls-secret", "", "with --fix --post: the kubernetes.io/tls Secret to set in the runtime Ingress spec.tls")
 	flags.DurationVar(&o.Wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
+	flags.BoolVar(&o.DebugRequestCount, "debug-request-count", false, "print the number of API requests to stderr when done")
+	_ = flags.MarkHidden("debug-request-count")
 	// -n's help comes from cli-runtime; say what it means here.
 	if f := flags.Lookup("namespace"); f != nil {
 		f.Usage = "runtime namespace (default \"" + checks.DefaultNamespace + "\", not the kubeconfig's namespace)"

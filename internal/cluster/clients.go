@@ -30,6 +30,10 @@ type Clients struct {
 	Config *rest.Config
 	// Requests counts the HTTP requests sent to the API server (nil with fakes).
 	Requests *atomic.Int64
+	// Pages counts the requests among Requests that fetch a further page of a
+	// paginated LIST (they carry a continue token); these grow with the size
+	// of the cluster, the others do not (nil with fakes).
+	Pages *atomic.Int64
 }
 
 // NewClients builds the clients for cfg. It raises client-side QPS and burst
@@ -49,9 +53,9 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 		cfg.Burst = 200
 	}
 	cfg.WarningHandler = rest.NoWarnings{}
-	var counter atomic.Int64
+	var counter, pages atomic.Int64
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return countingTransport{next: rt, n: &counter}
+		return countingTransport{next: rt, n: &counter, pages: &pages}
 	})
 
 	protoCfg := rest.CopyConfig(cfg)
@@ -74,15 +78,18 @@ func NewClients(cfg *rest.Config) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
-	return &Clients{Kube: kube, Metadata: meta, Dynamic: dyn, Discovery: disc, Config: cfg, Requests: &counter}, nil
+	return &Clients{Kube: kube, Metadata: meta, Dynamic: dyn, Discovery: disc, Config: cfg, Requests: &counter, Pages: &pages}, nil
 }
 
 type countingTransport struct {
-	next http.RoundTripper
-	n    *atomic.Int64
+	next     http.RoundTripper
+	n, pages *atomic.Int64
 }
 
 func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
+	if r.URL != nil && r.URL.Query().Get("continue") != "" {
+		c.pages.Add(1)
+	}
 	return c.next.RoundTrip(r)
 }

@@ -1,0 +1,114 @@
+package cluster
+
+import (
+	"fmt"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// The per-page work of a run on a large cluster: decode one LIST page of
+// PageSize objects and summarise each. Protobuf (what the typed client asks
+// for) against JSON shows why the Kubernetes client is built for protobuf.
+// These benchmarks measure; they assert only the result.
+
+func benchDeployment(i int) appsv1.Deployment {
+	app := fmt.Sprintf("app-%05d", i)
+	labels := map[string]string{"app.kubernetes.io/name": app, "app.kubernetes.io/instance": app}
+	replicas := int32(2)
+	return appsv1.Deployment{
+		TypeMeta: metav1.TypeMeta{Kind: "Deployment", APIVersion: "apps/v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: fmt.Sprintf("bench-%04d", i%2000), UID: "0b4c8a6e-3f0e-4c1e-9d35-6f4a2f1b8c7d", ResourceVersion: "123456",
+			Labels:      map[string]string{"app.kubernetes.io/name": app, "app.kubernetes.io/managed-by": "Helm", "helm.sh/chart": "service-1.4.2"},
+			Annotations: map[string]string{"meta.helm.sh/release-name": app, "deployment.kubernetes.io/revision": "3"}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "app", Image: "registry.example.com/team/" + app + ":1.4.2", Args: []string{"--port=8080", "--log-level=info"},
+					Env: []corev1.EnvVar{{Name: "APP_NAME", Value: app}},
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}},
+				}}},
+			},
+		},
+		Status: appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2},
+	}
+}
+
+func encodedDeploymentPage(b *testing.B, mediaType string) []byte {
+	b.Helper()
+	list := &appsv1.DeploymentList{TypeMeta: metav1.TypeMeta{Kind: "DeploymentList", APIVersion: "apps/v1"}}
+	for i := 0; i < PageSize; i++ {
+		list.Items = append(list.Items, benchDeployment(i))
+	}
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		b.Fatalf("no serializer for %s", mediaType)
+	}
+	enc := scheme.Codecs.EncoderForVersion(info.Serializer, appsv1.SchemeGroupVersion)
+	data, err := runtime.Encode(enc, list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+func benchDecodePage(b *testing.B, mediaType string) {
+	data := encodedDeploymentPage(b, mediaType)
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), mediaType)
+	dec := scheme.Codecs.DecoderToVersion(info.Serializer, appsv1.SchemeGroupVersion)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		obj, err := runtime.Decode(dec, data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		list := obj.(*appsv1.DeploymentList)
+		out := make([]Workload, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, DeploymentFrom(&list.Items[i]))
+		}
+		if len(out) != PageSize || out[7].Name != "app-00007" {
+			b.Fatalf("decoded %d", len(out))
+		}
+	}
+}
+
+// BenchmarkDeploymentPageProtobuf decodes and summarises one page of 500
+// Deployments sent as protobuf.
+func BenchmarkDeploymentPageProtobuf(b *testing.B) {
+	benchDecodePage(b, runtime.ContentTypeProtobuf)
+}
+
+// BenchmarkDeploymentPageJSON is the same page sent as JSON.
+func BenchmarkDeploymentPageJSON(b *testing.B) { benchDecodePage(b, runtime.ContentTypeJSON) }
+
+// BenchmarkNodeFrom summarises 5,000 nodes.
+func BenchmarkNodeFrom(b *testing.B) {
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3920m"), corev1.ResourceMemory: resource.MustParse("15038088Ki")}
+	nodes := make([]corev1.Node, 5000)
+	for i := range nodes {
+		nodes[i] = corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%d", i)},
+			Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}},
+			Status: corev1.NodeStatus{Allocatable: res, Conditions: []corev1.NodeCondition{
+				{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}, {Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range nodes {
+			if n := NodeFrom(&nodes[i]); !n.Ready || n.AllocatableMilliCPU != 3920 {
+				b.Fatalf("summary %+v", n)
+			}
+		}
+	}
+}
