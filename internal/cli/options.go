@@ -244,6 +244,9 @@ func (o *Options) listChecks() error {
 		list = append(list, c)
 	}
 	if err := reporters.ListChecks(o.Streams.Out, o.format, list); err != nil {
+		if errors.Is(err, reporters.ErrListFormat) {
+			return usageError("%v", err)
+		}
 		return &ExitError{Code: checks.ExitFailed, Err: err}
 	}
 	return nil
