@@ -193,7 +193,9 @@ func (o *Options) Run(ctx context.Context) error {
 	defer cancel()
 	snap := cluster.NewSnapshot(ctx, clients)
 	env := &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv}
-	outcomes := checks.Run(ctx, env, o.selected, checks.RunOptions{})
+	runOpts, progressDone := o.runOptions(len(o.selected))
+	outcomes := checks.Run(ctx, env, o.selected, runOpts)
+	progressDone()
 
 	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
 	if v, err := snap.ServerVersion(); err == nil {
