@@ -145,4 +145,3 @@ func writeChecksums(p string, sums map[string]string) error {
 	}
 	return os.WriteFile(p, []byte(b.String()), 0o644)
 }
-
