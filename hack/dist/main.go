@@ -52,6 +52,17 @@ func run() error {
 	if !strings.HasPrefix(*version, "v") {
 		return fmt.Errorf("version %q must be vX.Y.Z (krew needs the leading v): tag the commit or set VERSION=vX.Y.Z", *version)
 	}
+	// plugin.yaml's version is the tag without its v (Helm >= 4.1.4 rejects the v).
+	helm, err := release.ReadHelmPlugin("plugin.yaml")
+	if err != nil {
+		return err
+	}
+	if want := strings.TrimPrefix(*version, "v"); helm.Version != want {
+		if !strings.Contains(want, "-") {
+			return fmt.Errorf("plugin.yaml has version %q; a release %s needs %q there", helm.Version, *version, want)
+		}
+		fmt.Fprintf(os.Stderr, "warning: plugin.yaml has version %q, not %q (fine for a pre-release build)\n", helm.Version, want)
+	}
 	if err := os.RemoveAll(*out); err != nil {
 		return err
 	}
