@@ -4,6 +4,8 @@
 #   make test           unit + end-to-end tests (builds the control plane on first use)
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
+#   make dist           release archives, checksums.txt and the krew manifest in dist/
+#   make docs           regenerate docs/checks.md from docs/checks/*.md and the registry
 #   make test-binaries  build etcd and kube-apiserver into bin/k8s (cached)
 #   make bench          time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
@@ -15,13 +17,14 @@ K8S_BIN   := $(BIN)/k8s
 # go.etcd.io/etcd/server/v3, both built from the Go module proxy by hack/tools.
 K8S_VERSION := v1.36.3
 
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# A v-semver (krew and the Helm plugin need one): the nearest vX.Y.Z tag, else v0.0.0-dev.
+VERSION   ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-dev)
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
 
-.PHONY: all build install test unit e2e test-binaries demo bench lint fmt vet clean
+.PHONY: all build install test unit e2e test-binaries demo bench lint fmt vet clean dist docs
 
 all: build
 
@@ -31,6 +34,16 @@ build:
 install: build
 	install -m 0755 $(PLUGIN) "$$($(GO) env GOPATH)/bin/kubectl-gitops_preflight"
 	@echo "installed: kubectl gitops-preflight --help"
+
+# Cross-compiled archives (+ completion helper, LICENSE), checksums.txt and
+# dist/gitops-preflight.yaml rendered from .krew.yaml and checked with krew's rules.
+dist:
+	$(GO) run ./hack/dist -version '$(VERSION)' -ldflags '$(LDFLAGS)' -out dist \
+		-mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)"
+
+# docs/checks.md is generated: one section per registered check from docs/checks/<id>.md.
+docs:
+	$(GO) run ./hack/docgen -out docs/checks.md
 
 $(K8S_BIN)/etcd:
 	@mkdir -p $(K8S_BIN)

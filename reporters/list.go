@@ -2,11 +2,14 @@ package reporters
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 )
@@ -21,16 +24,32 @@ type CheckInfo struct {
 	Fixable  bool   `json:"fixable"`
 }
 
-// ListChecks writes the catalogue: a table, or a JSON array for json.
+// ErrListFormat is returned by ListChecks for a format a catalogue has no form in.
+var ErrListFormat = errors.New("--list-checks prints table, json or yaml")
+
+// ListChecks writes the catalogue: a table, a JSON array for json, the same
+// array as YAML for yaml. A catalogue is not a test run, so junit is refused
+// (ErrListFormat); the command reports that as a usage error.
 func ListChecks(w io.Writer, f Format, list []checks.Check) error {
 	infos := make([]CheckInfo, len(list))
 	for i, c := range list {
 		infos[i] = CheckInfo{ID: c.ID, Category: string(c.Category), Mode: c.Modes.String(), Title: c.Title, Docs: c.Docs(), Fixable: c.Fixable}
 	}
-	if f != FormatTable {
+	switch f {
+	case FormatTable:
+	case FormatJSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(infos)
+	case FormatYAML:
+		out, err := yaml.Marshal(infos)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(out)
+		return err
+	default:
+		return fmt.Errorf("%w, not %s", ErrListFormat, f)
 	}
 	table := plainTable(w)
 	table.Header("ID", "CATEGORY", "MODE", "TITLE", "DOCS")

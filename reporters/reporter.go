@@ -15,10 +15,12 @@ type Format string
 const (
 	FormatTable Format = "table"
 	FormatJSON  Format = "json"
+	FormatYAML  Format = "yaml"
+	FormatJUnit Format = "junit"
 )
 
 // Formats lists the supported formats in help order.
-var Formats = []Format{FormatTable, FormatJSON}
+var Formats = []Format{FormatTable, FormatJSON, FormatYAML, FormatJUnit}
 
 // ParseFormat validates an -o value.
 func ParseFormat(s string) (Format, error) {
@@ -55,6 +57,10 @@ func New(f Format, opts Options) (Reporter, error) {
 		return Table{Options: opts}, nil
 	case FormatJSON:
 		return JSON{}, nil
+	case FormatYAML:
+		return YAML{}, nil
+	case FormatJUnit:
+		return JUnit{}, nil
 	default:
 		return nil, fmt.Errorf("unknown output format %q", f)
 	}

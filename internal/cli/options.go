@@ -210,7 +210,9 @@ func (o *Options) Run(ctx context.Context) error {
 	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
 		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
-		return checks.Run(ctx, env, cs, checks.RunOptions{})
+		runOpts, progressDone := o.runOptions(len(cs))
+		defer progressDone()
+		return checks.Run(ctx, env, cs, runOpts)
 	})
 
 	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
@@ -281,6 +283,9 @@ func (o *Options) listChecks() error {
 		list = append(list, c)
 	}
 	if err := reporters.ListChecks(o.Streams.Out, o.format, list); err != nil {
+		if errors.Is(err, reporters.ErrListFormat) {
+			return usageError("%v", err)
+		}
 		return &ExitError{Code: checks.ExitFailed, Err: err}
 	}
 	return nil

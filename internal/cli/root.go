@@ -28,7 +28,19 @@ const example = `  # Before helm install: check the current context for the defa
 // NewCommand returns the root command. Execute it with the process's
 // context; map the returned error with ExitCode.
 func NewCommand(streams genericiooptions.IOStreams, host Host) *cobra.Command {
+	cmd, _ := newCommand(streams, host)
+	return cmd
+}
+
+// newCommand returns the root command and its options (for tests).
+func newCommand(streams genericiooptions.IOStreams, host Host) (*cobra.Command, *Options) {
 	o := NewOptions(streams, host)
+	helm := o.applyHelmEnv()
+	displayName := "kubectl gitops-preflight"
+	if helm.Active {
+		displayName = "helm gitops-preflight"
+	}
+	var showVersion bool
 	cmd := &cobra.Command{
 		Use:   "kubectl-gitops_preflight",
 		Short: "Check a cluster before (and after) installing the Codefresh GitOps Runtime",
@@ -42,9 +54,13 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl gitops-preflight"},
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: displayName},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Complete(cmd.Flags().Changed("namespace")); err != nil {
+			if showVersion {
+				return writeVersion(streams.Out, displayName, "text", CurrentVersion())
+			}
+			// Under Helm the namespace Helm chose (HELM_NAMESPACE) counts as given.
+			if err := o.Complete(cmd.Flags().Changed("namespace") || helm.Namespace != ""); err != nil {
 				return err
 			}
 			return o.Run(cmd.Context())
@@ -96,5 +112,8 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	if f := flags.Lookup("namespace"); f != nil {
 		f.Usage = "runtime namespace (default \"" + checks.DefaultNamespace + "\", not the kubeconfig's namespace)"
 	}
-	return cmd
+	flags.BoolVar(&showVersion, "version", false, "print the version and exit (see also the version command)")
+	cmd.AddCommand(newVersionCommand())
+	registerCompletions(cmd, o)
+	return cmd, o
 }

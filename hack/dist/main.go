@@ -1,0 +1,158 @@
+// Command dist builds the release artefacts into a directory (make dist):
+//
+//	kubectl-gitops_preflight_<version>_<os>_<arch>.tar.gz  linux, darwin × amd64, arm64
+//	kubectl-gitops_preflight_<version>_windows_amd64.zip
+//	checksums.txt                                           sha256sum format
+//	gitops-preflight.yaml                                   krew manifest from .krew.yaml
+//
+// Each archive holds, at its root, the binary, LICENSE, README.md and the
+// kubectl_complete-gitops_preflight completion helper. The krew manifest is
+// the krew-release-bot template .krew.yaml rendered for <version> with the
+// sha256 of these archives, then checked with krew's rules
+// (internal/release). <version> must be vX.Y.Z[-pre][+build]: krew requires
+// the leading v (shared/spec/plugin-conventions.md §1.2).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/release"
+)
+
+const (
+	binName    = "kubectl-gitops_preflight"
+	helperName = "kubectl_complete-gitops_preflight"
+	manifest   = "gitops-preflight.yaml"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "dist:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		version   = flag.String("version", "", "release version, vX.Y.Z (the git tag)")
+		out       = flag.String("out", "dist", "output directory (emptied first)")
+		ldflags   = flag.String("ldflags", "", "go build -ldflags")
+		platforms = flag.String("platforms", "darwin/amd64,darwin/arm64,linux/amd64,linux/arm64,windows/amd64", "os/arch list")
+		mtime     = flag.Int64("mtime", 0, "modification time of archive entries, Unix seconds (the commit time: reproducible archives)")
+	)
+	flag.Parse()
+	if !strings.HasPrefix(*version, "v") {
+		return fmt.Errorf("version %q must be vX.Y.Z (krew needs the leading v): tag the commit or set VERSION=vX.Y.Z", *version)
+	}
+	// plugin.yaml's version is the tag without its v (Helm >= 4.1.4 rejects the v).
+	helm, err := release.ReadHelmPlugin("plugin.yaml")
+	if err != nil {
+		return err
+	}
+	if want := strings.TrimPrefix(*version, "v"); helm.Version != want {
+		if !strings.Contains(want, "-") {
+			return fmt.Errorf("plugin.yaml has version %q; a release %s needs %q there", helm.Version, *version, want)
+		}
+		fmt.Fprintf(os.Stderr, "warning: plugin.yaml has version %q, not %q (fine for a pre-release build)\n", helm.Version, want)
+	}
+	if err := os.RemoveAll(*out); err != nil {
+		return err
+	}
+	build := filepath.Join(*out, "build")
+	if err := os.MkdirAll(build, 0o755); err != nil {
+		return err
+	}
+	modTime := time.Unix(*mtime, 0).UTC()
+	sums := map[string]string{}
+	for _, p := range strings.Split(*platforms, ",") {
+		goos, goarch, ok := strings.Cut(strings.TrimSpace(p), "/")
+		if !ok {
+			return fmt.Errorf("platform %q is not os/arch", p)
+		}
+		bin := binName
+		ext := ".tar.gz"
+		if goos == "windows" {
+			bin += ".exe"
+			ext = ".zip"
+		}
+		binPath := filepath.Join(build, goos+"-"+goarch, bin)
+		fmt.Fprintf(os.Stderr, "building %s/%s\n", goos, goarch)
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", *ldflags, "-o", binPath, "./cmd/kubectl-gitops_preflight")
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build %s/%s: %w", goos, goarch, err)
+		}
+		name := fmt.Sprintf("%s_%s_%s_%s%s", binName, *version, goos, goarch, ext)
+		archive := filepath.Join(*out, name)
+		files := []release.File{
+			{Name: bin, Src: binPath, Mode: 0o755},
+			{Name: helperName, Src: helperName, Mode: 0o755},
+			{Name: "LICENSE", Src: "LICENSE", Mode: 0o644},
+			{Name: "README.md", Src: "README.md", Mode: 0o644},
+		}
+		if err := release.WriteArchive(archive, files, modTime); err != nil {
+			return err
+		}
+		if err := release.CheckKrewArchive(archive, bin, goos == "windows"); err != nil {
+			return err
+		}
+		sum, err := release.SHA256File(archive)
+		if err != nil {
+			return err
+		}
+		sums[name] = sum
+	}
+	if err := os.RemoveAll(build); err != nil {
+		return err
+	}
+	if err := writeChecksums(filepath.Join(*out, "checksums.txt"), sums); err != nil {
+		return err
+	}
+	tmpl, err := os.ReadFile(".krew.yaml")
+	if err != nil {
+		return err
+	}
+	rendered, err := release.RenderKrewTemplate(tmpl, *version, func(uri string) (string, error) {
+		sum, ok := sums[path.Base(uri)]
+		if !ok {
+			return "", fmt.Errorf(".krew.yaml names %s, which this build did not produce (see -platforms)", path.Base(uri))
+		}
+		return sum, nil
+	})
+	if err != nil {
+		return fmt.Errorf("rendering .krew.yaml: %w", err)
+	}
+	mpath := filepath.Join(*out, manifest)
+	if err := os.WriteFile(mpath, rendered, 0o644); err != nil {
+		return err
+	}
+	if _, err := release.ReadKrewManifest(mpath); err != nil {
+		return fmt.Errorf("%s fails krew's rules: %w", mpath, err)
+	}
+	fmt.Fprintf(os.Stderr, "wrote %d archives, checksums.txt and %s to %s\n", len(sums), manifest, *out)
+	return nil
+}
+
+// writeChecksums writes "<sha256>  <file>" lines sorted by file name, the
+// format `sha256sum -c` reads.
+func writeChecksums(p string, sums map[string]string) error {
+	names := make([]string, 0, len(sums))
+	for n := range sums {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(sums[n] + "  " + n + "\n")
+	}
+	return os.WriteFile(p, []byte(b.String()), 0o644)
+}

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/version"
+)
+
+// run executes the root command with args and env, returning stdout,
+// stderr, the options and the error.
+func run(t *testing.T, env map[string]string, args ...string) (string, string, *Options, error) {
+	t.Helper()
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd, o := newCommand(streams, Host{Getenv: func(k string) string { return env[k] }})
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), o, err
+}
+
+func TestHelmEnvironment(t *testing.T) {
+	helm := map[string]string{
+		"HELM_PLUGIN_NAME": "gitops-preflight",
+		"HELM_NAMESPACE":   "team-a",
+		"HELM_KUBECONTEXT": "ctx-a",
+		"KUBECONFIG":       "/tmp/helm.kubeconfig",
+	}
+	tests := []struct {
+		name                     string
+		env                      map[string]string
+		args                     []string
+		wantNS, wantCtx, wantKC  string
+		wantNSExplicit, wantHelm bool
+	}{
+		{name: "kubectl plugin ignores HELM_* variables", env: map[string]string{"HELM_NAMESPACE": "team-a", "HELM_KUBECONTEXT": "ctx-a"},
+			wantNS: checks.DefaultNamespace},
+		{name: "under Helm the namespace, context and kubeconfig are Helm's", env: helm,
+			wantNS: "team-a", wantCtx: "ctx-a", wantKC: "/tmp/helm.kubeconfig", wantNSExplicit: true, wantHelm: true},
+		{name: "explicit flags win over Helm's", env: helm, args: []string{"-n", "mine", "--context", "ctx-b", "--kubeconfig", "/tmp/b"},
+			wantNS: "mine", wantCtx: "ctx-b", wantKC: "/tmp/b", wantNSExplicit: true, wantHelm: true},
+		{name: "a KUBECONFIG path list is left to client-go's loading rules", env: map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight", "HELM_NAMESPACE": "default", "KUBECONFIG": "/a:/b"},
+			wantNS: "default", wantNSExplicit: true, wantHelm: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, o, err := run(t, tt.env, append([]string{"--list-checks"}, tt.args...)...)
+			if err != nil {
+				t.Fatalf("execute: %v", err)
+			}
+			if o.inputs.Namespace != tt.wantNS || o.inputs.NamespaceExplicit != tt.wantNSExplicit {
+				t.Errorf("namespace = %q (explicit %v), want %q (%v)", o.inputs.Namespace, o.inputs.NamespaceExplicit, tt.wantNS, tt.wantNSExplicit)
+			}
+			if got := *o.ConfigFlags.Context; got != tt.wantCtx {
+				t.Errorf("context = %q, want %q", got, tt.wantCtx)
+			}
+			if got := *o.ConfigFlags.KubeConfig; got != tt.wantKC {
+				t.Errorf("kubeconfig = %q, want %q", got, tt.wantKC)
+			}
+		})
+	}
+}
+
+func TestDisplayNameUnderHelm(t *testing.T) {
+	out, _, _, err := run(t, map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight"}, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "helm gitops-preflight [flags]") {
+		t.Errorf("help under Helm does not say `helm gitops-preflight [flags]`:\n%s", out)
+	}
+	out, _, _, _ = run(t, nil, "--help")
+	if !strings.Contains(out, "kubectl gitops-preflight [flags]") {
+		t.Errorf("help does not say `kubectl gitops-preflight [flags]`:\n%s", out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	old := version.Version
+	version.Version = "v1.2.3-test"
+	t.Cleanup(func() { version.Version = old })
+
+	out, _, _, err := run(t, nil, "version", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v VersionInfo
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("version -o json: %v\n%s", err, out)
+	}
+	if v.Version != "v1.2.3-test" || v.GoVersion == "" || v.Platform == "" {
+		t.Errorf("version -o json = %+v", v)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		out, _, _, err := run(t, nil, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out, "kubectl gitops-preflight v1.2.3-test\n") || !strings.Contains(out, "commit: ") {
+			t.Errorf("%v printed %q", args, out)
+		}
+	}
+	if _, _, _, err := run(t, nil, "version", "-o", "xml"); ExitCode(err) != checks.ExitUsage {
+		t.Errorf("version -o xml: exit %d (%v), want 2", ExitCode(err), err)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	out, _, _, err := run(t, nil, "__complete", "--only", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks.All() {
+		if !strings.Contains(out, c.ID+"\t"+c.Title+"\n") {
+			t.Errorf("--only completion lacks %s:\n%s", c.ID, out)
+		}
+	}
+	out, _, _, _ = run(t, nil, "__complete", "--skip", "helm-version,")
+	if strings.Contains(out, "helm-version,helm-version") || !strings.Contains(out, "helm-version,runtime-name\t") {
+		t.Errorf("--skip completion after a comma:\n%s", out)
+	}
+	out, _, _, _ = run(t, nil, "__complete", "-o", "")
+	for _, f := range []string{"table", "json", "yaml", "junit"} {
+		if !strings.Contains(out, f+"\n") {
+			t.Errorf("-o completion lacks %s:\n%s", f, out)
+		}
+	}
+	out, _, _, _ = run(t, nil, "completion", "bash")
+	if !strings.Contains(out, "__start_kubectl-gitops_preflight") {
+		t.Errorf("completion bash is not a bash completion script:\n%.300s", out)
+	}
+}
+
+func TestCompletionContexts(t *testing.T) {
+	kc := t.TempDir() + "/config"
+	writeFile(t, kc, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {}}]
+contexts:
+- {name: prod-eu, context: {cluster: c, user: u}}
+- {name: dev, context: {cluster: c, user: u}}
+current-context: dev
+`)
+	out, _, _, err := run(t, nil, "--kubeconfig", kc, "__complete", "--context", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "dev\nprod-eu\n:4\n") {
+		t.Errorf("--context completion = %q", out)
+	}
+}
+
+func TestColourDecision(t *testing.T) {
+	tests := []struct {
+		name     string
+		noColor  bool
+		env      string
+		terminal bool
+		want     bool
+	}{
+		{"terminal", false, "", true, true},
+		{"pipe", false, "", false, false},
+		{"--no-color", true, "", true, false},
+		{"NO_COLOR", false, "1", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewOptions(genericiooptions.IOStreams{Out: io.Discard}, Host{
+				Getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.env}[k] },
+				IsTerminal: func(io.Writer) bool { return tt.terminal },
+			})
+			o.NoColor = tt.noColor
+			if got := o.colorEnabled(); got != tt.want {
+				t.Errorf("colorEnabled() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, 2)
+	opts := p.runOptions()
+	a := checks.Meta{ID: "node-resources"}
+	b := checks.Meta{ID: "cluster-admin"}
+	opts.OnStart(a)
+	opts.OnStart(b)
+	opts.OnDone(checks.Outcome{Meta: a})
+	opts.OnDone(checks.Outcome{Meta: b})
+	p.Done()
+	want := eraseLine + "[0/2] checking node-resources" +
+		eraseLine + "[0/2] checking cluster-admin, node-resources" +
+		eraseLine + "[1/2] checking cluster-admin" +
+		eraseLine + "[2/2] checking" + eraseLine
+	if buf.String() != want {
+		t.Errorf("progress wrote %q, want %q", buf.String(), want)
+	}
+
+	// Not a terminal: no hooks, nothing written.
+	var errOut bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{IsTerminal: func(io.Writer) bool { return false }})
+	ro, done := o.runOptions(3)
+	done()
+	if ro.OnStart != nil || ro.OnDone != nil || errOut.Len() != 0 {
+		t.Errorf("progress on a non-terminal: hooks %v/%v, wrote %q", ro.OnStart != nil, ro.OnDone != nil, errOut.String())
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+// completionTimeout bounds the API request of a namespace completion: a
+// <TAB> must never hang on an unreachable cluster.
+const completionTimeout = 5 * time.Second
+
+// CompletionHelper is the executable kubectl (1.26 or newer) runs to complete
+// `kubectl gitops-preflight <TAB>`: kubectl_complete-<plugin name with
+// dashes as underscores> on PATH (plugin-conventions.md §2.4). The script of
+// that name at the repository root forwards to the hidden `__complete`
+// command cobra adds.
+const CompletionHelper = "kubectl_complete-gitops_preflight"
+
+const completionNote = `
+As a kubectl plugin (kubectl 1.26 or newer), "kubectl gitops-preflight <TAB>"
+completes through the ` + CompletionHelper + ` helper shipped
+next to the binary: put it on your PATH, e.g.
+  ln -s "$(dirname "$(command -v kubectl-gitops_preflight)")/` + CompletionHelper + `" ~/.local/bin/
+The scripts printed here complete the binary when run as kubectl-gitops_preflight.`
+
+// registerCompletions adds completion of flag values to the root command:
+// check IDs for --only/--skip (comma-separated), formats for -o, the fixed
+// choices of --fail-on/--access-mode/--crds, contexts from the kubeconfig
+// for --context, and the cluster's namespaces for -n. It also creates cobra's
+// `completion bash|zsh|fish|powershell` command and explains the kubectl
+// helper in its help.
+func registerCompletions(cmd *cobra.Command, o *Options) {
+	fixed := func(flag string, values ...string) {
+		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	}
+	formats := make([]string, len(reporters.Formats))
+	for i, f := range reporters.Formats {
+		formats[i] = string(f)
+	}
+	fixed("output", formats...)
+	fixed("fail-on", "fail", "warn")
+	fixed("access-mode", string(checks.AccessTunnel), string(checks.AccessIngress), string(checks.AccessServiceMesh))
+	fixed("crds", "all", "rollouts")
+	_ = cmd.RegisterFlagCompletionFunc("only", completeCheckIDs)
+	_ = cmd.RegisterFlagCompletionFunc("skip", completeCheckIDs)
+	_ = cmd.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return o.completeContexts(), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.RegisterFlagCompletionFunc("namespace", func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return o.completeNamespaces(c.Context()), cobra.ShellCompDirectiveNoFileComp
+	})
+
+	cmd.InitDefaultCompletionCmd()
+	for _, sub := range cmd.Commands() {
+		if sub.Name() == "completion" {
+			sub.Long += completionNote
+		}
+	}
+}
+
+// completeCheckIDs completes the last element of a comma-separated list of
+// check IDs, describing each by its title and leaving out those already given.
+func completeCheckIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	prefix, last := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		prefix, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	given := map[string]bool{}
+	for _, id := range strings.Split(prefix, ",") {
+		given[id] = true
+	}
+	var out []cobra.Completion
+	for _, c := range checks.All() {
+		if given[c.ID] || !strings.HasPrefix(c.ID, last) {
+			continue
+		}
+		out = append(out, cobra.CompletionWithDesc(prefix+c.ID, c.Title))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeContexts lists the kubeconfig's context names, sorted.
+func (o *Options) completeContexts() []cobra.Completion {
+	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil
+	}
+	out := make([]cobra.Completion, 0, len(raw.Contexts))
+	for name := range raw.Contexts {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeNamespaces lists the cluster's namespaces (one bounded request);
+// nothing when the cluster cannot be asked.
+func (o *Options) completeNamespaces(ctx context.Context) []cobra.Completion {
+	cfg, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return nil
+	}
+	cfg.Timeout = completionTimeout
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
+	defer cancel()
+	list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	out := make([]cobra.Completion, 0, len(list.Items))
+	for _, ns := range list.Items {
+		out = append(out, ns.Name)
+	}
+	return out
+}

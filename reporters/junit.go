@@ -1,0 +1,153 @@
+package reporters
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+)
+
+// JUnit renders the report as JUnit XML for CI test dashboards (GitLab,
+// Jenkins, Azure DevOps, GitHub test reporters): one <testsuite> for the run
+// and one <testcase> per check, named by check ID with classname
+// "gitops-preflight.<category>". Statuses map as the issue asks:
+//
+//	pass, warn  passing testcase; warn says so in <system-out>
+//	fail, error <failure type="fail|error" message="..."> with hint and docs
+//	skip        <skipped message="...">
+//
+// Times are the checks' durations in seconds; the suite's time is their sum.
+type JUnit struct{}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Type    string `xml:"type,attr"`
+	Message string `xml:"message,attr"`
+	Body    string `xml:",cdata"`
+}
+
+// junitText is element text kept readable (newlines as they are) in CDATA.
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// Report writes the XML declaration and the <testsuites> document.
+func (JUnit) Report(w io.Writer, r *checks.Report) error {
+	mode := "pre-install"
+	if r.Mode == checks.ModePost {
+		mode = "post-install"
+	}
+	suite := junitSuite{Name: "gitops-preflight " + mode}
+	for _, p := range []junitProperty{
+		{"cluster.context", r.Cluster.Context},
+		{"cluster.server", r.Cluster.Server},
+		{"cluster.version", r.Cluster.Version},
+	} {
+		if p.Value != "" {
+			suite.Properties = append(suite.Properties, p)
+		}
+	}
+	var total time.Duration
+	for _, o := range r.Outcomes {
+		total += o.Duration
+		c := junitCase{
+			Name:      o.ID,
+			Classname: "gitops-preflight." + string(o.Category),
+			Time:      seconds(o.Duration),
+		}
+		switch o.Status {
+		case checks.StatusFail, checks.StatusError:
+			c.Failure = &junitFailure{Type: string(o.Status), Message: o.Message, Body: failureBody(o)}
+			suite.Failures++
+		case checks.StatusSkip:
+			c.Skipped = &junitSkipped{Message: o.Message}
+			suite.Skipped++
+		default:
+			out := string(o.Status) + ": " + o.Message
+			if o.Status == checks.StatusWarn && o.Hint != "" {
+				out += "\nhint: " + o.Hint
+			}
+			c.SystemOut = &junitText{Text: out}
+		}
+		suite.Tests++
+		suite.Cases = append(suite.Cases, c)
+	}
+	suite.Time = seconds(total)
+	doc := junitSuites{
+		Name: "kubectl gitops-preflight", Tests: suite.Tests, Failures: suite.Failures,
+		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite},
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// failureBody is the text of a <failure>: title, message, hint, objects, docs.
+func failureBody(o checks.Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n%s", o.Status, o.Title, o.Message)
+	if o.Hint != "" {
+		b.WriteString("\nhint: " + o.Hint)
+	}
+	for _, obj := range o.Objects {
+		b.WriteString("\nobject: " + obj.String())
+	}
+	if o.Fixable {
+		b.WriteString("\nfixable: rerun with --fix")
+	}
+	b.WriteString("\ndocs: " + o.Docs())
+	return b.String()
+}
+
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.3f", d.Seconds())
+}

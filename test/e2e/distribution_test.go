@@ -1,0 +1,252 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+)
+
+const versionPkg = "github.com/gitops-preflight/kubectl-gitops-preflight/internal/version"
+
+// TestKubectlPlugin runs the plugin through the real kubectl on PATH, as a
+// user does: a binary built with release ldflags is put as
+// kubectl-gitops_preflight in a directory on PATH together with the
+// kubectl_complete-gitops_preflight helper from the repository root.
+// No control plane: neither command reads the cluster.
+func TestKubectlPlugin(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatal("kubectl is not on PATH; the kubectl plugin test needs the real kubectl")
+	}
+	root := testcluster.RepoRoot(t)
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-ldflags",
+		"-X "+versionPkg+".Version=v9.8.7-e2e -X "+versionPkg+".Commit=abc1234 -X "+versionPkg+".Date=2026-01-02T03:04:05Z",
+		"-o", filepath.Join(dir, "kubectl-gitops_preflight"), "./cmd/kubectl-gitops_preflight")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	copyFile(t, filepath.Join(root, "kubectl_complete-gitops_preflight"), filepath.Join(dir, "kubectl_complete-gitops_preflight"), 0o755)
+	env := []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+
+	out, _ := run(t, env, kubectl, "gitops-preflight", "version")
+	for _, want := range []string{"kubectl gitops-preflight v9.8.7-e2e\n", "commit: abc1234\n", "built:  2026-01-02T03:04:05Z\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl gitops-preflight version printed %q, want it to contain %q", out, want)
+		}
+	}
+	out, _ = run(t, env, kubectl, "gitops-preflight", "--version")
+	if !strings.HasPrefix(out, "kubectl gitops-preflight v9.8.7-e2e\n") {
+		t.Errorf("kubectl gitops-preflight --version printed %q", out)
+	}
+
+	// kubectl >= 1.26 completes plugins through kubectl_complete-<name> on PATH.
+	out, _ = run(t, env, kubectl, "__complete", "gitops-preflight", "--only", "")
+	for _, c := range checks.All() {
+		if !strings.Contains(out, c.ID+"\t") {
+			t.Errorf("kubectl __complete gitops-preflight --only '' lacks %s:\n%s", c.ID, out)
+		}
+	}
+	// Fixed choices are all offered; the shell filters them by the prefix.
+	out, _ = run(t, env, kubectl, "__complete", "gitops-preflight", "-o", "")
+	for _, f := range []string{"table", "json", "yaml", "junit"} {
+		if !strings.Contains(out, "\n"+f+"\n") {
+			t.Errorf("kubectl __complete gitops-preflight -o '' lacks %s:\n%s", f, out)
+		}
+	}
+}
+
+// TestHelmPlugin installs the plugin into a real Helm (own HELM_*_HOME dirs)
+// from a checkout laid out as `make build` leaves it (plugin.yaml,
+// plugin.complete, bin/kubectl-gitops_preflight) and runs `helm
+// gitops-preflight` against the test API server. It shows that Helm's
+// --kube-context, -n and --kubeconfig reach the plugin (as HELM_KUBECONTEXT,
+// HELM_NAMESPACE and KUBECONFIG), that explicit plugin flags win, that Helm
+// passes the exit code through, and that HELM_BIN feeds helm-version.
+func TestHelmPlugin(t *testing.T) {
+	helm := testcluster.HelmBinary(t)
+	root := testcluster.RepoRoot(t)
+	c := testcluster.Start(t)
+	c.AddNode(t, testcluster.NodeSpec{Name: "node-1", CPU: "4", Memory: "16Gi"})
+	c.CreateNamespace(t, "team-a")
+
+	// A kubeconfig whose current context is unreachable; "good" is the cluster.
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	cfg, err := clientcmd.LoadFromFile(c.AdminKubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := cfg.Contexts[cfg.CurrentContext]
+	cfg.Contexts = map[string]*clientcmdapi.Context{"good": admin}
+	cfg.Clusters["broken"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	cfg.Contexts["broken"] = &clientcmdapi.Context{Cluster: "broken", AuthInfo: admin.AuthInfo}
+	cfg.CurrentContext = "broken"
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	checkout := t.TempDir()
+	copyFile(t, filepath.Join(root, "plugin.yaml"), filepath.Join(checkout, "plugin.yaml"), 0o644)
+	copyFile(t, filepath.Join(root, "plugin.complete"), filepath.Join(checkout, "plugin.complete"), 0o755)
+	copyFile(t, testcluster.Binary(t), filepath.Join(checkout, "bin", "kubectl-gitops_preflight"), 0o755)
+
+	home := t.TempDir()
+	base := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
+		"HELM_CONFIG_HOME=" + filepath.Join(home, "config"),
+		"HELM_DATA_HOME=" + filepath.Join(home, "data"),
+		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"),
+	}
+	env := append(append([]string(nil), base...), "KUBECONFIG="+kubeconfig)
+
+	if out, code := run(t, env, helm, "plugin", "install", checkout); code != 0 {
+		t.Fatalf("helm plugin install: exit %d\n%s", code, out)
+	}
+	out, _ := run(t, env, helm, "plugin", "list")
+	if !strings.Contains(out, "gitops-preflight") || !strings.Contains(out, "0.1.0") {
+		t.Fatalf("helm plugin list does not show gitops-preflight 0.1.0:\n%s", out)
+	}
+
+	t.Run("Helm's context and namespace", func(t *testing.T) {
+		res := helmRun(t, env, helm, "gitops-preflight", "--kube-context", "good", "-n", "team-a", "-o", "json")
+		if res.Code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.Code, res.Stdout, res.Stderr)
+		}
+		doc := res.JSON(t)
+		if doc.Cluster.Context != "good" {
+			t.Errorf("cluster.context = %q, want good (HELM_KUBECONTEXT)", doc.Cluster.Context)
+		}
+		if ns := testcluster.Check(t, doc, "runtime-namespace"); ns.Status != "pass" || !strings.Contains(ns.Message, "namespace team-a exists") {
+			t.Errorf("runtime-namespace: %s %q, want pass about team-a (HELM_NAMESPACE)", ns.Status, ns.Message)
+		}
+		if hv := testcluster.Check(t, doc, "helm-version"); hv.Status != "pass" || !strings.Contains(hv.Message, "3.22.0") {
+			t.Errorf("helm-version: %s %q, want pass with 3.22.0 (HELM_BIN)", hv.Status, hv.Message)
+		}
+		if strings.Contains(res.Stderr, "\r") {
+			t.Errorf("progress line written to a non-terminal stderr: %q", res.Stderr)
+		}
+	})
+	t.Run("without --kube-context the unreachable current context is used", func(t *testing.T) {
+		res := helmRun(t, env, helm, "gitops-preflight", "-o", "json")
+		if res.Code != checks.ExitUnreachable {
+			t.Fatalf("exit %d, want 3 (Helm's exit code passes through)\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+		}
+		if doc := res.JSON(t); doc.Cluster.Context != "broken" {
+			t.Errorf("cluster.context = %q, want broken", doc.Cluster.Context)
+		}
+	})
+	t.Run("an explicit --context wins over Helm's", func(t *testing.T) {
+		res := helmRun(t, env, helm, "gitops-preflight", "--kube-context", "broken", "--context", "good", "-n", "team-a", "-o", "json")
+		if res.Code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+		}
+		if doc := res.JSON(t); doc.Cluster.Context != "good" {
+			t.Errorf("cluster.context = %q, want good", doc.Cluster.Context)
+		}
+	})
+	t.Run("Helm's --kubeconfig, JUnit output and a failing check", func(t *testing.T) {
+		res := helmRun(t, base, helm, "gitops-preflight", "--kubeconfig", c.AdminKubeconfig(), "-n", "Bad_NS", "-o", "junit")
+		if res.Code != checks.ExitFailed {
+			t.Fatalf("exit %d, want 1\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+		}
+		var suites struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Suites   []struct {
+				Cases []struct {
+					Name    string `xml:"name,attr"`
+					Failure *struct {
+						Type string `xml:"type,attr"`
+					} `xml:"failure"`
+				} `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		if err := xml.Unmarshal([]byte(res.Stdout), &suites); err != nil {
+			t.Fatalf("-o junit is not XML: %v\n%s", err, res.Stdout)
+		}
+		var failed []string
+		for _, tc := range suites.Suites[0].Cases {
+			if tc.Failure != nil {
+				failed = append(failed, tc.Name+":"+tc.Failure.Type)
+			}
+		}
+		if suites.Tests != 7 || suites.Failures != 1 || strings.Join(failed, ",") != "runtime-namespace:fail" {
+			t.Errorf("junit: %d tests, %d failures %v; want 7 tests and runtime-namespace failing\n%s", suites.Tests, suites.Failures, failed, res.Stdout)
+		}
+	})
+	t.Run("help and completion under Helm", func(t *testing.T) {
+		out, _ := run(t, env, helm, "gitops-preflight", "--help")
+		if !strings.Contains(out, "helm gitops-preflight [flags]") {
+			t.Errorf("help under Helm:\n%s", out)
+		}
+		out, _ = run(t, env, helm, "__complete", "gitops-preflight", "--skip", "")
+		if !strings.Contains(out, "node-resources") || !strings.Contains(out, "runtime-name") {
+			t.Errorf("helm __complete gitops-preflight --skip '' (plugin.complete):\n%s", out)
+		}
+	})
+}
+
+// run runs a program with exactly env and returns its combined output and
+// exit code; it fails the test only when the program cannot start.
+func run(t *testing.T, env []string, name string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	default:
+		t.Fatalf("running %s: %v", name, err)
+		return "", -1
+	}
+}
+
+// helmRun is run with stdout and stderr apart.
+func helmRun(t *testing.T, env []string, helm string, args ...string) testcluster.Result {
+	t.Helper()
+	cmd := exec.Command(helm, args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := testcluster.Result{Stdout: stdout.String(), Stderr: stderr.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.Code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running helm: %v", err)
+	}
+	return res
+}
+
+func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, mode); err != nil {
+		t.Fatal(err)
+	}
+}
