@@ -55,10 +55,7 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 	var denied error // first permission error; reported only when nothing is found
 
 	releases, err := runtimeReleases(env.Cluster)
-	switch {
-	case err != nil && cluster.IsForbidden(err):
-		denied = err
-	case err != nil:
+	if err = keepDenied(&denied, err); err != nil {
 		return Result{}, err
 	}
 	for _, r := range releases {
@@ -69,12 +66,7 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 	}
 
 	cms, err := env.Cluster.ConfigMapsNamed(RuntimeConfigMapName)
-	switch {
-	case err != nil && cluster.IsForbidden(err):
-		if denied == nil {
-			denied = err
-		}
-	case err != nil:
+	if err = keepDenied(&denied, err); err != nil {
 		return Result{}, err
 	}
 	for _, cm := range cms {
@@ -86,12 +78,7 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 	}
 
 	deps, err := env.Cluster.Deployments()
-	switch {
-	case err != nil && cluster.IsForbidden(err):
-		if denied == nil {
-			denied = err
-		}
-	case err != nil:
+	if err = keepDenied(&denied, err); err != nil {
 		return Result{}, err
 	}
 	for _, d := range deps {
@@ -177,4 +164,17 @@ func refsOf(found []runtimeFinding) []ObjectRef {
 		out[i] = f.ref
 	}
 	return out
+}
+
+// keepDenied records the first permission error in *denied (one signal
+// failing for lack of permission must not hide the others) and returns any
+// other error.
+func keepDenied(denied *error, err error) error {
+	if err == nil || !cluster.IsForbidden(err) {
+		return err
+	}
+	if *denied == nil {
+		*denied = err
+	}
+	return nil
 }
