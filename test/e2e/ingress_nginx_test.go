@@ -66,3 +66,36 @@ func TestIngressNginxCommunity(t *testing.T) {
 		t.Errorf("fallback to external address: %s %s\n%s", got.Status, got.Message, res.Stderr)
 	}
 }
+
+// NGINX Community with the cloud manifest (a LoadBalancer Service, off AWS)
+// and the bare-metal manifest (a NodePort Service, which never gets an
+// external address): class, controller, external address and TCP.
+func TestIngressNginxCloudAndBaremetal(t *testing.T) {
+	only := []string{"--access-mode", "ingress", "--ingress-host", "runtime.example.test", "--skip-ingress-validation",
+		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-tcp,ingress-report-status"}
+
+	t.Run("cloud", func(t *testing.T) {
+		c := testcluster.Start(t)
+		c.AddNode(t, testcluster.NodeSpec{Name: "gke-node", CPU: "4", Memory: "16Gi", ProviderID: "gce://project/europe-west1-b/gke-node"})
+		applyUpstream(t, c, "ingress-nginx/cloud.yaml")
+		expect(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "ingress-tcp": "skip"}, only...)
+		setAvailable(t, c, "ingress-nginx", "ingress-nginx-controller", 1)
+		expect(t, c, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "pass"}, only...)
+		setLoadBalancer(t, c, "ingress-nginx", "ingress-nginx-controller", "127.0.0.1")
+		expect(t, c, map[string]string{"ingress-external-address": "pass", "ingress-tcp": "skip"}, only...)
+	})
+
+	t.Run("baremetal", func(t *testing.T) {
+		c := testcluster.Start(t)
+		c.AddNode(t, testcluster.NodeSpec{Name: "metal-1", CPU: "4", Memory: "16Gi"})
+		applyUpstream(t, c, "ingress-nginx/baremetal.yaml")
+		setAvailable(t, c, "ingress-nginx", "ingress-nginx-controller", 1)
+		_, doc := c.RunJSON(t, nil, only...)
+		wantStatus(t, doc, "ingress-class", "pass")
+		wantStatus(t, doc, "ingress-controller", "pass")
+		addr := wantStatus(t, doc, "ingress-external-address", "fail")
+		if !strings.Contains(addr.Message+addr.Hint, "ingress-nginx-controller") {
+			t.Errorf("external-address does not name the controller Service: %q / %q", addr.Message, addr.Hint)
+		}
+	})
+}
