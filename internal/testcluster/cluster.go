@@ -33,27 +33,23 @@ type Cluster struct {
 }
 
 var (
-	logOnce  sync.Once
-	rootOnce sync.Once
-	rootDir  string
-	rootErr  error
+	logOnce sync.Once
 )
+
+var root memo
 
 // RepoRoot returns the plugin module's root directory.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
-	rootOnce.Do(func() {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
-		if err != nil {
-			rootErr = fmt.Errorf("go list -m: %w", err)
-			return
-		}
-		rootDir = strings.TrimSpace(string(out))
-	})
-	if rootErr != nil {
-		t.Fatal(rootErr)
+	return root.get(t, "", repoRoot)
+}
+
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m: %w", err)
 	}
-	return rootDir
+	return strings.TrimSpace(string(out)), nil
 }
 
 // AssetsDir returns the directory holding etcd and kube-apiserver, failing

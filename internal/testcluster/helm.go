@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,11 +17,7 @@ import (
 // needs no module outside go.sum's neighbourhood.
 const HelmVersion = "v3.22.0"
 
-var (
-	helmOnce sync.Once
-	helmPath string
-	helmErr  error
-)
+var helmBinary memo
 
 // HelmBinary returns a real helm client of HelmVersion: $HELM_E2E_BIN when
 // set, else one built once with `go install helm.sh/helm/v3/cmd/helm@HelmVersion`
@@ -32,23 +27,18 @@ var (
 // fails, saying why, when it cannot be built (no Go module proxy, say).
 func HelmBinary(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("HELM_E2E_BIN"); p != "" {
-		return p
-	}
-	helmOnce.Do(func() {
+	return helmBinary.get(t, "HELM_E2E_BIN", func() (string, error) {
 		cache, err := os.UserCacheDir()
 		if err != nil {
-			helmErr = err
-			return
+			return "", err
 		}
 		dir := filepath.Join(cache, "kubectl-gitops-preflight", "helm-"+HelmVersion)
-		helmPath = filepath.Join(dir, "helm")
-		if helmReports(helmPath, HelmVersion) {
-			return
+		path := filepath.Join(dir, "helm")
+		if helmReports(path, HelmVersion) {
+			return path, nil
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			helmErr = err
-			return
+			return "", err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 		defer cancel()
@@ -58,17 +48,13 @@ func HelmBinary(t testing.TB) string {
 		cmd.Dir = dir // outside this module: `go install pkg@version` ignores go.mod
 		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			helmErr = errors.New("building helm " + HelmVersion + " (go install helm.sh/helm/v3/cmd/helm@" + HelmVersion + "; set HELM_E2E_BIN to use another helm): " + err.Error() + "\n" + string(out))
-			return
+			return "", errors.New("building helm " + HelmVersion + " (go install helm.sh/helm/v3/cmd/helm@" + HelmVersion + "; set HELM_E2E_BIN to use another helm): " + err.Error() + "\n" + string(out))
 		}
-		if !helmReports(helmPath, HelmVersion) {
-			helmErr = errors.New("the helm built in " + dir + " does not report " + HelmVersion)
+		if !helmReports(path, HelmVersion) {
+			return "", errors.New("the helm built in " + dir + " does not report " + HelmVersion)
 		}
+		return path, nil
 	})
-	if helmErr != nil {
-		t.Fatal(helmErr)
-	}
-	return helmPath
 }
 
 func helmReports(path, version string) bool {

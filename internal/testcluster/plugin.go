@@ -9,44 +9,35 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
+var pluginBinary memo
 
 // Binary returns the path of the plugin binary: $PREFLIGHT_BIN when set (the
 // Makefile passes the one it built), else one built once per test process.
 func Binary(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("PREFLIGHT_BIN"); p != "" {
-		return p
-	}
-	root := RepoRoot(t)
-	binOnce.Do(func() {
+	return pluginBinary.get(t, "PREFLIGHT_BIN", func() (string, error) {
+		root, err := repoRoot()
+		if err != nil {
+			return "", err
+		}
 		dir, err := os.MkdirTemp("", "gitops-preflight-e2e-")
 		if err != nil {
-			binErr = err
-			return
+			return "", err
 		}
-		binPath = filepath.Join(dir, "kubectl-gitops_preflight")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/kubectl-gitops_preflight")
+		path := filepath.Join(dir, "kubectl-gitops_preflight")
+		cmd := exec.Command("go", "build", "-o", path, "./cmd/kubectl-gitops_preflight")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = errors.New("go build: " + err.Error() + "\n" + string(out))
+			return "", errors.New("go build: " + err.Error() + "\n" + string(out))
 		}
+		return path, nil
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
 }
 
 // Result is one run of the plugin.
