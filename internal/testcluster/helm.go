@@ -12,12 +12,15 @@ import (
 	"time"
 )
 
-// HelmVersion is the Helm client the Helm-plugin e2e test installs the plugin
-// into: the Helm module this repository already depends on, so building it
-// needs no module outside go.sum's neighbourhood.
+// HelmVersion is the Helm 3 client the end-to-end tests use: the Helm module
+// this repository already depends on, so building it needs no module outside
+// go.sum's neighbourhood.
 const HelmVersion = "v3.22.0"
 
-var helmBinary memo
+// Helm4Version is the Helm 4 client the end-to-end tests run beside Helm 3.
+const Helm4Version = "v4.3.1"
+
+var helmBinary, helm4Binary memo
 
 // HelmBinary returns a real helm client of HelmVersion: $HELM_E2E_BIN when
 // set, else one built once with `go install helm.sh/helm/v3/cmd/helm@HelmVersion`
@@ -28,33 +31,50 @@ var helmBinary memo
 func HelmBinary(t testing.TB) string {
 	t.Helper()
 	return helmBinary.get(t, "HELM_E2E_BIN", func() (string, error) {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return "", err
-		}
-		dir := filepath.Join(cache, "kubectl-gitops-preflight", "helm-"+HelmVersion)
-		path := filepath.Join(dir, "helm")
-		if helmReports(path, HelmVersion) {
-			return path, nil
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "go", "install",
-			"-ldflags", "-X helm.sh/helm/v3/internal/version.version="+HelmVersion+" -X helm.sh/helm/v3/internal/version.gitTreeState=clean",
-			"helm.sh/helm/v3/cmd/helm@"+HelmVersion)
-		cmd.Dir = dir // outside this module: `go install pkg@version` ignores go.mod
-		cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", errors.New("building helm " + HelmVersion + " (go install helm.sh/helm/v3/cmd/helm@" + HelmVersion + "; set HELM_E2E_BIN to use another helm): " + err.Error() + "\n" + string(out))
-		}
-		if !helmReports(path, HelmVersion) {
-			return "", errors.New("the helm built in " + dir + " does not report " + HelmVersion)
-		}
-		return path, nil
+		return buildHelm("helm.sh/helm/v3", HelmVersion, "HELM_E2E_BIN")
 	})
+}
+
+// Helm4Binary is HelmBinary for Helm 4 (module helm.sh/helm/v4, version
+// Helm4Version): $HELM4_E2E_BIN when set, else built once and cached the same
+// way.
+func Helm4Binary(t testing.TB) string {
+	t.Helper()
+	return helm4Binary.get(t, "HELM4_E2E_BIN", func() (string, error) {
+		return buildHelm("helm.sh/helm/v4", Helm4Version, "HELM4_E2E_BIN")
+	})
+}
+
+// buildHelm builds module's cmd/helm at version into the user cache directory
+// unless a helm reporting that version is already there, and returns its path.
+func buildHelm(module, version, envVar string) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "kubectl-gitops-preflight", "helm-"+version)
+	path := filepath.Join(dir, "helm")
+	if helmReports(path, version) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	pkg := module + "/cmd/helm@" + version
+	cmd := exec.CommandContext(ctx, "go", "install",
+		"-ldflags", "-X "+module+"/internal/version.version="+version+" -X "+module+"/internal/version.gitTreeState=clean",
+		pkg)
+	cmd.Dir = dir // outside this module: `go install pkg@version` ignores go.mod
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", errors.New("building helm " + version + " (go install " + pkg + "; set " + envVar + " to use another helm): " + err.Error() + "\n" + string(out))
+	}
+	if !helmReports(path, version) {
+		return "", errors.New("the helm built in " + dir + " does not report " + version)
+	}
+	return path, nil
 }
 
 func helmReports(path, version string) bool {
