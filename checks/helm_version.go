@@ -10,7 +10,7 @@ import (
 )
 
 // MinHelmVersion is the oldest Helm client the install supports: "Helm 3.8.0
-// or higher" (seed 001_876dec2aeba088c2.txt, "Minimum system requirements").
+// or higher" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Minimum system requirements").
 const MinHelmVersion = "3.8.0"
 
 // HelmVersion passes when the Helm client ($HELM_BIN, which Helm sets for its

@@ -45,7 +45,8 @@ type Options struct {
 	NoColor     bool
 	Timeout     time.Duration
 
-	// Planned-install shortcuts (override values files; see the values issue).
+	// Planned-install shortcuts (override values files; applied as --set
+	// over the values, see completeValues).
 	AccessMode            string
 	IngressHost           string
 	IngressClass          string
