@@ -40,6 +40,9 @@ type Inputs struct {
 	// SkipIngressValidation is --skip-ingress-validation or
 	// global.runtime.ingress.skipValidation.
 	SkipIngressValidation bool
+	// Post is true for a --post run (post-install diagnostics); checks that
+	// run in both modes use it to pick their status (warn before, fail after).
+	Post bool
 
 	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
 	// validator (--argocd-version-range; default DefaultArgoCDVersionRange).

@@ -37,6 +37,7 @@ func All() []Check {
 		ALBIngressClassCheck(),
 		IngressHostReachableCheck(),
 		IngressURLCheck(),
+		OSMIngress(),
 		PlatformReachableCheck(),
 		ArgoCDServerCheck(),
 		ArgoCDVersionCheck(),

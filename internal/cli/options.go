@@ -172,6 +172,7 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		CRDs:               o.CRDs,
 		TLSSecret:          o.TLSSecret,
 		ArgoCDVersionRange: o.ArgoCDVersionRange,
+		Post:               o.Post,
 	}
 	if err := o.completeValues(); err != nil {
 		return err
