@@ -66,9 +66,10 @@ const (
 //     "<osm namespace>/osm-ca-bundle", and that Secret exists.
 //
 // Before install a missing policy is a warn whose hint is the exact object to
-// apply after install; with --post it is a fail. OSM not installed, the
-// namespace not monitored, tunnel mode, or OSM v0.9 (MeshConfig without
-// IngressBackend): skip, saying which.
+// apply after install; with --post it is a fail. Tunnel mode (checked first,
+// without reading the cluster), OSM not installed, the namespace absent or
+// not monitored, or OSM v0.9 (MeshConfig without IngressBackend): skip,
+// saying which.
 func OSMIngress() Check {
 	return Check{
 		Meta: Meta{
@@ -143,6 +144,21 @@ func detectOSM(env *Env) (osmInstall, error) {
 }
 
 func runOSMIngress(_ context.Context, env *Env) (Result, error) {
+	// The access mode first: in tunnel mode (the chart's default) nothing
+	// enters the namespace from outside the mesh, and no OSM lookup is spent.
+	mode, class := env.Inputs.AccessMode, env.Inputs.IngressClass
+	var facts RuntimeFacts
+	if env.Inputs.Post {
+		var err error
+		if facts, err = runtimeFacts(env); err != nil {
+			return Result{}, err
+		}
+		mode, class = facts.Mode, facts.Class
+	}
+	if mode == AccessTunnel || mode == "" {
+		return Skip("access mode tunnel: the tunnel client reaches internal-router from inside the namespace, no ingress traffic to admit"), nil
+	}
+
 	osm, err := detectOSM(env)
 	if err != nil {
 		return Result{}, err
@@ -162,18 +178,6 @@ func runOSMIngress(_ context.Context, env *Env) (Result, error) {
 	mesh := n.Labels[cluster.OSMMonitoredByLabel]
 	if mesh == "" {
 		return Skip("namespace %s is not monitored by Open Service Mesh (no %s label)", ns, cluster.OSMMonitoredByLabel), nil
-	}
-
-	mode, class := env.Inputs.AccessMode, env.Inputs.IngressClass
-	var facts RuntimeFacts
-	if env.Inputs.Post {
-		if facts, err = runtimeFacts(env); err != nil {
-			return Result{}, err
-		}
-		mode, class = facts.Mode, facts.Class
-	}
-	if mode == AccessTunnel || mode == "" {
-		return Skip("access mode tunnel: the tunnel client reaches internal-router from inside the mesh, no ingress traffic to admit"), nil
 	}
 
 	_, served, err := env.Cluster.OSMIngressBackends(ns)
