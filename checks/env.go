@@ -9,7 +9,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
-// Inputs describe the planned install (CHECKS.md "Invocation"). Defaults are
+// Inputs describe the planned install (README "Usage"). Defaults are
 // the chart's: runtime name "codefresh", namespace "codefresh", release
 // "cf-gitops-runtime".
 type Inputs struct {

@@ -12,7 +12,7 @@ import (
 )
 
 // TLSExpiryWarn is how close to notAfter a certificate makes ingress-tls warn
-// (CHECKS.md ingress-tls: "warn if it expires within 14 days").
+// (docs/checks/ingress-tls.md: warn when it expires within 14 days).
 const TLSExpiryWarn = 14 * 24 * time.Hour
 
 // IngressTLSCheck passes when the certificate served for the ingress host

@@ -163,7 +163,7 @@ var bearerToken = regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
 // RedactSecrets masks values that look like credentials in a log line
 // ("token: abc", "password=abc", "Authorization: Bearer abc"), since a hook's
 // debug log can echo its inputs: no secret value ever appears in a report
-// (CHECKS.md "JSON output").
+// (README "JSON output").
 func RedactSecrets(line string) string {
 	line = bearerToken.ReplaceAllString(line, "${1}***")
 	return secretAssignment.ReplaceAllStringFunc(line, func(m string) string {

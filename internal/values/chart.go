@@ -95,8 +95,8 @@ func Derive(v map[string]any) Planned {
 	return p
 }
 
-// Shortcuts are the plugin's flags that stand for values (CHECKS.md
-// "Invocation": flags override values files).
+// Shortcuts are the plugin's flags that stand for values (README
+// "Describing the planned install": flags override values files).
 type Shortcuts struct {
 	AccessMode            string // tunnel|ingress|service-mesh
 	IngressHost           string
