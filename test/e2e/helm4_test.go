@@ -116,6 +116,28 @@ func TestHelm4Plugin(t *testing.T) {
 			t.Errorf("Helm 4 local install: $HELM_DATA_HOME/plugins holds %v, HELM_PLUGINS holds %v; want the plugin under $HELM_DATA_HOME/plugins only", dataNames, names)
 		}
 	})
+	t.Run("Helm 3, by contrast, installs it under HELM_PLUGINS", func(t *testing.T) {
+		helm3 := testcluster.HelmBinary(t)
+		home3 := t.TempDir()
+		plugins3 := filepath.Join(home3, "plugins")
+		env3 := []string{
+			"PATH=" + os.Getenv("PATH"), "HOME=" + home3,
+			"HELM_CONFIG_HOME=" + filepath.Join(home3, "config"),
+			"HELM_DATA_HOME=" + filepath.Join(home3, "data"),
+			"HELM_CACHE_HOME=" + filepath.Join(home3, "cache"),
+			"HELM_PLUGINS=" + plugins3,
+		}
+		if out, code := run(t, env3, helm3, "plugin", "install", checkout); code != 0 {
+			t.Fatalf("helm 3 plugin install: exit %d\n%s", code, out)
+		}
+		entries, _ := os.ReadDir(plugins3)
+		if _, err := os.Stat(filepath.Join(home3, "data", "plugins")); len(entries) != 1 || err == nil {
+			t.Errorf("Helm 3 local install: HELM_PLUGINS holds %d entries, $HELM_DATA_HOME/plugins exists: %v; want the plugin under HELM_PLUGINS only", len(entries), err == nil)
+		}
+		if out, _ := run(t, env3, helm3, "plugin", "list"); !strings.Contains(out, "gitops-preflight") {
+			t.Errorf("helm 3 plugin list with HELM_PLUGINS does not show the plugin:\n%s", out)
+		}
+	})
 }
 
 // goodAndBrokenKubeconfig writes a kubeconfig whose current context
