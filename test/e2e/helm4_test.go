@@ -109,6 +109,9 @@ func TestHelm4Plugin(t *testing.T) {
 		listed, _ := run(t, env2, helm, "plugin", "list")
 		t.Logf("helm plugin list with HELM_PLUGINS set:\n%s", listed)
 		listedData, _ := run(t, env, helm, "plugin", "list")
+		if out, code := run(t, env2, helm, "gitops-preflight", "--help"); code == 0 {
+			t.Errorf("helm gitops-preflight ran with HELM_PLUGINS pointing elsewhere:\n%s", out)
+		}
 		if strings.Contains(listed, "gitops-preflight") || !strings.Contains(listedData, "gitops-preflight") {
 			t.Errorf("helm plugin list: with HELM_PLUGINS set:\n%s\nwithout:\n%s\nwant it listed only without HELM_PLUGINS (it went to $HELM_DATA_HOME/plugins)", listed, listedData)
 		}
