@@ -162,3 +162,31 @@ func goodAndBrokenKubeconfig(t *testing.T, c *testcluster.Cluster) string {
 	}
 	return kubeconfig
 }
+
+// TestHelmVersionForms runs helm-version through the built binary against
+// every form `helm version --short` prints, Helm 3 and 4: releases
+// (v<x.y.z>+g<commit>) and Helms built from source without version flags
+// (v<x.y>, no patch). The real Helm 3 and 4 clients are TestHelmPlugin's and
+// TestHelm4Plugin's; these are the forms those builds do not print.
+func TestHelmVersionForms(t *testing.T) {
+	c := testcluster.Start(t)
+	for out, want := range map[string]string{
+		"v4.3":            "pass",
+		"v3.22":           "pass",
+		"v4.3.1+g5b7d2a1": "pass",
+		"v3.22.0+gabc":    "pass",
+		"v3.8":            "pass",
+		"v3.7":            "fail",
+		"v3.7.2+g663a896": "fail",
+	} {
+		res, doc := c.RunJSON(t, []string{fakeHelm(t, out)}, "--only", "helm-version")
+		code := 0
+		if want == "fail" {
+			code = 1
+		}
+		ch := wantStatus(t, doc, "helm-version", want, out)
+		if res.Code != code {
+			t.Errorf("helm printing %q: exit %d, want %d (%s %q)", out, res.Code, code, ch.Status, ch.Message)
+		}
+	}
+}
