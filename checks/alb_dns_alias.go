@@ -10,7 +10,7 @@ import (
 // AlbDNSAlias passes, for an Ingress of an AWS Load Balancer Controller class
 // (controller ingress.k8s.aws/alb), when the runtime host resolves to the
 // same addresses as the ALB hostname in the Ingress status: the Route 53
-// alias to the load balancer exists (seed 001_876dec2aeba088c2.txt, "Create an
+// alias to the load balancer exists (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Create an
 // alias to load balancer in route53", done after install). Name resolution
 // goes through Env.Resolver; ALB addresses rotate, so one common address is
 // enough.

@@ -4,7 +4,7 @@ import "context"
 
 // ALBIngressClassCheck passes when, for AWS ALB (the planned class is named
 // alb or has the ALB controller), the IngressClass has spec.controller:
-// ingress.k8s.aws/alb (seed 001_876dec2aeba088c2.txt, "AWS ALB ingress
+// ingress.k8s.aws/alb (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "AWS ALB ingress
 // configuration" → "Controller configuration"). Other controllers: skip.
 func ALBIngressClassCheck() Check {
 	return Check{

@@ -10,8 +10,7 @@ import (
 
 // ArgoComponent is an Argo Project component a clean-cluster install must not
 // find: "the cluster should not have any Argo Project components: Argo
-// Rollouts, Argo CD, Argo Events, and Argo Workflows" (seed
-// 001_876dec2aeba088c2.txt, "Argo Project components").
+// Rollouts, Argo CD, Argo Events, and Argo Workflows" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Argo Project components").
 type ArgoComponent string
 
 // Argo Project components. ArgoProject is any other quay.io/argoproj image.
@@ -41,7 +40,7 @@ func (a ArgoWorkload) Ref() ObjectRef {
 
 // Labels set by the upstream manifests and Helm charts (argoproj/argo-cd
 // manifests/install.yaml, argoproj/argo-rollouts manifests/install.yaml,
-// argoproj/argo-helm charts; chart-facts §3.1).
+// argoproj/argo-helm charts).
 const (
 	labelPartOf = "app.kubernetes.io/part-of"
 	labelName   = "app.kubernetes.io/name"
@@ -148,8 +147,7 @@ func argoprojRepo(image string) (string, bool) {
 
 // ArgoComponents fails when Argo CD, Argo Rollouts, Argo Events or Argo
 // Workflows controllers (or any other argoproj workload) run anywhere in the
-// cluster: a clean-cluster install brings its own (seed
-// 001_876dec2aeba088c2.txt, "Installation options for GitOps Runtimes" and
+// cluster: a clean-cluster install brings its own (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Installation options for GitOps Runtimes" and
 // "Argo Project components"). With --existing-argocd, Argo CD in the runtime
 // namespace is the expected one and is not reported.
 func ArgoComponents() Check {

@@ -13,10 +13,10 @@ import (
 
 // Helm's ownership metadata: Helm adopts an existing object only when it
 // carries this label and these annotations naming the release; otherwise the
-// install fails with "invalid ownership metadata" (chart-facts §4; Helm
+// install fails with "invalid ownership metadata" (Helm
 // pkg/action/validate.go). The values are the ones Codefresh's adopt-crds.sh
-// sets (seed 001_876dec2aeba088c2.txt, "Switch ownership of Argo Project
-// CRDs"; chart-facts §5.1).
+// sets (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Switch ownership of Argo Project
+// CRDs"; https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/scripts/adopt-crds.sh).
 const (
 	HelmManagedByLabel             = "app.kubernetes.io/managed-by"
 	HelmManagedByValue             = "Helm"
@@ -27,9 +27,8 @@ const (
 // ArgoGroup is the API group of every Argo Project CRD.
 const ArgoGroup = "argoproj.io"
 
-// ArgoRolloutsCRDs are the CRDs "--crds=rollouts" adopts, as the seed's
-// "(Optional) Switch ownership of only Argo Rollout CRDs" does (seed
-// 001_876dec2aeba088c2.txt; chart-facts §4).
+// ArgoRolloutsCRDs are the CRDs "--crds=rollouts" adopts, as the docs'
+// "(Optional) Switch ownership of only Argo Rollout CRDs" does (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/).
 var ArgoRolloutsCRDs = []string{
 	"rollouts.argoproj.io",
 	"analysisruns.argoproj.io",
@@ -102,9 +101,8 @@ func orNone(s string) string {
 
 // ArgoCRDsOwnership fails when an argoproj.io CRD does not carry Helm's
 // ownership metadata for the runtime's release and namespace: "helm install"
-// would then fail with "invalid ownership metadata" (seed
-// 001_876dec2aeba088c2.txt, "Switch ownership of Argo Project CRDs";
-// chart-facts §4, §8). It is fixable: --fix adopts them (all argoproj.io
+// would then fail with "invalid ownership metadata" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Switch ownership of Argo Project CRDs").
+// It is fixable: --fix adopts them (all argoproj.io
 // CRDs, or the Argo Rollouts ones with --crds=rollouts), setting only that
 // label and those annotations.
 func ArgoCRDsOwnership() Check {
@@ -154,7 +152,7 @@ func runArgoCRDsOwnership(_ context.Context, env *Env) (Result, error) {
 }
 
 // argoProject maps an argoproj.io CRD to the chart values section that
-// installs it (seed 001 "Handle Argo Project CRDs outside of the chart":
+// installs it (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/ "Handle Argo Project CRDs outside of the chart":
 // argo-cd, argo-workflows, argo-rollouts, argo-events).
 func argoProject(crd string) string {
 	plural, _, _ := strings.Cut(crd, ".")

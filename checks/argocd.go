@@ -12,13 +12,13 @@ import (
 )
 
 // DefaultArgoCDVersionRange is the chart's REQUIRED_VERSION_CONSTRAINT for an
-// existing Argo CD on main (chart-facts.md §2.2 and §6: hooks/pre-install/
-// _env.yaml L25; stable/0.30 uses ">=3.2 <=3.4": pass --argocd-version-range).
+// existing Argo CD on main (https://github.com/codefresh-io/gitops-runtime-helm/blob/5bf822951dc90b7b2f8a0425627f6ee5aeb087a4/charts/gitops-runtime/templates/hooks/pre-install/_env.yaml#L25;
+// stable/0.30 uses ">=3.2 <=3.4": pass --argocd-version-range).
 const DefaultArgoCDVersionRange = ">=3 <=3.3"
 
 // argoServerSelector are the labels the chart's validate-values hook uses to
 // find the Argo CD server Service (installer.argoCdVersionCheck.argoServerLabels,
-// chart-facts.md §1.2 and §2.2; seed 002_42c30af51b770df7.txt).
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml; https://codefresh.io/docs/docs/installation/gitops/runtime-install-with-existing-argo-cd/).
 const argoServerSelector = "app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd"
 
 func inExistingArgoCD(env *Env) (Result, bool) {
@@ -32,8 +32,7 @@ func inExistingArgoCD(env *Env) (Result, bool) {
 // app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd is in
 // the runtime namespace: the chart's hook fails with "No Argo CD service found
 // matching labels" otherwise, and the runtime reaches an external Argo CD by
-// bare Service name, so it must be in the same namespace (chart-facts.md §1.4,
-// §2.2 step 1).
+// bare Service name, so it must be in the same namespace (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml step 1).
 func ArgoCDServerCheck() Check {
 	return Check{
 		Meta: Meta{
@@ -69,7 +68,7 @@ func runArgoCDServer(_ context.Context, env *Env) (Result, error) {
 // ArgoCDVersionCheck passes when the Argo CD server's version, read from its
 // image tag, satisfies the chart's range (default ">=3 <=3.3",
 // --argocd-version-range; Masterminds/semver as the hook's semver-cli,
-// chart-facts.md §2.2 step 6). A tag of latest or a digest only is a warn:
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml step 6). A tag of latest or a digest only is a warn:
 // the version is unknown.
 func ArgoCDVersionCheck() Check {
 	return Check{
@@ -144,8 +143,7 @@ func imageTag(image string) string {
 // the runtime's Argo CD user (global.integrations.argo-cd.server.auth.username,
 // default admin) the apiKey and login capabilities and does not disable it
 // (accounts.<user>.enabled: "false"): the runtime creates an API token for it
-// (chart-facts.md §1.4 "a password user needs the apiKey capability"; seed
-// 002_42c30af51b770df7.txt). Skipped with auth.type=token.
+// (the chart's README, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md: a password user needs the apiKey capability; https://codefresh.io/docs/docs/installation/gitops/runtime-install-with-existing-argo-cd/). Skipped with auth.type=token.
 func ArgoCDAdminAPIKeyCheck() Check {
 	return Check{
 		Meta: Meta{

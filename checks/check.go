@@ -7,7 +7,7 @@ import (
 )
 
 // Status is the outcome of one check. Its JSON and text form is the lowercase
-// word of the contract (CHECKS.md "Statuses and exit codes").
+// word of the contract (README "Exit codes").
 type Status string
 
 // Statuses, from best to worst for reporting purposes.
@@ -25,7 +25,7 @@ var Statuses = []Status{StatusPass, StatusWarn, StatusFail, StatusSkip, StatusEr
 // Failed reports whether s counts as a failure for the exit code (fail or error).
 func (s Status) Failed() bool { return s == StatusFail || s == StatusError }
 
-// Category groups checks in the catalogue (CHECKS.md "category" column).
+// Category groups checks in the catalogue (README "Checks").
 type Category string
 
 // Categories of the catalogue.
@@ -83,7 +83,7 @@ const DocsBase = "https://github.com/gitops-preflight/kubectl-gitops-preflight/b
 
 // Meta is the static description of a check. It never depends on the cluster.
 type Meta struct {
-	// ID is stable, kebab-case and never reused (CHECKS.md).
+	// ID is stable, kebab-case and never reused (README "Checks").
 	ID       string
 	Category Category
 	Modes    Mode

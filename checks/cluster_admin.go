@@ -32,9 +32,9 @@ func (p Permission) String() string {
 
 // RequiredPermissions are reviewed one by one when the user is not
 // cluster-admin. Namespaced ones come from the "Runtime namespace" table of
-// seed 004_6905bb848065f199.txt ("Minimum requirements"); the chart also
-// creates CRDs, ClusterRoles and ClusterRoleBindings (chart-facts §1.5), which
-// seed 001_876dec2aeba088c2.txt ("Minimum system requirements") covers with
+// https://codefresh.io/csdp-docs/docs/runtime/requirements/ ("Minimum requirements"); the chart also
+// creates CRDs, ClusterRoles and ClusterRoleBindings (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates), which
+// https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/ ("Minimum system requirements") covers with
 // "Cluster admin permissions".
 func RequiredPermissions() []Permission {
 	var out []Permission
@@ -57,7 +57,7 @@ func RequiredPermissions() []Permission {
 }
 
 // ClusterAdmin passes when a SelfSubjectAccessReview allows every verb on
-// every resource ("Cluster admin permissions", seed 001_876dec2aeba088c2.txt,
+// every resource ("Cluster admin permissions", https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
 // "Minimum system requirements"). Otherwise it reviews each of
 // RequiredPermissions in parallel and lists those denied.
 func ClusterAdmin() Check {

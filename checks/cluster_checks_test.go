@@ -186,6 +186,19 @@ func TestHelmVersion(t *testing.T) {
 		{"PATH helm 4", "", true, "v4.0.1+g123\n", nil, StatusPass, "v4.0.1"},
 		{"old helm", "", true, "v3.7.2+g663a896\n", nil, StatusFail, "older than 3.8.0"},
 		{"helm 2", "", true, "Client: v2.16.1+gbbdfe5e\n", nil, StatusFail, "older than 3.8.0"},
+		// Every form Helm 3 and 4 print: from source without ldflags (no
+		// patch), releases (+g<commit>), pre-releases, the long form.
+		{"helm 4 from source", "/opt/helm", false, "v4.3\n", nil, StatusPass, "helm v4.3 ("},
+		{"helm 3 from source", "", true, "v3.22\n", nil, StatusPass, "helm v3.22 ("},
+		{"helm 4 release", "", true, "v4.3.1+g5b7d2a1\n", nil, StatusPass, "helm v4.3.1+g5b7d2a1 ("},
+		{"helm 3 release", "", true, "v3.22.0+gabc\n", nil, StatusPass, "helm v3.22.0+gabc ("},
+		{"helm 4 rc", "", true, "v4.0.0-rc.1+gabc\n", nil, StatusPass, "v4.0.0-rc.1"},
+		{"minimum", "", true, "v3.8.0+gd141386\n", nil, StatusPass, "v3.8.0"},
+		{"minimum from source", "", true, "v3.8\n", nil, StatusPass, "v3.8 ("},
+		{"old from source", "", true, "v3.7\n", nil, StatusFail, "v3.7 (/usr/local/bin/helm) is older than 3.8.0"},
+		{"3.8 pre-release", "", true, "v3.8.0-rc.1\n", nil, StatusFail, "older than 3.8.0"},
+		{"warning first", "", true, "WARNING: Kubernetes configuration file is group-readable\nv3.22.0+gabc\n", nil, StatusPass, "v3.22.0"},
+		{"long form", "", true, `version.BuildInfo{Version:"v4.3.1", GitCommit:"", GitTreeState:"clean"}` + "\n", nil, StatusPass, "v4.3.1"},
 		{"absent", "", false, "", nil, StatusWarn, "no helm client"},
 		{"broken", "", true, "", errors.New("exec format error"), StatusFail, "did not report"},
 	}
@@ -264,5 +277,19 @@ func TestRuntimeNamespace(t *testing.T) {
 				t.Fatalf("runtime-namespace = %s %q, %v; want %s containing %q", got.Status, got.Message, err, tt.want, tt.wantMsg)
 			}
 		})
+	}
+}
+
+// TestHelmVersionUnreadable: output without a version is an error (the check
+// ends in "error", exit 1), never a guess.
+func TestHelmVersionUnreadable(t *testing.T) {
+	for _, out := range []string{"", "helm\n", "3.22.0\n", "Error: unknown flag: --short\n"} {
+		env, _ := fakeEnv(t, "v1.30.0")
+		env.Getenv = func(string) string { return "/opt/helm" }
+		env.Command = func(context.Context, string, ...string) ([]byte, error) { return []byte(out), nil }
+		got, err := runHelmVersion(t.Context(), env)
+		if err == nil || !strings.Contains(err.Error(), "cannot find a version") {
+			t.Errorf("output %q: got %s %q, %v; want the error \"cannot find a version\"", out, got.Status, got.Message, err)
+		}
 	}
 }

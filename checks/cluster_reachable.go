@@ -9,7 +9,7 @@ import (
 
 // ClusterReachable passes when the API server's /version answers with the
 // given credentials. It is fatal: when it fails the run stops and exits 3
-// (CHECKS.md "Statuses and exit codes").
+// (README "Exit codes").
 func ClusterReachable() Check {
 	return Check{
 		Meta: Meta{

@@ -10,8 +10,8 @@
 // Adding a check is one file and one line: write `func MyCheck() Check` in
 // its own file (with a pass and a fail test), and add `MyCheck()` to All in
 // registry.go at the place it should appear in reports. The catalogue and its
-// meaning are fixed by shared/spec/CHECKS.md; every rule's threshold cites the
-// seed document and section it comes from.
+// meaning are fixed by README "Checks" and docs/checks.md; every rule's threshold cites the
+// public page or source file (URL and section) it comes from.
 //
 // The runner (Run) executes the selected checks concurrently (bounded), with a
 // timeout and panic recovery per check; a check whose prerequisite did not

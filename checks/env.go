@@ -9,7 +9,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
-// Inputs describe the planned install (CHECKS.md "Invocation"). Defaults are
+// Inputs describe the planned install (README "Usage"). Defaults are
 // the chart's: runtime name "codefresh", namespace "codefresh", release
 // "cf-gitops-runtime".
 type Inputs struct {
@@ -21,7 +21,8 @@ type Inputs struct {
 
 	// Values are the merged chart values (-f, --set and the shortcuts applied,
 	// in Helm's order); nil when none were given. Read them through the
-	// helpers of the values issue, never by hand-walking maps elsewhere.
+	// helpers of internal/values (values.String, values.Map, ...), never by
+	// hand-walking maps elsewhere.
 	Values map[string]any
 	// AccessMode is derived from Values as the chart does, or set by
 	// --access-mode: tunnel (the chart's default), ingress or service-mesh.
@@ -39,6 +40,9 @@ type Inputs struct {
 	// SkipIngressValidation is --skip-ingress-validation or
 	// global.runtime.ingress.skipValidation.
 	SkipIngressValidation bool
+	// Post is true for a --post run (post-install diagnostics); checks that
+	// run in both modes use it to pick their status (warn before, fail after).
+	Post bool
 
 	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
 	// validator (--argocd-version-range; default DefaultArgoCDVersionRange).
@@ -50,8 +54,8 @@ type Inputs struct {
 	TLSSecret string
 }
 
-// AccessMode is how the runtime is reached from the platform (seed 001
-// "Step 3", Access modes; chart-facts §1.1).
+// AccessMode is how the runtime is reached from the platform (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/
+// "Step 3", Access modes; https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369).
 type AccessMode string
 
 // Access modes.
@@ -61,7 +65,7 @@ const (
 	AccessServiceMesh AccessMode = "service-mesh"
 )
 
-// Defaults of the chart and its docs (seed 001 "Step 3"; chart-facts §1.2).
+// Defaults of the chart and its docs (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/ "Step 3"; https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml).
 const (
 	DefaultRuntimeName = "codefresh"
 	DefaultNamespace   = "codefresh"

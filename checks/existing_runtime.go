@@ -11,20 +11,20 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// Marks of an installed GitOps Runtime (chart-facts §3.2, §3.5): the chart's
+// Marks of an installed GitOps Runtime (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/codefresh-cm.yaml): the chart's
 // name, the ConfigMap every runtime has (also CLI-installed ones) and the
 // app-proxy Deployment.
 const (
 	RuntimeChartName     = "gitops-runtime"
 	RuntimeConfigMapName = "codefresh-cm"
 	RuntimeAppProxyName  = "cap-app-proxy"
-	// runtimeNameLabel carries the runtime name on chart objects (chart-facts §3.1).
+	// runtimeNameLabel carries the runtime name on chart objects (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L43-L59).
 	runtimeNameLabel = "codefresh.io/runtime-name"
 )
 
 // ExistingRuntime fails when a GitOps Runtime is already installed on the
 // cluster: "You can install a single GitOps Runtime on a cluster" and, within
-// an account, one Hybrid runtime per cluster (seed 001_876dec2aeba088c2.txt,
+// an account, one Hybrid runtime per cluster (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
 // introduction and "Number of Hybrid GitOps Runtimes"). It looks for the
 // latest revision of any Helm release of chart gitops-runtime (one GET per
 // release; release Secrets are listed metadata-only), a codefresh-cm

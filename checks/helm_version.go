@@ -10,12 +10,16 @@ import (
 )
 
 // MinHelmVersion is the oldest Helm client the install supports: "Helm 3.8.0
-// or higher" (seed 001_876dec2aeba088c2.txt, "Minimum system requirements").
+// or higher" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Minimum system requirements").
 const MinHelmVersion = "3.8.0"
 
 // HelmVersion passes when the Helm client ($HELM_BIN, which Helm sets for its
 // plugins, else helm on PATH) is 3.8.0 or newer; warns when there is none;
-// fails when it is older.
+// fails when it is older. It reads every form `helm version --short` prints,
+// Helm 3 and 4: releases print "v3.22.0+gabc1234" or "v4.3.1+g…", a Helm built
+// from source without version ldflags prints "v4.3" or "v3.22" (a missing
+// patch is 0), pre-releases "v4.0.0-rc.1"; the comparison is Masterminds
+// semver's (a pre-release sorts before its release).
 func HelmVersion() Check {
 	return Check{
 		Meta: Meta{
@@ -30,7 +34,10 @@ func HelmVersion() Check {
 	}
 }
 
-var helmVersionPattern = regexp.MustCompile(`v?(\d+\.\d+\.\d+)`)
+// helmVersionPattern finds the first vMAJOR.MINOR[.PATCH][-PRE][+BUILD] in the
+// output (Helm 2's "Client: v2.16.1+g…" and "version.BuildInfo{Version:"v3…"
+// included).
+var helmVersionPattern = regexp.MustCompile(`(?:^|[^0-9A-Za-z.])v(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)`)
 
 func runHelmVersion(ctx context.Context, env *Env) (Result, error) {
 	bin := env.Getenv("HELM_BIN")
@@ -59,8 +66,8 @@ func runHelmVersion(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, fmt.Errorf("parsing helm version %q: %w", m[1], err)
 	}
 	if v.LessThan(semver.MustParse(MinHelmVersion)) {
-		return Fail("helm %s (%s) is older than %s", v, bin, MinHelmVersion).
+		return Fail("helm v%s (%s) is older than %s", m[1], bin, MinHelmVersion).
 			WithHint("upgrade Helm: https://helm.sh/docs/intro/install/"), nil
 	}
-	return Pass("helm v%s (%s)", v, bin), nil
+	return Pass("helm v%s (%s)", m[1], bin), nil
 }

@@ -9,9 +9,9 @@ import (
 
 // IngressClassCheck passes when the planned IngressClass
 // (global.runtime.ingress.className, default nginx) exists and its
-// spec.controller is one the runtime supports (seed 001_876dec2aeba088c2.txt,
+// spec.controller is one the runtime supports (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
 // "Ingress controller configuration"; the chart's validator GETs the class,
-// chart-facts.md §2.3). Missing: fail; unsupported controller: warn.
+// https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go). Missing: fail; unsupported controller: warn.
 func IngressClassCheck() Check {
 	return Check{
 		Meta: Meta{
@@ -49,7 +49,7 @@ func runIngressClass(_ context.Context, env *Env) (Result, error) {
 			have = strings.Join(names, ", ")
 		}
 		return Fail("IngressClass %s not found; the cluster has: %s", ic.ClassName, have).
-			WithHint("install an ingress controller (seed: Ingress controller configuration) or set --ingress-class / global.runtime.ingress.className to an existing class: kubectl get ingressclass"), nil
+			WithHint("install an ingress controller (see \"Ingress controller configuration\" in https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/) or set --ingress-class / global.runtime.ingress.className to an existing class: kubectl get ingressclass"), nil
 	}
 	ref := ObjectRef{Kind: "IngressClass", Name: ic.Class.Name}
 	if _, ok := flavourNames[ic.Class.Controller]; !ok {

@@ -12,7 +12,7 @@ import (
 // entrypoint) and class flags, never by name: ingress-nginx by
 // --controller-class, NGINX by F5 by -ingress-class, Traefik by
 // --providers.kubernetesingress[.ingressclass], Istio by the ingressgateway
-// pod label, ALB and Ambassador by image (seed 001_876dec2aeba088c2.txt,
+// pod label, ALB and Ambassador by image (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
 // "Ingress controller configuration").
 func IngressControllerCheck() Check {
 	return Check{

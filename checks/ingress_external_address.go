@@ -9,8 +9,7 @@ import (
 )
 
 // IngressExternalAddressCheck passes when the controller's LoadBalancer
-// Service has an EXTERNAL-IP or hostname in status.loadBalancer.ingress (seed
-// 001_876dec2aeba088c2.txt, "Valid external IP address" of every controller:
+// Service has an EXTERNAL-IP or hostname in status.loadBalancer.ingress (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Valid external IP address" of every controller:
 // "verify that the EXTERNAL-IP column for your ingress controller shows a
 // valid hostname"). The Service is the one the controller's args publish
 // (--publish-service, -external-service, publishedservice) or the

@@ -8,9 +8,9 @@ import (
 
 // IngressHostReachableCheck passes when an HTTP request to
 // <protocol>://<host> gets any HTTP answer, as the chart's validator's HEAD
-// does (chart-facts.md §2.3: any status is accepted; transport, DNS and TLS
+// does (https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go: any status is accepted; transport, DNS and TLS
 // errors fail). Skipped with --skip-ingress-validation or
-// global.runtime.ingress.skipValidation (seed 001_876dec2aeba088c2.txt,
+// global.runtime.ingress.skipValidation (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
 // "Disable ingress validation"). When the host does not resolve yet, the
 // controller's external address is probed with Host and SNI = host.
 func IngressHostReachableCheck() Check {

@@ -12,7 +12,7 @@ import (
 )
 
 // Ingress controllers the runtime supports, by IngressClass spec.controller
-// (seed 001_876dec2aeba088c2.txt, "Ingress controller configuration":
+// (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Ingress controller configuration":
 // Ambassador, AWS ALB, Istio, NGINX Enterprise, NGINX Community, Traefik).
 const (
 	ControllerNginxCommunity = "k8s.io/ingress-nginx"
@@ -23,7 +23,7 @@ const (
 	ControllerAmbassador     = "getambassador.io/ingress-controller"
 )
 
-// flavourNames are the seed's names of the supported controllers.
+// flavourNames are the docs' names of the supported controllers.
 var flavourNames = map[string]string{
 	ControllerNginxCommunity: "NGINX Community (ingress-nginx)",
 	ControllerNginxF5:        "NGINX by F5 (NGINX Enterprise)",

@@ -10,8 +10,7 @@ import (
 
 // IngressReportStatusCheck passes when the controller writes its address to
 // Ingress objects' status; without it Argo CD keeps the runtime's Ingress
-// "Progressing" and `helm install --wait` times out (seed
-// 001_876dec2aeba088c2.txt, "NGINX Ingress: Enable report status to
+// "Progressing" and `helm install --wait` times out (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "NGINX Ingress: Enable report status to
 // cluster", "NGINX Ingress Operator: Enable report status to cluster",
 // Traefik "Enable report status to cluster"):
 //   - NGINX by F5: -report-ingress-status (one or two dashes);

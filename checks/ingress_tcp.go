@@ -7,7 +7,7 @@ import (
 )
 
 // AWS annotations that make the ingress-nginx load balancer pass TCP through
-// (seed 001_876dec2aeba088c2.txt, "NGINX Community version ingress
+// (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "NGINX Community version ingress
 // configuration" → "TCP support": either annotation).
 const (
 	awsBackendProtocol = "service.beta.kubernetes.io/aws-load-balancer-backend-protocol"
@@ -17,7 +17,7 @@ const (
 // IngressTCPCheck passes when, on AWS (a node's spec.providerID starts with
 // aws://), the ingress-nginx controller's Service carries
 // aws-load-balancer-backend-protocol: tcp or aws-load-balancer-type: nlb.
-// It skips off AWS and for other controllers (the seed gives the rule for
+// It skips off AWS and for other controllers (the docs give the rule for
 // NGINX Community only).
 func IngressTCPCheck() Check {
 	return Check{

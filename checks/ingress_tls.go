@@ -12,16 +12,14 @@ import (
 )
 
 // TLSExpiryWarn is how close to notAfter a certificate makes ingress-tls warn
-// (CHECKS.md ingress-tls: "warn if it expires within 14 days").
+// (docs/checks/ingress-tls.md: warn when it expires within 14 days).
 const TLSExpiryWarn = 14 * 24 * time.Hour
 
 // IngressTLSCheck passes when the certificate served for the ingress host
 // (TLS handshake with SNI = host) chains to a trusted root (system roots plus
 // --ca-file), covers the host and is not expired; it warns within 14 days of
 // notAfter. Every global.runtime.ingress.tls[].secretName must be a Secret in
-// the runtime namespace holding a certificate for its hosts (chart-facts.md
-// §3.4: "The TLS secret must exist in the release namespace"). Seed
-// 001_876dec2aeba088c2.txt, "Valid TLS certificate" of every controller.
+// the runtime namespace holding a certificate for its hosts (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/ingress.yaml: "The TLS secret must exist in the release namespace"; https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Valid TLS certificate" of every controller).
 // Skipped when the protocol is http.
 func IngressTLSCheck() Check {
 	return Check{

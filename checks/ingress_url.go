@@ -7,8 +7,8 @@ import (
 
 // IngressURLCheck (service-mesh mode) passes when global.runtime.ingressUrl
 // is a valid http(s) URL that answers an HTTP request with any status
-// (chart-facts.md §1.1 step 4 and §2.5 "Only http and https are supported";
-// seed 001_876dec2aeba088c2.txt, "Validated settings", Access mode).
+// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369 step 4: "Only http and https are supported";
+// https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Validated settings", Access mode).
 func IngressURLCheck() Check {
 	return Check{
 		Meta: Meta{
@@ -36,7 +36,7 @@ func runIngressURL(ctx context.Context, env *Env) (Result, error) {
 	res, err := env.Probe.HTTP(ctx, raw, "")
 	if err != nil {
 		return Fail("HEAD %s: %v", raw, err).
-			WithHint("route the host to Service internal-router port 80 through your mesh gateway (seed 001: Istio \"Cluster routing service\") and check DNS/TLS"), nil
+			WithHint("route the host to Service internal-router port 80 through your mesh gateway (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/: Istio \"Cluster routing service\") and check DNS/TLS"), nil
 	}
 	return Pass("HEAD %s answered %s", raw, res.Status), nil
 }

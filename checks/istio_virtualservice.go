@@ -13,7 +13,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// Routing of the runtime through Istio (seed 001_876dec2aeba088c2.txt,
+// Routing of the runtime through Istio (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
 // "Cluster routing service"): runtime 0.0.543 or higher needs one
 // VirtualService routing /webhooks, /app-proxy and /workflows to
 // internal-router port 80; 0.0.542 or lower routes /app-proxy to

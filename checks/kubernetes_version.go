@@ -11,7 +11,7 @@ import (
 )
 
 // MinKubernetesVersion is the oldest supported API server: "Server version
-// 1.23 or higher" (seed 001_876dec2aeba088c2.txt, "Minimum system requirements").
+// 1.23 or higher" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Minimum system requirements").
 const MinKubernetesVersion = "1.23.0"
 
 // KubernetesVersion passes when the API server is 1.23.0 or newer.

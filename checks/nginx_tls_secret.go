@@ -18,7 +18,7 @@ import (
 // (controller nginx.org/ingress-controller, "NGINX Enterprise"), when the
 // runtime Ingress spec.tls lists the runtime host with a Secret in the
 // runtime namespace of type kubernetes.io/tls whose certificate covers the
-// host (seed 001_876dec2aeba088c2.txt, "Patch certificate secret": "Patch the
+// host (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Patch certificate secret": "Patch the
 // certificate secret in spec.tls of the ingress-master resource. The secret
 // must be in the same namespace as the Hybrid GitOps Runtime"). Fixable:
 // `--fix --tls-secret NAME` (PlanNginxTLSSecret).

@@ -9,8 +9,8 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// Node minimums: "Memory: 5000 MB, CPU: 2" (seed 001_876dec2aeba088c2.txt,
-// "Minimum system requirements"; seed 004_6905bb848065f199.txt, "Minimum
+// Node minimums: "Memory: 5000 MB, CPU: 2" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
+// "Minimum system requirements"; https://codefresh.io/csdp-docs/docs/runtime/requirements/, "Minimum
 // requirements"). 5000 MB is read as 5000M = 5,000,000,000 bytes.
 const (
 	MinNodeMilliCPU    int64 = 2000

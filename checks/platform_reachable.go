@@ -13,7 +13,8 @@ import (
 // (global.codefresh.url, default https://g.codefresh.io) and the tunnel
 // register host (tunnel-client.tunnelServer.host, default
 // register-tunnels.cf-cd.com, port 443) complete a verified TLS handshake
-// from this workstation (chart-facts.md §1.1, §1.3, §3.9 egress hosts). It is
+// from this workstation (runtime URL: https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369;
+// egress hosts: https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml). It is
 // advisory (SeverityWarn): the workstation's egress is not the cluster's.
 func PlatformReachableCheck() Check {
 	return Check{

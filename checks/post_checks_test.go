@@ -206,7 +206,7 @@ func TestValidateValuesJobPodNeverScheduled(t *testing.T) {
 }
 
 // TestRuntimeFactsMode: post mode infers the access mode from what the chart
-// rendered (chart-facts.md §1.1) unless the inputs say otherwise.
+// rendered (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369) unless the inputs say otherwise.
 func TestRuntimeFactsMode(t *testing.T) {
 	cm := func(host string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: CodefreshConfigMap},

@@ -7,29 +7,29 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// Names the gitops-runtime chart renders (chart-facts.md §3.4, §3.5).
+// Names the gitops-runtime chart renders (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/ingress.yaml, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/codefresh-cm.yaml).
 const (
 	// RuntimeIngressName is the Ingress the chart renders in ingress mode.
 	RuntimeIngressName = "codefresh-gitops-runtime"
 	// LegacyRuntimeIngressName is the Ingress of CLI-installed runtimes
-	// (seed 001_876dec2aeba088c2.txt, "Patch certificate secret": ingress-master).
+	// (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Patch certificate secret": ingress-master).
 	LegacyRuntimeIngressName = "ingress-master"
 	// CodefreshConfigMap holds ingressHost (the runtime URL), ingressClassName
 	// and version (the runtime's appVersion).
 	CodefreshConfigMap = "codefresh-cm"
 	// CodefreshTokenSecret is created by cap-app-proxy when the runtime
 	// registers; gitops-operator, argo-gateway and the event reporters cannot
-	// start without it (chart-facts.md §3.2, §3.6).
+	// start without it (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components/gitops-operator/_env.yaml).
 	CodefreshTokenSecret = "codefresh-token"
 	// TunnelSubdomainHost is the default tunnel-client subdomain host: a
-	// runtime URL under it means tunnel mode (chart-facts.md §1.1).
+	// runtime URL under it means tunnel mode (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369).
 	TunnelSubdomainHost = "tunnels.cf-cd.com"
 )
 
 // RuntimeFacts is what the chart actually rendered, read from the cluster
 // after install, merged with the inputs: flags win where the user gave them,
-// otherwise the cluster tells (chart-facts.md §1.1: codefresh-cm.ingressHost;
-// §3.4: the runtime Ingress and its class and host).
+// otherwise the cluster tells (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369: codefresh-cm.ingressHost;
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/ingress.yaml: the runtime Ingress and its class and host).
 type RuntimeFacts struct {
 	// ConfigMap is codefresh-cm's data (nil when absent).
 	ConfigMap map[string]string

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// All returns the catalogue in report order (CHECKS.md). A new check is one
+// All returns the catalogue in report order (README "Checks"). A new check is one
 // line here.
 func All() []Check {
 	return []Check{
@@ -37,6 +37,7 @@ func All() []Check {
 		ALBIngressClassCheck(),
 		IngressHostReachableCheck(),
 		IngressURLCheck(),
+		OSMIngress(),
 		PlatformReachableCheck(),
 		ArgoCDServerCheck(),
 		ArgoCDVersionCheck(),

@@ -13,10 +13,10 @@ import (
 // ReleaseDeployed passes when the latest revision of the runtime's Helm
 // release (--release-name in the runtime namespace) has status deployed. It
 // reads Helm's release storage (Secrets of type helm.sh/release.v1, labels
-// owner=helm,name=<release>; chart-facts.md §3.1 "Helm release
-// identification") and reports status, revision, chart and app version, and
+// owner=helm,name=<release>; Helm's storage backends,
+// https://helm.sh/docs/topics/advanced/#storage-backends) and reports status, revision, chart and app version, and
 // on failure Helm's description of what went wrong. The install itself is
-// seed 001_876dec2aeba088c2.txt, "Step 3: Install Hybrid GitOps Runtime".
+// https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Step 3: Install Hybrid GitOps Runtime".
 func ReleaseDeployed() Check {
 	return Check{
 		Meta: Meta{

@@ -2,7 +2,7 @@ package checks
 
 import "time"
 
-// SchemaVersion is the version of the JSON contract (CHECKS.md "JSON output").
+// SchemaVersion is the version of the JSON contract (README "JSON output").
 const SchemaVersion = "v1"
 
 // Outcome is one check's metadata with its result.
@@ -52,7 +52,7 @@ func (r *Report) Unreachable() bool {
 	return false
 }
 
-// Exit codes of the contract (CHECKS.md "Statuses and exit codes").
+// Exit codes of the contract (README "Exit codes").
 const (
 	ExitOK          = 0 // no fail/error (warnings allowed unless --fail-on=warn)
 	ExitFailed      = 1 // at least one check fail or error

@@ -12,7 +12,7 @@ import (
 // controller. With a community Argo CD beside the runtime there may be two;
 // the docs say to delete the duplicate controller's Deployment, and only
 // the Deployment: "Removing the CRDs also removes Rollout objects resulting
-// in downtime for workloads" (seed 001_876dec2aeba088c2.txt, "Step 2:
+// in downtime for workloads" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Step 2:
 // Complete GitOps Runtime installation", step 6). A controller in the
 // runtime namespace is the runtime's; the others are named for deletion.
 func RolloutsControllers() Check {

@@ -8,10 +8,10 @@ import (
 
 // RuntimeIngressStatus passes, in ingress mode, when the runtime Ingress
 // (codefresh-gitops-runtime, or ingress-master for legacy runtimes;
-// chart-facts.md §3.4) has an address in status.loadBalancer.ingress. An
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/ingress.yaml) has an address in status.loadBalancer.ingress. An
 // empty status means the ingress controller does not report status to
 // Ingress objects, so Argo CD's health check stays "Progressing" and the
-// install times out (seed 001_876dec2aeba088c2.txt, "NGINX Ingress: Enable
+// install times out (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "NGINX Ingress: Enable
 // report status to cluster", "Traefik ... Enable report status to cluster");
 // the pre-install check ingress-report-status names the setting.
 func RuntimeIngressStatus() Check {

@@ -6,8 +6,7 @@ import (
 )
 
 // runtimeNamePattern: "it must start with a lower-case character, and can
-// include up to 38 lower-case characters and numbers" (seed
-// 001_876dec2aeba088c2.txt, "Step 3: Install Hybrid GitOps Runtime", Runtime Name).
+// include up to 38 lower-case characters and numbers" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Step 3: Install Hybrid GitOps Runtime", Runtime Name).
 var runtimeNamePattern = regexp.MustCompile(`^[a-z][a-z0-9]{0,37}$`)
 
 // RuntimeName passes when --runtime-name matches ^[a-z][a-z0-9]{0,37}$.

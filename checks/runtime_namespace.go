@@ -12,7 +12,7 @@ import (
 
 // RuntimeNamespace passes when the runtime namespace is a valid DNS-1123 label
 // ("The Namespace must conform to the naming conventions for Kubernetes
-// objects", seed 001_876dec2aeba088c2.txt, "Step 3", Namespace) and, if it
+// objects", https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Step 3", Namespace) and, if it
 // exists, is not Terminating. It warns when the namespace already holds
 // Deployments or StatefulSets that are not from the runtime's release.
 func RuntimeNamespace() Check {

@@ -10,7 +10,7 @@ import (
 )
 
 // RuntimeComponents are the workload names the gitops-runtime chart renders
-// (chart-facts.md §3.2); names starting with "argo-cd-" are the Argo CD
+// (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components); names starting with "argo-cd-" are the Argo CD
 // subchart's. Workloads of the release are found by Helm's
 // meta.helm.sh/release-name annotation; these names also catch a runtime
 // installed without it (e.g. rendered by Argo CD).
@@ -28,15 +28,15 @@ const (
 )
 
 // RuntimeWorkloads passes when every Deployment and StatefulSet of the
-// runtime in its namespace has all its replicas available (chart-facts.md §8
-// "Post: all Deployments in §3.2 are Available"). For each one that does not,
+// runtime in its namespace has all its replicas available (the Deployments
+// of https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components). For each one that does not,
 // it shows its pods' waiting or terminated reasons (CrashLoopBackOff,
 // ImagePullBackOff, CreateContainerConfigError, Pending with the scheduler's
 // message), restart counts and the latest Warning events; Pods and Events of
 // the runtime namespace are listed only then. It also warns when Secret
 // codefresh-token is missing: cap-app-proxy creates it when the runtime
 // registers, and gitops-operator, argo-gateway and the event reporters cannot
-// start without it (chart-facts.md §3.2, §3.6).
+// start without it (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components/gitops-operator/_env.yaml).
 func RuntimeWorkloads() Check {
 	return Check{
 		Meta: Meta{

@@ -8,13 +8,13 @@ import (
 )
 
 // SealedSecretsCRD is the CRD of Bitnami SealedSecrets, which the runtime's
-// sealed-secrets subchart installs from its crds/ directory (chart-facts §4).
+// sealed-secrets subchart installs from its crds/ directory
+// (https://github.com/bitnami-labs/sealed-secrets/tree/helm-v2.18.0/helm/sealed-secrets/crds).
 const SealedSecretsCRD = "sealedsecrets.bitnami.com"
 
 // SealedSecrets fails when a SealedSecrets controller runs in the cluster:
-// "The cluster should not have SealedSecret controller components" (seed
-// 001_876dec2aeba088c2.txt, "SealedSecrets controller"); the runtime installs
-// its own (chart-facts §3.2, sealed-secrets-controller). A leftover
+// "The cluster should not have SealedSecret controller components" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "SealedSecrets controller"); the runtime installs
+// its own (sealed-secrets-controller, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml). A leftover
 // sealedsecrets.bitnami.com CRD without a controller only warns: Helm installs
 // crds/ files on first install only and skips existing ones.
 func SealedSecrets() Check {

@@ -9,7 +9,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// ValidationJobs are the hook Jobs of the chart that validate an install (chart-facts.md §2.1):
+// ValidationJobs are the hook Jobs of the chart that validate an install (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install):
 // validate-values (pre-install and pre-upgrade) and validate-usage
 // (pre-install). Both have backoffLimit 0 and ttlSecondsAfterFinished 300: a
 // failed Job and its pod are kept 300 s.
@@ -21,7 +21,7 @@ const LogTailLines = 50
 // ValidateValuesJob passes when neither hook Job validate-values nor
 // validate-usage has failed (condition Failed, e.g. BackoffLimitExceeded).
 // On failure it shows the last LogTailLines lines of the Job's pod log, as
-// seed 001_876dec2aeba088c2.txt, "Validation failures" asks the user to read
+// https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Validation failures" asks the user to read
 // by hand (`kubectl logs jobs/validate-values -n ${NAMESPACE}`); when the log
 // cannot be read (pod gone, kubelet unreachable) it says so and prints that
 // command. Values that look like secrets are masked in the shown log.
@@ -163,7 +163,7 @@ var bearerToken = regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
 // RedactSecrets masks values that look like credentials in a log line
 // ("token: abc", "password=abc", "Authorization: Bearer abc"), since a hook's
 // debug log can echo its inputs: no secret value ever appears in a report
-// (CHECKS.md "JSON output").
+// (README "JSON output").
 func RedactSecrets(line string) string {
 	line = bearerToken.ReplaceAllString(line, "${1}***")
 	return secretAssignment.ReplaceAllStringFunc(line, func(m string) string {

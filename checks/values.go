@@ -9,14 +9,12 @@ import (
 )
 
 // reservedSecretName may not be used in a secretKeyRef: "codefresh-token is a
-// reserved name and is not allowed" (chart-facts.md §1.3 and §2.5,
-// _helpers.tpl L2-7).
+// reserved name and is not allowed" (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L2-L7).
 const reservedSecretName = "codefresh-token"
 
 // Values passes when the merged values hold what the chart's templates and
 // its validate-values hook require for the planned access mode
-// (chart-facts.md §2.3 "cf helm validate" and §2.5 render-time failures; seed
-// 001_876dec2aeba088c2.txt "Validating values.yaml", Validated settings):
+// (https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go "cf helm validate" and the render-time failures of https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl; https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/ "Validating values.yaml", Validated settings):
 //   - global.codefresh.userToken: token, or a secretKeyRef whose Secret and
 //     key exist, non-empty, in the runtime namespace; not named codefresh-token;
 //   - tunnel mode (and codefreshWorkflowLogStoreCM.enabled, default true):
@@ -26,7 +24,8 @@ const reservedSecretName = "codefresh-token"
 //   - service-mesh mode: global.runtime.ingressUrl starting with http;
 //   - global.runtime.gitCredentials.password.secretKeyRef: name and key, and
 //     the Secret/key exists;
-//   - warn on global.external-argo-cd, ignored since chart 0.24 (§1.4).
+//   - warn on global.external-argo-cd, ignored since chart 0.24 (the chart's
+//     README, "Upgrading", https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md).
 //
 // Files that do not parse never reach this check: they are an input error
 // (exit 2). No value of a token, password or key is ever printed.
@@ -59,7 +58,7 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 		}
 	}
 
-	// userToken (chart-facts §1.3, §2.3).
+	// userToken (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl, https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go).
 	token := values.String(v, "global.codefresh.userToken.token")
 	ref := values.Map(v, "global.codefresh.userToken.secretKeyRef")
 	switch {
@@ -110,7 +109,7 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 		add("global.codefresh.accountId is required if codefreshWorkflowLogStoreCM is enabled (the default)", "--set global.codefresh.accountId=<account ID>")
 	}
 
-	// gitCredentials (chart-facts §1.3: both name and key, or rendering fails).
+	// gitCredentials (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl: both name and key, or rendering fails).
 	if gref := values.Map(v, "global.runtime.gitCredentials.password.secretKeyRef"); len(gref) > 0 {
 		p, h, o, err := secretKeyRefProblem(env, "global.runtime.gitCredentials.password.secretKeyRef", gref)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 )
 
-// JSON renders the report as the versioned contract of CHECKS.md ("JSON
+// JSON renders the report as the versioned contract of README ("JSON
 // output"): every field always present, checks in catalogue order.
 type JSON struct{}
 

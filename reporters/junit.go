@@ -13,7 +13,7 @@ import (
 // JUnit renders the report as JUnit XML for CI test dashboards (GitLab,
 // Jenkins, Azure DevOps, GitHub test reporters): one <testsuite> for the run
 // and one <testcase> per check, named by check ID with classname
-// "gitops-preflight.<category>". Statuses map as the issue asks:
+// "gitops-preflight.<category>". Statuses map as follows:
 //
 //	pass, warn  passing testcase; warn says so in <system-out>
 //	fail, error <failure type="fail|error" message="..."> with hint and docs

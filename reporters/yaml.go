@@ -8,7 +8,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 )
 
-// YAML renders the report as the same Document as JSON (CHECKS.md "JSON
+// YAML renders the report as the same Document as JSON (README "JSON
 // output"), in YAML: sigs.k8s.io/yaml converts through the JSON tags, so the
 // field names, their order within a check and the always-present fields are
 // those of -o json.

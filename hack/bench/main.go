@@ -81,7 +81,7 @@ func main() {
 	flag.IntVar(&c.workers, "workers", 48, "concurrent requests while seeding")
 	flag.StringVar(&c.plugin, "plugin", "bin/kubectl-gitops_preflight", "the built plugin")
 	flag.StringVar(&c.assets, "assets", envOr("KUBEBUILDER_ASSETS", "bin/k8s"), "directory holding etcd and kube-apiserver")
-	flag.StringVar(&c.fixtures, "fixtures", "", "upstream fixtures (default: ../shared/fixtures/upstream, else /work/shared/fixtures/upstream)")
+	flag.StringVar(&c.fixtures, "fixtures", os.Getenv("UPSTREAM_FIXTURES"), "upstream fixtures (default: $UPSTREAM_FIXTURES, else ../shared/fixtures/upstream)")
 	flag.StringVar(&c.out, "out", "bench/results.md", "results file (empty: do not write)")
 	flag.BoolVar(&c.keep, "keep", false, "after measuring, keep the cluster running until interrupted (prints its admin kubeconfig)")
 	flag.Parse()
@@ -101,7 +101,7 @@ func envOr(k, def string) string {
 func findFixtures(dir string) (string, error) {
 	cands := []string{dir}
 	if dir == "" {
-		cands = []string{filepath.Join("..", "shared", "fixtures", "upstream"), "/work/shared/fixtures/upstream"}
+		cands = []string{filepath.Join("..", "shared", "fixtures", "upstream")}
 	}
 	for _, d := range cands {
 		if _, err := os.Stat(filepath.Join(d, "argo-cd", "install.yaml")); err == nil {

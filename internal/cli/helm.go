@@ -16,8 +16,8 @@ type helmEnv struct {
 	Active bool
 	// Namespace is HELM_NAMESPACE: Helm's -n, else the kubeconfig context's
 	// namespace, else "default". Helm always sets it, so under Helm the
-	// runtime namespace is the one `helm install` would use (CHECKS.md
-	// "Invocation").
+	// runtime namespace is the one `helm install` would use (README
+	// "As a Helm plugin").
 	Namespace string
 }
 

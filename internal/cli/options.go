@@ -45,7 +45,8 @@ type Options struct {
 	NoColor     bool
 	Timeout     time.Duration
 
-	// Planned-install shortcuts (override values files; see the values issue).
+	// Planned-install shortcuts (override values files; applied as --set
+	// over the values, see completeValues).
 	AccessMode            string
 	IngressHost           string
 	IngressClass          string
@@ -171,6 +172,7 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		CRDs:               o.CRDs,
 		TLSSecret:          o.TLSSecret,
 		ArgoCDVersionRange: o.ArgoCDVersionRange,
+		Post:               o.Post,
 	}
 	if err := o.completeValues(); err != nil {
 		return err

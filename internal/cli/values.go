@@ -13,7 +13,7 @@ import (
 
 // completeValues merges -f/--set with Helm's semantics, applies the
 // shortcut flags over them, derives the planned access mode as the chart
-// does (chart-facts.md §1.1) and builds the network prober. Every error is a
+// does (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369) and builds the network prober. Every error is a
 // one-line usage error (exit 2), before anything touches the cluster.
 func (o *Options) completeValues() error {
 	v, err := values.Load(o.ValueFiles, o.SetValues)

@@ -12,7 +12,8 @@ import (
 
 // WaitInterval is how long --wait pauses between rounds of the failing
 // checks ("every few seconds", like `linkerd check --wait`, which retries
-// every 5 s: peers.md §1.2).
+// every 5 s: pkg/healthcheck/healthcheck.go of
+// https://github.com/linkerd/linkerd2).
 const WaitInterval = 3 * time.Second
 
 // runFunc runs a set of checks against a fresh view of the cluster.

@@ -49,6 +49,7 @@ type Ingress struct {
 	// LoadBalancer is status.loadBalancer.ingress.
 	LoadBalancer []LoadBalancerAddress
 	Labels       map[string]string
+	Annotations  map[string]string // without kubectl's last-applied-configuration
 }
 
 // IngressFrom summarises an Ingress object.
@@ -59,6 +60,7 @@ func IngressFrom(in *networkingv1.Ingress) Ingress {
 		ResourceVersion: in.ResourceVersion,
 		Class:           in.Annotations[IngressClassAnnotation],
 		Labels:          copyMap(in.Labels),
+		Annotations:     copyMap(in.Annotations),
 	}
 	if in.Spec.IngressClassName != nil && *in.Spec.IngressClassName != "" {
 		out.Class = *in.Spec.IngressClassName

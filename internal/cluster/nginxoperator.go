@@ -10,8 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// NginxIngressControllerGVR is the NGINX Ingress Operator's resource (seed
-// 001, "NGINX Ingress Operator: Enable report status to cluster").
+// NginxIngressControllerGVR is the NGINX Ingress Operator's resource
+// (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
+// "NGINX Ingress Operator: Enable report status to cluster").
 var NginxIngressControllerGVR = schema.GroupVersionResource{Group: "k8s.nginx.org", Version: "v1alpha1", Resource: "nginxingresscontrollers"}
 
 // NginxIngressController summarises one NginxIngressController.

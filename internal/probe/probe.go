@@ -273,8 +273,8 @@ type HTTPResult struct {
 	Via    string
 }
 
-// HTTP sends a HEAD request to rawURL (as the chart's validator does, chart-
-// facts.md §2.3) through --connect-to, verifying TLS against p.Roots; when via
+// HTTP sends a HEAD request to rawURL (as the chart's validator does,
+// https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go) through --connect-to, verifying TLS against p.Roots; when via
 // is not empty the connection goes there instead, keeping Host and SNI. Any
 // HTTP status is an answer; the error is the transport error (DNS, connect,
 // TLS). Redirects are not followed.

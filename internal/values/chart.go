@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Chart defaults of the gitops-runtime chart (chart-facts.md §1.1, §1.3, §1.4;
-// values.yaml at 5bf82295).
+// Chart defaults of the gitops-runtime chart (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml,
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl).
 const (
 	DefaultIngressClass    = "nginx"                      // global.runtime.ingress.className, values.yaml L62
 	DefaultIngressProtocol = "https"                      // global.runtime.ingress.protocol, L59
@@ -16,7 +16,7 @@ const (
 	DefaultArgoCDAuthType  = "password"                   // global.integrations.argo-cd.server.auth.type
 )
 
-// Mode is how the platform reaches the runtime (chart-facts.md §1.1).
+// Mode is how the platform reaches the runtime (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369).
 type Mode string
 
 // Modes, as in checks.AccessMode.
@@ -44,13 +44,13 @@ type Planned struct {
 	HTTPRoute bool
 	// SkipIngressValidation is global.runtime.ingress.skipValidation.
 	SkipIngressValidation bool
-	// ExistingArgoCD is argo-cd.enabled=false (chart-facts §1.5, "BYOA").
+	// ExistingArgoCD is argo-cd.enabled=false (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml, "BYOA").
 	ExistingArgoCD bool
 	// RuntimeName is global.runtime.name ("" when absent).
 	RuntimeName string
 }
 
-// Derive applies the chart's precedence (chart-facts.md §1.1, template
+// Derive applies the chart's precedence (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369, template
 // codefresh-gitops-runtime.ingress-url, _helpers.tpl L336-369):
 // ingress.enabled → ingress; else httpRoute.enabled → service-mesh with the
 // HTTPRoute URL; else tunnel-client.enabled (default true) → tunnel; else
@@ -95,8 +95,8 @@ func Derive(v map[string]any) Planned {
 	return p
 }
 
-// Shortcuts are the plugin's flags that stand for values (CHECKS.md
-// "Invocation": flags override values files).
+// Shortcuts are the plugin's flags that stand for values (README
+// "Describing the planned install": flags override values files).
 type Shortcuts struct {
 	AccessMode            string // tunnel|ingress|service-mesh
 	IngressHost           string

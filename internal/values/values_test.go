@@ -56,7 +56,7 @@ func TestLoadErrorsAreOneLine(t *testing.T) {
 	}
 }
 
-// chart-facts §1.1 precedence.
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369 precedence.
 func TestDerive(t *testing.T) {
 	cases := []struct {
 		sets []string

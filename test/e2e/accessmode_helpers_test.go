@@ -26,19 +26,12 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
-// upstream returns the path of a shared upstream fixture, failing (never
-// skipping) when the shared folder is missing.
+// upstream returns the path of a shared upstream fixture ($UPSTREAM_FIXTURES,
+// else ../shared/fixtures/upstream), failing (never skipping) when it is
+// missing.
 func upstream(t *testing.T, rel string) string {
 	t.Helper()
-	p := filepath.Join(testcluster.RepoRoot(t), "..", "shared", "fixtures", "upstream", rel)
-	if _, err := os.Stat(p); err != nil {
-		p2 := "/work/shared/fixtures/upstream/" + rel
-		if _, err2 := os.Stat(p2); err2 != nil {
-			t.Fatalf("upstream fixture %s missing (looked in ../shared/fixtures/upstream and /work/shared/fixtures/upstream): %v", rel, err)
-		}
-		p = p2
-	}
-	return p
+	return conflictsFixture(t, rel)
 }
 
 var webhookDoc = regexp.MustCompile(`(?m)^kind: (Validating|Mutating)WebhookConfiguration`)

@@ -188,7 +188,7 @@ func TestPostIngress(t *testing.T) {
 }
 
 // runtimeIngress creates the chart's runtime Ingress: the host's /webhooks,
-// /workflows and /app-proxy to internal-router:80 (chart-facts.md §3.4).
+// /workflows and /app-proxy to internal-router:80 (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/ingress.yaml).
 func runtimeIngress(t *testing.T, c *testcluster.Cluster, ns, name, class, host string) *networkingv1.Ingress {
 	t.Helper()
 	prefix := networkingv1.PathTypePrefix
