@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -186,7 +188,7 @@ func TestColourDecision(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, 2)
+	p := newProgress(&buf, 2, 200)
 	opts := p.runOptions()
 	a := checks.Meta{ID: "node-resources"}
 	b := checks.Meta{ID: "cluster-admin"}
@@ -203,14 +205,69 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("progress wrote %q, want %q", buf.String(), want)
 	}
 
-	// Not a terminal: no hooks, nothing written.
-	var errOut bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{IsTerminal: func(io.Writer) bool { return false }})
-	ro, done := o.runOptions(3)
-	done()
-	if ro.OnStart != nil || ro.OnDone != nil || errOut.Len() != 0 {
-		t.Errorf("progress on a non-terminal: hooks %v/%v, wrote %q", ro.OnStart != nil, ro.OnDone != nil, errOut.String())
+	// Not a terminal, or TERM=dumb: no hooks, nothing written.
+	for _, tc := range []struct {
+		name     string
+		terminal bool
+		term     string
+	}{{"pipe", false, "xterm"}, {"dumb", true, "dumb"}} {
+		var errOut bytes.Buffer
+		o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{
+			IsTerminal: func(io.Writer) bool { return tc.terminal },
+			Getenv:     func(k string) string { return map[string]string{"TERM": tc.term}[k] },
+		})
+		ro, done := o.runOptions(3)
+		done()
+		if ro.OnStart != nil || ro.OnDone != nil || errOut.Len() != 0 {
+			t.Errorf("%s: progress hooks %v/%v, wrote %q", tc.name, ro.OnStart != nil, ro.OnDone != nil, errOut.String())
+		}
 	}
+}
+
+// TestProgressLineFitsTheTerminal: on an 80-column terminal every progress
+// line (check progress and --wait's) stays under 80 columns, each starts by
+// erasing the row, and the run's hooks are there.
+func TestProgressLineFitsTheTerminal(t *testing.T) {
+	var errOut bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{
+		IsTerminal:    func(io.Writer) bool { return true },
+		TerminalWidth: func(io.Writer) int { return 80 },
+		Getenv:        func(k string) string { return map[string]string{"TERM": "xterm-256color"}[k] },
+	})
+	ro, done := o.runOptions(24)
+	if ro.OnStart == nil {
+		t.Fatal("no progress on a terminal")
+	}
+	var ids []checks.Meta
+	for _, c := range checks.All() {
+		ids = append(ids, c.Meta)
+		ro.OnStart(c.Meta)
+	}
+	for _, m := range ids {
+		ro.OnDone(checks.Outcome{Meta: m})
+	}
+	done()
+	terminalProgress(&errOut, o.progressWidth())(checkIDs(ids), 42*time.Second)
+	draws := strings.Split(errOut.String(), eraseLine)
+	if draws[0] != "" || len(draws) < len(ids) {
+		t.Fatalf("progress output does not start each line with an erase: %q", errOut.String())
+	}
+	for _, d := range draws[1:] {
+		if strings.ContainsAny(d, "\r\n") || utf8.RuneCountInString(d) >= 80 {
+			t.Errorf("progress line of %d runes (terminal 80): %q", utf8.RuneCountInString(d), d)
+		}
+	}
+	if !strings.HasSuffix(draws[len(draws)-1], "…") {
+		t.Errorf("long wait line not cut with an ellipsis: %q", draws[len(draws)-1])
+	}
+}
+
+func checkIDs(ms []checks.Meta) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -40,6 +40,7 @@ func newCommand(streams genericiooptions.IOStreams, host Host) (*cobra.Command, 
 	if helm.Active {
 		displayName = "helm gitops-preflight"
 	}
+	o.displayName = displayName
 	var showVersion bool
 	cmd := &cobra.Command{
 		Use:   "kubectl-gitops_preflight",
