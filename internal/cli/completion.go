@@ -38,7 +38,7 @@ The scripts printed here complete the binary when run as kubectl-gitops_prefligh
 // for --context, and the cluster's namespaces for -n. It also creates cobra's
 // `completion bash|zsh|fish|powershell` command and explains the kubectl
 // helper in its help.
-func registerCompletions(cmd *cobra.Command, o *Options) {
+func registerCompletions(cmd *cobra.Command, o *Options, displayName string) {
 	fixed := func(flag string, values ...string) {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
@@ -61,7 +61,7 @@ func registerCompletions(cmd *cobra.Command, o *Options) {
 
 	cmd.InitDefaultCompletionCmd()
 	for _, sub := range cmd.Commands() {
-		if sub.Name() == "completion" {
+		if sub.Name() == "completion" && displayName == reporters.DefaultName {
 			sub.Long += completionNote
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -266,6 +267,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if v, err := snap.ServerVersion(); err == nil {
 		report.Cluster.Version = v.GitVersion
 	}
+	o.renameInHints(report.Outcomes)
 	if err := o.write(report); err != nil {
 		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
@@ -277,9 +279,44 @@ func (o *Options) Run(ctx context.Context) error {
 	case checks.ExitOK:
 		return nil
 	case checks.ExitUnreachable:
-		return &ExitError{Code: code, Err: fmt.Errorf("cluster %s not reachable; nothing else checked", restCfg.Host)}
+		return &ExitError{Code: code, Err: unreachableError(report)}
 	default:
 		return &ExitError{Code: code}
+	}
+}
+
+// unreachableError is the exit-3 line: what the fatal check found (server
+// down, credentials rejected...) and which checks still ran, those that need
+// no cluster (Offline), e.g.
+//
+//	cluster-reachable failed: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: runtime-name, values
+func unreachableError(r *checks.Report) error {
+	var fatal string
+	var ran []string
+	for _, o := range r.Outcomes {
+		switch {
+		case o.Fatal && o.Status != checks.StatusPass && fatal == "":
+			fatal = fmt.Sprintf("%s %s: %s", o.ID, o.Status, strings.SplitN(o.Message, "\n", 2)[0])
+		case !o.Fatal && o.Offline && o.Status != checks.StatusSkip:
+			ran = append(ran, o.ID)
+		}
+	}
+	if len(ran) == 0 {
+		return fmt.Errorf("%s; no other check could run", fatal)
+	}
+	return fmt.Errorf("%s; only the checks that need no cluster ran: %s", fatal, strings.Join(ran, ", "))
+}
+
+// renameInHints rewrites the command named in the outcomes' hints
+// ("kubectl gitops-preflight --fix ...") to the one the user runs: under
+// Helm, "helm gitops-preflight".
+func (o *Options) renameInHints(outcomes []checks.Outcome) {
+	if o.displayName == reporters.DefaultName {
+		return
+	}
+	for i := range outcomes {
+		outcomes[i].Hint = strings.ReplaceAll(outcomes[i].Hint, reporters.DefaultName, o.displayName)
+		outcomes[i].Message = strings.ReplaceAll(outcomes[i].Message, reporters.DefaultName, o.displayName)
 	}
 }
 
