@@ -388,3 +388,30 @@ func TestUnreachableLine(t *testing.T) {
 		t.Errorf("no offline check: %q", got)
 	}
 }
+
+// TestCompleteChecksOfTheMode: --only/--skip complete the checks of the mode
+// selected (--post or not), the only IDs the run accepts.
+func TestCompleteChecksOfTheMode(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		mode checks.Mode
+	}{
+		{[]string{"__complete", "--only", ""}, checks.ModePre},
+		{[]string{"__complete", "--post", "--skip", ""}, checks.ModePost},
+		{[]string{"__complete", "--post", "--only", "release-deployed,"}, checks.ModePost},
+	} {
+		out, _, _, err := run(t, nil, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range checks.All() {
+			if c.ID == "release-deployed" && strings.HasSuffix(tc.args[len(tc.args)-1], ",") {
+				continue // already given
+			}
+			offered := strings.Contains(out, c.ID+"\t")
+			if offered != c.Modes.Has(tc.mode) {
+				t.Errorf("%v: %s offered=%v, its modes %s", tc.args, c.ID, offered, c.Modes)
+			}
+		}
+	}
+}
