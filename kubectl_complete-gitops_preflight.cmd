@@ -5,6 +5,8 @@ rem finding this file through PATHEXT). It runs the plugin next to it, else
 rem the one on PATH, and drops stderr: only the candidates go to kubectl.
 if exist "%~dp0kubectl-gitops_preflight.exe" (
   "%~dp0kubectl-gitops_preflight.exe" __complete %* 2>NUL
+) else if exist "%~dp0bin\kubectl-gitops_preflight.exe" (
+  "%~dp0bin\kubectl-gitops_preflight.exe" __complete %* 2>NUL
 ) else (
   kubectl-gitops_preflight.exe __complete %* 2>NUL
 )

@@ -182,3 +182,29 @@ func SHA256File(p string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// CheckHelmArchive checks what `helm plugin install <archive>` relies on:
+// plugin.yaml at the archive root (Helm 3 requires it there) and bin, where
+// plugin.yaml points, in the archive and executable.
+func CheckHelmArchive(p, bin string) error {
+	entries, err := ListArchive(p)
+	if err != nil {
+		return err
+	}
+	var haveBin, haveYAML bool
+	for _, e := range entries {
+		switch e.Name {
+		case bin:
+			haveBin = e.Mode&0o111 != 0
+		case "plugin.yaml":
+			haveYAML = true
+		}
+	}
+	if !haveYAML {
+		return fmt.Errorf("%s: no plugin.yaml at the archive root", p)
+	}
+	if !haveBin {
+		return fmt.Errorf("%s: no executable %s, where plugin.yaml points", p, bin)
+	}
+	return nil
+}
