@@ -37,8 +37,8 @@ const (
 	helperName = "kubectl_complete-gitops_preflight"
 	// binDir is where the binary sits in an archive: plugin.yaml's command
 	// and .krew.yaml's bin point there.
-	binDir = "bin/"
-	manifest   = "gitops-preflight.yaml"
+	binDir   = "bin/"
+	manifest = "gitops-preflight.yaml"
 )
 
 func main() {
