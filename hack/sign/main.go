@@ -7,12 +7,14 @@
 //
 //	sign -keyring KEY.asc [-key NAME] [-passphrase-env VAR] ARCHIVE...
 //	sign -gen-key DIR [-key NAME]
+//	sign -keyring KEY.asc [-key NAME] -export-public FILE
 //
 // -keyring is an OpenPGP secret keyring (armored or binary) holding the
 // project's release key; its passphrase, if any, is read from the
 // environment variable -passphrase-env names. -gen-key writes a throwaway
 // key pair to DIR/secring.asc and DIR/pubring.asc: for tests only, never for
-// a release.
+// a release. -export-public writes the armored public key of -key, the file
+// users give Helm 4 as --keyring.
 //
 // This is its own Go module so that the plugin's module does not depend on
 // Helm 4.
@@ -47,12 +49,13 @@ func run() error {
 		passEnv  = flag.String("passphrase-env", "", "environment variable holding the key's passphrase")
 		genKey   = flag.String("gen-key", "", "write a throwaway key pair to this directory and exit (tests)")
 		metadata = flag.String("plugin-yaml", "plugin.yaml", "the plugin.yaml recorded in each .prov")
+		export   = flag.String("export-public", "", "write the armored public key of -key to this file and exit")
 	)
 	flag.Parse()
 	if *genKey != "" {
 		return generate(*genKey, *key)
 	}
-	if *keyring == "" || flag.NArg() == 0 {
+	if *keyring == "" || (flag.NArg() == 0 && *export == "") {
 		return errors.New("usage: sign -keyring KEY.asc [-key NAME] [-passphrase-env VAR] ARCHIVE...")
 	}
 	signer, err := provenance.NewFromKeyring(*keyring, *key)
@@ -61,6 +64,18 @@ func run() error {
 	}
 	if signer.Entity == nil {
 		return fmt.Errorf("no key named %q in %s", *key, *keyring)
+	}
+	if *export != "" {
+		var pub bytes.Buffer
+		w, err := armor.Encode(&pub, openpgp.PublicKeyType, nil)
+		if err != nil {
+			return err
+		}
+		if err := signer.Entity.Serialize(w); err != nil {
+			return err
+		}
+		w.Close()
+		return os.WriteFile(*export, pub.Bytes(), 0o644)
 	}
 	if err := signer.DecryptKey(func(string) ([]byte, error) {
 		if *passEnv == "" {
