@@ -120,7 +120,7 @@ func TestCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range checks.All() {
-		if !strings.Contains(out, c.ID+"\t"+c.Title+"\n") {
+		if c.Modes.Has(checks.ModePre) && !strings.Contains(out, c.ID+"\t"+c.Title+"\n") {
 			t.Errorf("--only completion lacks %s:\n%s", c.ID, out)
 		}
 	}
