@@ -114,19 +114,7 @@ func run() error {
 		}
 		name := fmt.Sprintf("%s_%s_%s_%s%s", binName, *version, goos, goarch, ext)
 		archive := filepath.Join(*out, name)
-		helper := helperName
-		if goos == "windows" {
-			helper += ".cmd" // kubectl on Windows finds it through PATHEXT
-		}
-		files := []release.File{
-			{Name: binDir + bin, Src: binPath, Mode: 0o755},
-			{Name: helper, Src: helper, Mode: 0o755},
-			{Name: "LICENSE", Src: "LICENSE", Mode: 0o644},
-			{Name: "README.md", Src: "README.md", Mode: 0o644},
-			{Name: "plugin.yaml", Src: "plugin.yaml", Mode: 0o644},
-			{Name: "plugin.complete", Src: "plugin.complete", Mode: 0o755},
-			{Name: "install-binary.sh", Src: "install-binary.sh", Mode: 0o755},
-		}
+		files := archiveFiles(goos, binPath)
 		if err := release.WriteArchive(archive, files, modTime); err != nil {
 			return err
 		}
@@ -182,6 +170,27 @@ func run() error {
 	}
 	fmt.Fprintf(os.Stderr, "wrote %d archives, checksums.txt and %s to %s\n", len(sums), manifest, *out)
 	return nil
+}
+
+// archiveFiles lists one platform's archive: the binary built at binPath
+// in bin/, the kubectl completion helper (the .cmd one on Windows, which
+// kubectl there finds through PATHEXT; the sh one elsewhere), LICENSE,
+// README.md and the Helm plugin files, all from the repository root.
+func archiveFiles(goos, binPath string) []release.File {
+	bin, helper := binName, helperName
+	if goos == "windows" {
+		bin += ".exe"
+		helper += ".cmd"
+	}
+	return []release.File{
+		{Name: binDir + bin, Src: binPath, Mode: 0o755},
+		{Name: helper, Src: helper, Mode: 0o755},
+		{Name: "LICENSE", Src: "LICENSE", Mode: 0o644},
+		{Name: "README.md", Src: "README.md", Mode: 0o644},
+		{Name: "plugin.yaml", Src: "plugin.yaml", Mode: 0o644},
+		{Name: "plugin.complete", Src: "plugin.complete", Mode: 0o755},
+		{Name: "install-binary.sh", Src: "install-binary.sh", Mode: 0o755},
+	}
 }
 
 // sign runs hack/sign (a module of its own, so that the plugin does not
