@@ -27,10 +27,12 @@ const CompletionHelper = "kubectl_complete-gitops_preflight"
 
 const completionNote = `
 As a kubectl plugin (kubectl 1.26 or newer), "kubectl gitops-preflight <TAB>"
-completes through the ` + CompletionHelper + ` helper shipped
-next to the binary: copy it to a directory on your PATH, e.g.
-  cp "$(dirname "$(readlink -f "$(command -v kubectl-gitops_preflight)")")/` + CompletionHelper + `" ~/.local/bin/
-(a copy, not a link: it finds the plugin on PATH, and survives upgrades).
+completes through the ` + CompletionHelper + ` helper at the
+root of every release archive (` + CompletionHelper + `.cmd on
+Windows): copy it to a directory on your PATH. With krew:
+  cp "${KREW_ROOT:-$HOME/.krew}/store/gitops-preflight/<version>/\
+` + CompletionHelper + `" ~/.local/bin/
+(a copy, not a link: it runs the plugin on PATH, and survives upgrades).
 The scripts printed here complete the binary when run as kubectl-gitops_preflight.`
 
 // registerCompletions adds completion of flag values to the root command:
