@@ -37,9 +37,15 @@ install: build
 
 # Cross-compiled archives (+ completion helper, LICENSE), checksums.txt and
 # dist/gitops-preflight.yaml rendered from .krew.yaml and checked with krew's rules.
+# With SIGN_KEYRING (an OpenPGP secret keyring holding the release key; its
+# passphrase in the variable SIGN_PASSPHRASE_ENV names) each archive also gets
+# a Helm 4 provenance file <archive>.prov (hack/sign, Helm's provenance code).
+SIGN_KEYRING        ?=
+SIGN_PASSPHRASE_ENV ?=
 dist:
 	$(GO) run ./hack/dist -version '$(VERSION)' -ldflags '$(LDFLAGS)' -out dist \
-		-mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)"
+		-mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" \
+		-sign-keyring '$(SIGN_KEYRING)' -sign-passphrase-env '$(SIGN_PASSPHRASE_ENV)'
 
 # docs/checks.md is generated: one section per registered check from docs/checks/<id>.md.
 docs:

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
@@ -75,6 +76,9 @@ func TestGolden(t *testing.T) {
 	}{
 		{"table.txt", Table{Options: Options{Color: false}}},
 		{"table-color.txt", Table{Options: Options{Color: true}}},
+		{"table-80.txt", Table{Options: Options{Width: 80}}},
+		{"table-200.txt", Table{Options: Options{Width: 200}}},
+		{"table-80-color.txt", Table{Options: Options{Width: 80, Color: true}}},
 		{"json", JSON{}},
 		{"yaml", YAML{}},
 		{"junit.xml", JUnit{}},
@@ -150,8 +154,8 @@ func TestYAMLIsTheJSONDocument(t *testing.T) {
 	}
 }
 
-// TestJUnitCounts decodes the XML and checks the status mapping: fail and
-// error are failures, skip is skipped, pass and warn pass.
+// TestJUnitCounts decodes the XML and checks the status mapping: fail is a
+// failure, error an error (counted in errors), skip is skipped, pass and warn pass.
 func TestJUnitCounts(t *testing.T) {
 	var buf bytes.Buffer
 	if err := (JUnit{}).Report(&buf, mixedReport()); err != nil {
@@ -161,14 +165,19 @@ func TestJUnitCounts(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, buf.String())
 	}
-	if doc.Tests != 6 || doc.Failures != 3 || doc.Skipped != 1 || doc.Errors != 0 {
-		t.Errorf("tests/failures/skipped/errors = %d/%d/%d/%d, want 6/3/1/0", doc.Tests, doc.Failures, doc.Skipped, doc.Errors)
+	if doc.Tests != 6 || doc.Failures != 2 || doc.Skipped != 1 || doc.Errors != 1 {
+		t.Errorf("tests/failures/skipped/errors = %d/%d/%d/%d, want 6/2/1/1", doc.Tests, doc.Failures, doc.Skipped, doc.Errors)
+	}
+	if s := doc.Suites[0]; s.Tests != doc.Tests || s.Failures != doc.Failures || s.Errors != doc.Errors || s.Skipped != doc.Skipped {
+		t.Errorf("suite counts %d/%d/%d/%d differ from the document's", s.Tests, s.Failures, s.Skipped, s.Errors)
 	}
 	got := map[string]string{}
 	for _, c := range doc.Suites[0].Cases {
 		switch {
 		case c.Failure != nil:
 			got[c.Name] = "failure:" + c.Failure.Type
+		case c.Error != nil:
+			got[c.Name] = "error:" + c.Error.Type
 		case c.Skipped != nil:
 			got[c.Name] = "skipped"
 		default:
@@ -177,7 +186,7 @@ func TestJUnitCounts(t *testing.T) {
 	}
 	want := map[string]string{
 		"cluster-reachable": "ok", "node-resources": "failure:fail", "helm-version": "ok",
-		"argo-crds-ownership": "failure:fail", "ingress-class": "skipped", "runtime-namespace": "failure:error",
+		"argo-crds-ownership": "failure:fail", "ingress-class": "skipped", "runtime-namespace": "error:error",
 	}
 	for id, w := range want {
 		if got[id] != w {
@@ -193,7 +202,7 @@ func TestJUnitCounts(t *testing.T) {
 func TestListChecksFormats(t *testing.T) {
 	list := checks.All()
 	var buf bytes.Buffer
-	if err := ListChecks(&buf, FormatYAML, list); err != nil {
+	if err := ListChecks(&buf, FormatYAML, list, 0); err != nil {
 		t.Fatal(err)
 	}
 	var infos []CheckInfo
@@ -203,7 +212,48 @@ func TestListChecksFormats(t *testing.T) {
 	if len(infos) != len(list) || infos[0].ID != list[0].ID {
 		t.Errorf("yaml list has %d entries (first %+v), want %d starting with %s", len(infos), infos, len(list), list[0].ID)
 	}
-	if err := ListChecks(&buf, FormatJUnit, list); err == nil {
+	if err := ListChecks(&buf, FormatJUnit, list, 80); err == nil {
 		t.Error("junit list: no error")
+	}
+}
+
+// TestListChecksFitsTheWidth: the catalogue's table has every check's ID and
+// title and no line wider than the terminal (80 columns, and narrower);
+// wide adds the docs links; piped (width 0) keeps each title on its line.
+func TestListChecksFitsTheWidth(t *testing.T) {
+	list := checks.All()
+	for _, width := range []int{40, 60, 80, 100} {
+		var buf bytes.Buffer
+		if err := ListChecks(&buf, FormatTable, list, width); err != nil {
+			t.Fatal(err)
+		}
+		text := buf.String()
+		for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+			if n := twwidth.Width(l); n > width {
+				t.Errorf("width %d: line %d has %d columns: %q", width, i+1, n, l)
+			}
+		}
+		flat := strings.Join(strings.Fields(text), " ")
+		for _, c := range list {
+			if !strings.Contains(flat, c.ID) || !strings.Contains(flat, strings.Join(strings.Fields(c.Title), " ")) {
+				t.Errorf("width %d: %s or its title missing", width, c.ID)
+			}
+		}
+		if strings.Contains(text, "https://") {
+			t.Errorf("width %d: the table lists docs links; only wide should", width)
+		}
+	}
+	var piped, wide bytes.Buffer
+	if err := ListChecks(&piped, FormatTable, list, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(piped.String(), "\n"); got != len(list)+1 {
+		t.Errorf("piped list has %d lines, want %d (header + one per check)", got, len(list)+1)
+	}
+	if err := ListChecks(&wide, FormatWide, list, 80); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(wide.String(), list[0].Docs()) || !strings.Contains(wide.String(), "CATEGORY") {
+		t.Errorf("wide list lacks the docs column:\n%s", wide.String())
 	}
 }

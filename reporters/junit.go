@@ -16,11 +16,16 @@ import (
 // "gitops-preflight.<category>". Statuses map as follows:
 //
 //	pass, warn  passing testcase; warn says so in <system-out>
-//	fail, error <failure type="fail|error" message="..."> with hint and docs
+//	fail        <failure type="fail" message="..."> with hint and docs
+//	error       <error type="error" message="..."> likewise, counted in errors
 //	skip        <skipped message="...">
 //
 // Times are the checks' durations in seconds; the suite's time is their sum.
-type JUnit struct{}
+type JUnit struct {
+	// Name is the <testsuites> name: the command as the user ran it
+	// ("kubectl gitops-preflight" when empty, "helm gitops-preflight" under Helm).
+	Name string
+}
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -54,6 +59,7 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
@@ -74,7 +80,7 @@ type junitSkipped struct {
 }
 
 // Report writes the XML declaration and the <testsuites> document.
-func (JUnit) Report(w io.Writer, r *checks.Report) error {
+func (j JUnit) Report(w io.Writer, r *checks.Report) error {
 	mode := "pre-install"
 	if r.Mode == checks.ModePost {
 		mode = "post-install"
@@ -98,9 +104,14 @@ func (JUnit) Report(w io.Writer, r *checks.Report) error {
 			Time:      seconds(o.Duration),
 		}
 		switch o.Status {
-		case checks.StatusFail, checks.StatusError:
+		case checks.StatusFail:
 			c.Failure = &junitFailure{Type: string(o.Status), Message: o.Message, Body: failureBody(o)}
 			suite.Failures++
+		case checks.StatusError:
+			// The check could not decide (JUnit's <error>: an unexpected
+			// problem, not a failed assertion), counted in errors.
+			c.Error = &junitFailure{Type: string(o.Status), Message: o.Message, Body: failureBody(o)}
+			suite.Errors++
 		case checks.StatusSkip:
 			c.Skipped = &junitSkipped{Message: o.Message}
 			suite.Skipped++
@@ -116,7 +127,7 @@ func (JUnit) Report(w io.Writer, r *checks.Report) error {
 	}
 	suite.Time = seconds(total)
 	doc := junitSuites{
-		Name: "kubectl gitops-preflight", Tests: suite.Tests, Failures: suite.Failures,
+		Name: Options{Name: j.Name}.name(), Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
 		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite},
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

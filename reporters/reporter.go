@@ -14,13 +14,16 @@ type Format string
 // Formats.
 const (
 	FormatTable Format = "table"
+	// FormatWide is the full table on a terminal too: one unwrapped row per
+	// check (what the table is when piped).
+	FormatWide  Format = "wide"
 	FormatJSON  Format = "json"
 	FormatYAML  Format = "yaml"
 	FormatJUnit Format = "junit"
 )
 
 // Formats lists the supported formats in help order.
-var Formats = []Format{FormatTable, FormatJSON, FormatYAML, FormatJUnit}
+var Formats = []Format{FormatTable, FormatWide, FormatJSON, FormatYAML, FormatJUnit}
 
 // ParseFormat validates an -o value.
 func ParseFormat(s string) (Format, error) {
@@ -43,6 +46,24 @@ type Options struct {
 	Color bool
 	// Verbose shows passing checks' messages in full and durations (table).
 	Verbose bool
+	// Width is the terminal's width in columns (table): the stacked layout
+	// whose lines never exceed it. 0 (a pipe, -o wide) is the full table,
+	// one unwrapped line per row.
+	Width int
+	// Name is the command as the user typed it, for the table header and the
+	// JUnit report name: "kubectl gitops-preflight" (the default) or
+	// "helm gitops-preflight" under Helm.
+	Name string
+}
+
+// DefaultName is the command's name in reports unless Options.Name says otherwise.
+const DefaultName = "kubectl gitops-preflight"
+
+func (o Options) name() string {
+	if o.Name == "" {
+		return DefaultName
+	}
+	return o.Name
 }
 
 // Reporter renders a report.
@@ -55,12 +76,15 @@ func New(f Format, opts Options) (Reporter, error) {
 	switch f {
 	case FormatTable:
 		return Table{Options: opts}, nil
+	case FormatWide:
+		opts.Width = 0
+		return Table{Options: opts}, nil
 	case FormatJSON:
 		return JSON{}, nil
 	case FormatYAML:
 		return YAML{}, nil
 	case FormatJUnit:
-		return JUnit{}, nil
+		return JUnit{Name: opts.Name}, nil
 	default:
 		return nil, fmt.Errorf("unknown output format %q", f)
 	}

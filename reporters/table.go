@@ -11,9 +11,12 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 )
 
-// Table renders the report for people: a header naming the cluster, one row
-// per check (status glyph, ID, message), hint lines under each warn, fail and
-// error, and a summary line.
+// Table renders the report for people: a header naming the cluster, the
+// checks, and a summary line. With Options.Width set (a terminal) each check
+// is a status line with its message and hint indented under it, wrapped to
+// the width; with Width 0 (a pipe, -o wide) it is one table row per check
+// (status glyph, ID, message) with hint rows under each warn, fail and error,
+// never wrapped.
 type Table struct {
 	Options Options
 }
@@ -69,18 +72,121 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	if r.Mode == checks.ModePost {
 		title = "post-install checks"
 	}
-	if _, err := fmt.Fprintf(w, "%s %s\n", bold.Sprint("kubectl gitops-preflight:"), title); err != nil {
-		return err
+	for i, l := range t.fit(t.Options.name()+": "+title, 0, 0) {
+		if i == 0 {
+			l = bold.Sprint(t.Options.name()+":") + strings.TrimPrefix(l, t.Options.name()+":")
+		}
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
 	}
 	if line := clusterLine(r.Cluster); line != "" {
-		if _, err := fmt.Fprintln(w, dim.Sprint(line)); err != nil {
-			return err
+		for _, l := range t.fit(line, 0, 0) {
+			if _, err := fmt.Fprintln(w, dim.Sprint(l)); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
 
+	var err error
+	if t.Options.Width > 0 {
+		err = t.stacked(w, r, styles, dim)
+	} else {
+		err = t.wide(w, r, styles, dim)
+	}
+	if err != nil {
+		return err
+	}
+
+	s := r.Summary()
+	parts := make([]string, 0, len(checks.Statuses))
+	for _, st := range checks.Statuses {
+		parts = append(parts, fmt.Sprintf("%d %s", s[st], st))
+	}
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	for _, l := range t.fit("Summary: "+strings.Join(parts, ", "), 0, 0) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hintLines returns the lines shown under a check: its hint (first line
+// marked "→ ") and the --fix note, for warn, fail and error only.
+func hintLines(o checks.Outcome) []string {
+	if o.Hint == "" || o.Status == checks.StatusPass || o.Status == checks.StatusSkip {
+		return nil
+	}
+	var out []string
+	for i, l := range strings.Split(o.Hint, "\n") {
+		prefix := "  "
+		if i == 0 {
+			prefix = "→ "
+		}
+		out = append(out, prefix+l)
+	}
+	if o.Fixable && o.Status.Failed() {
+		out = append(out, "  fixable: rerun with --fix")
+	}
+	return out
+}
+
+// headLine is a check's first line in the stacked layout: glyph, status and
+// ID. marker is a short per-check tag shown after the ID (room kept for one;
+// empty today).
+func headLine(glyph string, o checks.Outcome, marker string) string {
+	line := fmt.Sprintf("%s %-5s  %s", glyph, o.Status, o.ID)
+	if marker != "" {
+		line += "  " + marker
+	}
+	return line
+}
+
+// stackedIndent is where a check's message and hint start in the stacked layout.
+const stackedIndent = 4
+
+// stacked is the terminal layout (Options.Width > 0), after `linkerd check`:
+// one line per check with its status and ID, then its message and hint on
+// their own lines, indented and word-wrapped to the width. No line is wider
+// than Options.Width.
+func (t Table) stacked(w io.Writer, r *checks.Report, styles map[checks.Status]style, dim *color.Color) error {
+	for _, o := range r.Outcomes {
+		st := styles[o.Status]
+		head := t.fit(headLine(st.glyph, o, t.marker(o)), 0, stackedIndent)
+		head[0] = st.c.Sprint(head[0])
+		var lines []string
+		lines = append(lines, head...)
+		for _, l := range strings.Split(o.Message, "\n") {
+			lines = append(lines, t.fit(l, stackedIndent, stackedIndent)...)
+		}
+		for _, l := range hintLines(o) {
+			// "→ " and the hint's continuation lines wrap under the text.
+			for _, f := range t.fit(l, stackedIndent, stackedIndent+2) {
+				lines = append(lines, dim.Sprint(f))
+			}
+		}
+		for _, l := range lines {
+			if _, err := fmt.Fprintln(w, l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// marker is the short per-check tag of the stacked layout's check line
+// (none yet).
+func (t Table) marker(checks.Outcome) string { return "" }
+
+// wide is the full table (piped output and -o wide): STATUS, CHECK, MESSAGE
+// columns, one line per message line, never wrapped.
+func (t Table) wide(w io.Writer, r *checks.Report, styles map[checks.Status]style, dim *color.Color) error {
 	table := plainTable(w)
 	table.Header("STATUS", "CHECK", "MESSAGE")
 	for _, o := range r.Outcomes {
@@ -94,35 +200,21 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 				return err
 			}
 		}
-		if o.Hint == "" || o.Status == checks.StatusPass || o.Status == checks.StatusSkip {
-			continue
-		}
-		for i, l := range strings.Split(o.Hint, "\n") {
-			prefix := "  "
-			if i == 0 {
-				prefix = "→ "
-			}
-			if err := table.Append([]string{"", "", dim.Sprint(prefix + l)}); err != nil {
-				return err
-			}
-		}
-		if o.Fixable && o.Status.Failed() {
-			if err := table.Append([]string{"", "", dim.Sprint("  fixable: rerun with --fix")}); err != nil {
+		for _, l := range hintLines(o) {
+			if err := table.Append([]string{"", "", dim.Sprint(l)}); err != nil {
 				return err
 			}
 		}
 	}
-	if err := table.Render(); err != nil {
-		return err
-	}
+	return table.Render()
+}
 
-	s := r.Summary()
-	parts := make([]string, 0, len(checks.Statuses))
-	for _, st := range checks.Statuses {
-		parts = append(parts, fmt.Sprintf("%d %s", s[st], st))
-	}
-	_, err := fmt.Fprintf(w, "\nSummary: %s\n", strings.Join(parts, ", "))
-	return err
+// fit returns s as lines no wider than Options.Width (display columns):
+// the first indented by first spaces, the rest by rest spaces, words kept
+// whole where they fit and cut where a single word is wider than a line.
+// With Width 0 it returns s indented by first, unchanged.
+func (t Table) fit(s string, first, rest int) []string {
+	return wrapIndent(s, t.Options.Width, first, rest)
 }
 
 func clusterLine(c checks.ClusterInfo) string {

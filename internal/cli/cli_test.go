@@ -7,10 +7,13 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/version"
 )
 
@@ -117,7 +120,7 @@ func TestCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range checks.All() {
-		if !strings.Contains(out, c.ID+"\t"+c.Title+"\n") {
+		if c.Modes.Has(checks.ModePre) && !strings.Contains(out, c.ID+"\t"+c.Title+"\n") {
 			t.Errorf("--only completion lacks %s:\n%s", c.ID, out)
 		}
 	}
@@ -186,7 +189,7 @@ func TestColourDecision(t *testing.T) {
 
 func TestProgressLine(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, 2)
+	p := newProgress(&buf, 2, 200)
 	opts := p.runOptions()
 	a := checks.Meta{ID: "node-resources"}
 	b := checks.Meta{ID: "cluster-admin"}
@@ -203,19 +206,212 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("progress wrote %q, want %q", buf.String(), want)
 	}
 
-	// Not a terminal: no hooks, nothing written.
-	var errOut bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{IsTerminal: func(io.Writer) bool { return false }})
-	ro, done := o.runOptions(3)
-	done()
-	if ro.OnStart != nil || ro.OnDone != nil || errOut.Len() != 0 {
-		t.Errorf("progress on a non-terminal: hooks %v/%v, wrote %q", ro.OnStart != nil, ro.OnDone != nil, errOut.String())
+	// Not a terminal, or TERM=dumb: no hooks, nothing written.
+	for _, tc := range []struct {
+		name     string
+		terminal bool
+		term     string
+	}{{"pipe", false, "xterm"}, {"dumb", true, "dumb"}} {
+		var errOut bytes.Buffer
+		o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{
+			IsTerminal: func(io.Writer) bool { return tc.terminal },
+			Getenv:     func(k string) string { return map[string]string{"TERM": tc.term}[k] },
+		})
+		ro, done := o.runOptions(3)
+		done()
+		if ro.OnStart != nil || ro.OnDone != nil || errOut.Len() != 0 {
+			t.Errorf("%s: progress hooks %v/%v, wrote %q", tc.name, ro.OnStart != nil, ro.OnDone != nil, errOut.String())
+		}
 	}
+}
+
+// TestProgressLineFitsTheTerminal: on an 80-column terminal every progress
+// line (check progress and --wait's) stays under 80 columns, each starts by
+// erasing the row, and the run's hooks are there.
+func TestProgressLineFitsTheTerminal(t *testing.T) {
+	var errOut bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{
+		IsTerminal:    func(io.Writer) bool { return true },
+		TerminalWidth: func(io.Writer) int { return 80 },
+		Getenv:        func(k string) string { return map[string]string{"TERM": "xterm-256color"}[k] },
+	})
+	ro, done := o.runOptions(24)
+	if ro.OnStart == nil {
+		t.Fatal("no progress on a terminal")
+	}
+	var ids []checks.Meta
+	for _, c := range checks.All() {
+		ids = append(ids, c.Meta)
+		ro.OnStart(c.Meta)
+	}
+	for _, m := range ids {
+		ro.OnDone(checks.Outcome{Meta: m})
+	}
+	done()
+	terminalProgress(&errOut, o.progressWidth())(checkIDs(ids), 42*time.Second)
+	draws := strings.Split(errOut.String(), eraseLine)
+	if draws[0] != "" || len(draws) < len(ids) {
+		t.Fatalf("progress output does not start each line with an erase: %q", errOut.String())
+	}
+	for _, d := range draws[1:] {
+		if strings.ContainsAny(d, "\r\n") || utf8.RuneCountInString(d) >= 80 {
+			t.Errorf("progress line of %d runes (terminal 80): %q", utf8.RuneCountInString(d), d)
+		}
+	}
+	if !strings.HasSuffix(draws[len(draws)-1], "…") {
+		t.Errorf("long wait line not cut with an ellipsis: %q", draws[len(draws)-1])
+	}
+}
+
+func checkIDs(ms []checks.Meta) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
 }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHelmNames: under Helm the help, the examples and the -n help name the
+// command and the default as Helm's; as a kubectl plugin they stay kubectl's,
+// and -n's help carries exactly one default either way.
+func TestHelmNames(t *testing.T) {
+	helm := map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight", "HELM_NAMESPACE": "team-a"}
+	for _, tc := range []struct {
+		name      string
+		env       map[string]string
+		want, not string
+		nsDefault string
+	}{
+		{"kubectl", nil, "kubectl gitops-preflight", "helm gitops-preflight", `default "` + checks.DefaultNamespace + `"`},
+		{"helm", helm, "helm gitops-preflight", "kubectl gitops-preflight", `default "team-a"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, _, err := run(t, tc.env, "--help")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out, tc.want+" --post -n codefresh") || !strings.HasPrefix(out, tc.want+" checks") {
+				t.Errorf("help does not name %q in the text and examples:\n%s", tc.want, out)
+			}
+			if strings.Contains(out, tc.not) {
+				t.Errorf("help names %q:\n%s", tc.not, out)
+			}
+			var nsLine string
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, "--namespace string") {
+					nsLine = l
+				}
+			}
+			if strings.Count(nsLine, "default") != 1 || !strings.Contains(nsLine, tc.nsDefault) {
+				t.Errorf("-n help %q: want exactly one default, %s", nsLine, tc.nsDefault)
+			}
+		})
+	}
+}
+
+// TestRenameInHints: under Helm the hints name "helm gitops-preflight".
+func TestRenameInHints(t *testing.T) {
+	_, _, o, err := run(t, map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight", "HELM_NAMESPACE": "x"}, "--list-checks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := []checks.Outcome{{Result: checks.Result{Hint: "run kubectl gitops-preflight --fix; then kubectl get crd"}}}
+	o.renameInHints(outs)
+	if outs[0].Hint != "run helm gitops-preflight --fix; then kubectl get crd" {
+		t.Errorf("hint = %q", outs[0].Hint)
+	}
+}
+
+// TestRequestTimeoutIsWhatTheHelpSays: the help names the bounds that apply
+// when --request-timeout is unset or 0, and the code uses exactly those: the
+// API clients 30s, the probes 10s; a given value bounds both.
+func TestRequestTimeoutIsWhatTheHelpSays(t *testing.T) {
+	out, _, _, err := run(t, nil, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "unset or 0: 30s per API request, 10s per probe") || strings.Contains(out, "don't timeout") {
+		t.Errorf("--request-timeout help does not say what the code does:\n%s", out)
+	}
+	for _, tc := range []struct {
+		flag             string
+		wantAPI, wantPrb time.Duration
+	}{{"", 30 * time.Second, 10 * time.Second}, {"0", 30 * time.Second, 10 * time.Second}, {"20s", 20 * time.Second, 20 * time.Second}, {"7", 7 * time.Second, 7 * time.Second}} {
+		o := NewOptions(genericiooptions.IOStreams{}, Host{})
+		*o.ConfigFlags.Timeout = tc.flag
+		o.ConfigFlags.APIServer = ptrTo("https://127.0.0.1:1")
+		got, err := o.requestTimeout()
+		if err != nil || got != tc.wantPrb {
+			t.Errorf("--request-timeout=%q: probes %v (%v), want %v", tc.flag, got, err, tc.wantPrb)
+		}
+		cfg, err := o.ConfigFlags.ToRESTConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := cluster.NewClients(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Config.Timeout != tc.wantAPI {
+			t.Errorf("--request-timeout=%q: API requests %v, want %v", tc.flag, c.Config.Timeout, tc.wantAPI)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestUnreachableLine: the exit-3 line says what the fatal check found and
+// names the offline checks that did run.
+func TestUnreachableLine(t *testing.T) {
+	m := func(id string, fatal, offline bool) checks.Meta {
+		return checks.Meta{ID: id, Fatal: fatal, Offline: offline}
+	}
+	r := &checks.Report{Outcomes: []checks.Outcome{
+		{Meta: m("cluster-reachable", true, false), Result: checks.Result{Status: checks.StatusFail, Message: "https://x rejected the credentials (401 Unauthorized)"}},
+		{Meta: m("node-resources", false, false), Result: checks.Result{Status: checks.StatusSkip, Message: "not run"}},
+		{Meta: m("values", false, true), Result: checks.Result{Status: checks.StatusPass}},
+		{Meta: m("runtime-name", false, true), Result: checks.Result{Status: checks.StatusFail}},
+	}}
+	want := "cluster-reachable fail: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: values, runtime-name"
+	if got := unreachableError(r).Error(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	r.Outcomes = r.Outcomes[:2]
+	if got := unreachableError(r).Error(); !strings.HasSuffix(got, "; no other check could run") {
+		t.Errorf("no offline check: %q", got)
+	}
+}
+
+// TestCompleteChecksOfTheMode: --only/--skip complete the checks of the mode
+// selected (--post or not), the only IDs the run accepts.
+func TestCompleteChecksOfTheMode(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		mode checks.Mode
+	}{
+		{[]string{"__complete", "--only", ""}, checks.ModePre},
+		{[]string{"__complete", "--post", "--skip", ""}, checks.ModePost},
+		{[]string{"__complete", "--post", "--only", "release-deployed,"}, checks.ModePost},
+	} {
+		out, _, _, err := run(t, nil, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range checks.All() {
+			if c.ID == "release-deployed" && strings.HasSuffix(tc.args[len(tc.args)-1], ",") {
+				continue // already given
+			}
+			offered := strings.Contains(out, c.ID+"\t")
+			if offered != c.Modes.Has(tc.mode) {
+				t.Errorf("%v: %s offered=%v, its modes %s", tc.args, c.ID, offered, c.Modes)
+			}
+		}
 	}
 }

@@ -27,9 +27,12 @@ const CompletionHelper = "kubectl_complete-gitops_preflight"
 
 const completionNote = `
 As a kubectl plugin (kubectl 1.26 or newer), "kubectl gitops-preflight <TAB>"
-completes through the ` + CompletionHelper + ` helper shipped
-next to the binary: put it on your PATH, e.g.
-  ln -s "$(dirname "$(command -v kubectl-gitops_preflight)")/` + CompletionHelper + `" ~/.local/bin/
+completes through the ` + CompletionHelper + ` helper at the
+root of every release archive (` + CompletionHelper + `.cmd on
+Windows): copy it to a directory on your PATH. With krew:
+  cp "${KREW_ROOT:-$HOME/.krew}/store/gitops-preflight/<version>/\
+` + CompletionHelper + `" ~/.local/bin/
+(a copy, not a link: it runs the plugin on PATH, and survives upgrades).
 The scripts printed here complete the binary when run as kubectl-gitops_preflight.`
 
 // registerCompletions adds completion of flag values to the root command:
@@ -38,7 +41,7 @@ The scripts printed here complete the binary when run as kubectl-gitops_prefligh
 // for --context, and the cluster's namespaces for -n. It also creates cobra's
 // `completion bash|zsh|fish|powershell` command and explains the kubectl
 // helper in its help.
-func registerCompletions(cmd *cobra.Command, o *Options) {
+func registerCompletions(cmd *cobra.Command, o *Options, displayName string) {
 	fixed := func(flag string, values ...string) {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
@@ -50,8 +53,15 @@ func registerCompletions(cmd *cobra.Command, o *Options) {
 	fixed("fail-on", "fail", "warn")
 	fixed("access-mode", string(checks.AccessTunnel), string(checks.AccessIngress), string(checks.AccessServiceMesh))
 	fixed("crds", "all", "rollouts")
-	_ = cmd.RegisterFlagCompletionFunc("only", completeCheckIDs)
-	_ = cmd.RegisterFlagCompletionFunc("skip", completeCheckIDs)
+	ids := func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		mode := checks.ModePre
+		if o.Post {
+			mode = checks.ModePost
+		}
+		return completeCheckIDs(mode, toComplete)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("only", ids)
+	_ = cmd.RegisterFlagCompletionFunc("skip", ids)
 	_ = cmd.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return o.completeContexts(), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -61,15 +71,17 @@ func registerCompletions(cmd *cobra.Command, o *Options) {
 
 	cmd.InitDefaultCompletionCmd()
 	for _, sub := range cmd.Commands() {
-		if sub.Name() == "completion" {
+		if sub.Name() == "completion" && displayName == reporters.DefaultName {
 			sub.Long += completionNote
 		}
 	}
 }
 
 // completeCheckIDs completes the last element of a comma-separated list of
-// check IDs, describing each by its title and leaving out those already given.
-func completeCheckIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+// the IDs of mode's checks (--only/--skip accept no other: the run rejects
+// them with exit 2), describing each by its title and leaving out those
+// already given.
+func completeCheckIDs(mode checks.Mode, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	prefix, last := "", toComplete
 	if i := strings.LastIndex(toComplete, ","); i >= 0 {
 		prefix, last = toComplete[:i+1], toComplete[i+1:]
@@ -80,7 +92,7 @@ func completeCheckIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.
 	}
 	var out []cobra.Completion
 	for _, c := range checks.All() {
-		if given[c.ID] || !strings.HasPrefix(c.ID, last) {
+		if given[c.ID] || !strings.HasPrefix(c.ID, last) || !c.Modes.Has(mode) {
 			continue
 		}
 		out = append(out, cobra.CompletionWithDesc(prefix+c.ID, c.Title))

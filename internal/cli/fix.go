@@ -38,8 +38,9 @@ func (o *Options) interactive() bool {
 
 // planWriter is where the fix plan and results go: stdout for the table, and
 // stderr for machine formats, so that stdout stays one JSON document.
+// (The wide table is a table.)
 func (o *Options) planWriter() io.Writer {
-	if o.format == reporters.FormatTable {
+	if o.format == reporters.FormatTable || o.format == reporters.FormatWide {
 		return o.Streams.Out
 	}
 	return o.Streams.ErrOut

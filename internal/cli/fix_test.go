@@ -9,6 +9,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 func fixOptions(in string, terminal bool) (*Options, *bytes.Buffer) {
@@ -58,6 +59,22 @@ func TestConfirm(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "[y/N]") {
 			t.Errorf("no prompt: %q", out.String())
+		}
+	}
+}
+
+// TestPlanWriter: the fix plan goes with the report for both tables, and to
+// stderr for the machine formats.
+func TestPlanWriter(t *testing.T) {
+	var out, errOut bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Host{})
+	for _, tc := range []struct {
+		format reporters.Format
+		want   io.Writer
+	}{{reporters.FormatTable, &out}, {reporters.FormatWide, &out}, {reporters.FormatJSON, &errOut}, {reporters.FormatJUnit, &errOut}} {
+		o.format = tc.format
+		if o.planWriter() != tc.want {
+			t.Errorf("-o %s: plan written to the wrong stream", tc.format)
 		}
 	}
 }

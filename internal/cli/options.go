@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -26,6 +27,39 @@ type Host struct {
 	// IsInputTerminal reports whether r is an interactive terminal (--fix
 	// asks for confirmation only when stdin and stdout both are).
 	IsInputTerminal func(r io.Reader) bool
+	// TerminalWidth returns the width in columns of the terminal w is, or 0
+	// when it cannot tell (then the width is taken as 80).
+	TerminalWidth func(w io.Writer) int
+}
+
+// defaultTerminalWidth is the width assumed for a terminal that does not say.
+const defaultTerminalWidth = 80
+
+// terminalWidth is the column count of w when w is a terminal, else 0.
+func (o *Options) terminalWidth(w io.Writer) int {
+	if !o.Host.IsTerminal(w) {
+		return 0
+	}
+	if n := o.Host.TerminalWidth(w); n > 0 {
+		return n
+	}
+	return defaultTerminalWidth
+}
+
+// outputWidth is the width the table report wraps to: the terminal's when
+// stdout is one, 0 (full lines for tools) when it is piped.
+func (o *Options) outputWidth() int {
+	return o.terminalWidth(o.Streams.Out)
+}
+
+// progressWidth is the width of the progress line on stderr, or 0 when no
+// progress line may be written: stderr is not a terminal, or TERM is "dumb"
+// (a terminal that cannot erase a line).
+func (o *Options) progressWidth() int {
+	if o.Host.Getenv("TERM") == "dumb" {
+		return 0
+	}
+	return o.terminalWidth(o.Streams.ErrOut)
 }
 
 // Options are the command's flags and, after Complete, its typed run config.
@@ -75,6 +109,10 @@ type Options struct {
 	// API requests of the run to stderr when it ends (for make bench).
 	DebugRequestCount bool
 
+	// displayName is the command as the user runs it: "kubectl
+	// gitops-preflight", or "helm gitops-preflight" under Helm.
+	displayName string
+
 	// Typed run config, set by Complete.
 	format     reporters.Format
 	failOnWarn bool
@@ -96,6 +134,9 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 	if host.IsInputTerminal == nil {
 		host.IsInputTerminal = func(io.Reader) bool { return false }
 	}
+	if host.TerminalWidth == nil {
+		host.TerminalWidth = func(io.Writer) int { return 0 }
+	}
 	return &Options{
 		ConfigFlags: genericclioptions.NewConfigFlags(true),
 		Streams:     streams,
@@ -104,6 +145,7 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		FailOn:      "fail",
 		RuntimeName: checks.DefaultRuntimeName,
 		ReleaseName: checks.DefaultReleaseName,
+		displayName: reporters.DefaultName,
 		Timeout:     5 * time.Minute,
 		// The chart's supported Argo CD range (checks.DefaultArgoCDVersionRange).
 		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
@@ -206,8 +248,8 @@ func (o *Options) Run(ctx context.Context) error {
 	var snap *cluster.Snapshot
 	var env *checks.Env // the last round's, which --fix plans with
 	w := waiter{wait: o.Wait, interval: WaitInterval, now: time.Now}
-	if o.Host.IsTerminal(o.Streams.ErrOut) {
-		w.progress = terminalProgress(o.Streams.ErrOut)
+	if pw := o.progressWidth(); pw > 0 {
+		w.progress = terminalProgress(o.Streams.ErrOut, pw)
 	}
 	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
@@ -227,6 +269,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if v, err := snap.ServerVersion(); err == nil {
 		report.Cluster.Version = v.GitVersion
 	}
+	o.renameInHints(report.Outcomes)
 	if err := o.write(report); err != nil {
 		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
@@ -238,9 +281,44 @@ func (o *Options) Run(ctx context.Context) error {
 	case checks.ExitOK:
 		return nil
 	case checks.ExitUnreachable:
-		return &ExitError{Code: code, Err: fmt.Errorf("cluster %s not reachable; nothing else checked", restCfg.Host)}
+		return &ExitError{Code: code, Err: unreachableError(report)}
 	default:
 		return &ExitError{Code: code}
+	}
+}
+
+// unreachableError is the exit-3 line: what the fatal check found (server
+// down, credentials rejected...) and which checks still ran, those that need
+// no cluster (Offline), e.g.
+//
+//	cluster-reachable failed: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: runtime-name, values
+func unreachableError(r *checks.Report) error {
+	var fatal string
+	var ran []string
+	for _, o := range r.Outcomes {
+		switch {
+		case o.Fatal && o.Status != checks.StatusPass && fatal == "":
+			fatal = fmt.Sprintf("%s %s: %s", o.ID, o.Status, strings.SplitN(o.Message, "\n", 2)[0])
+		case !o.Fatal && o.Offline && o.Status != checks.StatusSkip:
+			ran = append(ran, o.ID)
+		}
+	}
+	if len(ran) == 0 {
+		return fmt.Errorf("%s; no other check could run", fatal)
+	}
+	return fmt.Errorf("%s; only the checks that need no cluster ran: %s", fatal, strings.Join(ran, ", "))
+}
+
+// renameInHints rewrites the command named in the outcomes' hints
+// ("kubectl gitops-preflight --fix ...") to the one the user runs: under
+// Helm, "helm gitops-preflight".
+func (o *Options) renameInHints(outcomes []checks.Outcome) {
+	if o.displayName == reporters.DefaultName {
+		return
+	}
+	for i := range outcomes {
+		outcomes[i].Hint = strings.ReplaceAll(outcomes[i].Hint, reporters.DefaultName, o.displayName)
+		outcomes[i].Message = strings.ReplaceAll(outcomes[i].Message, reporters.DefaultName, o.displayName)
 	}
 }
 
@@ -269,7 +347,7 @@ func (o *Options) colorEnabled() bool {
 }
 
 func (o *Options) write(r *checks.Report) error {
-	rep, err := reporters.New(o.format, reporters.Options{Color: o.colorEnabled()})
+	rep, err := reporters.New(o.format, reporters.Options{Color: o.colorEnabled(), Width: o.outputWidth(), Name: o.displayName})
 	if err != nil {
 		return err
 	}
@@ -284,7 +362,7 @@ func (o *Options) listChecks() error {
 		}
 		list = append(list, c)
 	}
-	if err := reporters.ListChecks(o.Streams.Out, o.format, list); err != nil {
+	if err := reporters.ListChecks(o.Streams.Out, o.format, list, o.outputWidth()); err != nil {
 		if errors.Is(err, reporters.ErrListFormat) {
 			return usageError("%v", err)
 		}

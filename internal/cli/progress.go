@@ -21,14 +21,29 @@ type progress struct {
 	total   int
 	done    int
 	running map[string]bool
-	width   int // longest line allowed, to keep it on one terminal row
+	width   int // the terminal's columns: lines are kept shorter, on one row
 }
 
 // eraseLine returns the cursor to column 0 and clears the row (ANSI EL).
 const eraseLine = "\r\x1b[K"
 
-func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: total, running: map[string]bool{}, width: 100}
+// newProgress returns a progress line for a terminal of width columns.
+func newProgress(w io.Writer, total, width int) *progress {
+	return &progress{w: w, total: total, running: map[string]bool{}, width: width}
+}
+
+// fitLine cuts line to fewer than width columns (ending in "…" when cut):
+// a line as wide as the terminal would wrap on some terminals, and the
+// erase that follows would clear only the last of its rows.
+func fitLine(line string, width int) string {
+	limit := width - 1
+	if limit < 1 {
+		return ""
+	}
+	if r := []rune(line); len(r) > limit {
+		return string(r[:limit-1]) + "…"
+	}
+	return line
 }
 
 // runOptions returns runner hooks that drive p.
@@ -70,19 +85,17 @@ func (p *progress) draw() {
 	} else {
 		line += "checking"
 	}
-	if r := []rune(line); len(r) > p.width {
-		line = string(r[:p.width-1]) + "…"
-	}
-	fmt.Fprint(p.w, eraseLine+line)
+	fmt.Fprint(p.w, eraseLine+fitLine(line, p.width))
 }
 
 // runOptions returns the runner options of this run: a progress line on
-// stderr when stderr is a terminal (never in CI logs or pipes), and the
-// function to call once the checks are done.
+// stderr when stderr is a terminal other than TERM=dumb (never in CI logs or
+// pipes), and the function to call once the checks are done.
 func (o *Options) runOptions(total int) (checks.RunOptions, func()) {
-	if !o.Host.IsTerminal(o.Streams.ErrOut) {
+	width := o.progressWidth()
+	if width == 0 {
 		return checks.RunOptions{}, func() {}
 	}
-	p := newProgress(o.Streams.ErrOut, total)
+	p := newProgress(o.Streams.ErrOut, total, width)
 	return p.runOptions(), p.Done
 }

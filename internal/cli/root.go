@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -25,6 +28,11 @@ const example = `  # Before helm install: check the current context for the defa
   # After helm install: diagnose the runtime, waiting up to 5 minutes for it to come up
   kubectl gitops-preflight --post -n codefresh --wait 5m`
 
+// requestTimeoutUsage is --request-timeout's help: what the code does
+// (cluster.NewClients, Options.requestTimeout).
+var requestTimeoutUsage = fmt.Sprintf("bound on each API request and each network probe, e.g. 20s (unset or 0: %s per API request, %s per probe)",
+	cluster.DefaultRequestTimeout, probe.DefaultTimeout)
+
 // NewCommand returns the root command. Execute it with the process's
 // context; map the returned error with ExitCode.
 func NewCommand(streams genericiooptions.IOStreams, host Host) *cobra.Command {
@@ -40,17 +48,18 @@ func newCommand(streams genericiooptions.IOStreams, host Host) (*cobra.Command, 
 	if helm.Active {
 		displayName = "helm gitops-preflight"
 	}
+	o.displayName = displayName
 	var showVersion bool
 	cmd := &cobra.Command{
 		Use:   "kubectl-gitops_preflight",
 		Short: "Check a cluster before (and after) installing the Codefresh GitOps Runtime",
-		Long: `kubectl gitops-preflight checks everything in a cluster that would make
+		Long: displayName + ` checks everything in a cluster that would make
 "helm install" of the Codefresh GitOps Runtime fail or leave it unhealthy,
 and says how to fix each problem. It only reads the cluster.
 
 Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 2 usage or input error, 3 cluster unreachable or credentials rejected.`,
-		Example:       example,
+		Example:       strings.ReplaceAll(example, reporters.DefaultName, displayName),
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -108,12 +117,26 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.DurationVar(&o.Wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
 	flags.BoolVar(&o.DebugRequestCount, "debug-request-count", false, "print the number of API requests to stderr when done")
 	_ = flags.MarkHidden("debug-request-count")
-	// -n's help comes from cli-runtime; say what it means here.
+	// -n's help comes from cli-runtime; say what it means here, with the one
+	// default that applies: the chart's namespace for kubectl; under Helm,
+	// Helm's namespace (HELM_NAMESPACE, already the flag's default value,
+	// which cobra prints).
+	// --request-timeout's help also comes from cli-runtime ("zero means
+	// don't timeout"); 0 and unset mean the plugin's own bounds instead.
+	if f := flags.Lookup("request-timeout"); f != nil {
+		f.DefValue = ""
+		f.Usage = requestTimeoutUsage
+	}
 	if f := flags.Lookup("namespace"); f != nil {
-		f.Usage = "runtime namespace (default \"" + checks.DefaultNamespace + "\", not the kubeconfig's namespace)"
+		if helm.Active && f.DefValue != "" {
+			f.Usage = "runtime namespace (Helm's: helm -n, else the kubeconfig context's)"
+		} else {
+			f.DefValue = ""
+			f.Usage = "runtime namespace (default \"" + checks.DefaultNamespace + "\", not the kubeconfig's namespace)"
+		}
 	}
 	flags.BoolVar(&showVersion, "version", false, "print the version and exit (see also the version command)")
 	cmd.AddCommand(newVersionCommand())
-	registerCompletions(cmd, o)
+	registerCompletions(cmd, o, displayName)
 	return cmd, o
 }

@@ -113,12 +113,13 @@ func retryable(selected []checks.Check, out []checks.Outcome) []int {
 
 // terminalProgress returns a progress function that keeps one status line
 // on a terminal w: "waiting 42s more for: release-deployed, runtime-workloads".
-func terminalProgress(w io.Writer) func([]string, time.Duration) {
+// The line is cut to the terminal's width columns.
+func terminalProgress(w io.Writer, width int) func([]string, time.Duration) {
 	return func(ids []string, left time.Duration) {
 		if len(ids) == 0 {
-			fmt.Fprint(w, "\r\033[K")
+			fmt.Fprint(w, eraseLine)
 			return
 		}
-		fmt.Fprintf(w, "\r\033[Kwaiting %s more for: %s", left.Round(time.Second), strings.Join(ids, ", "))
+		fmt.Fprint(w, eraseLine+fitLine(fmt.Sprintf("waiting %s more for: %s", left.Round(time.Second), strings.Join(ids, ", ")), width))
 	}
 }

@@ -99,7 +99,7 @@ func TestWaiterNoWaitOrUnreachable(t *testing.T) {
 
 func TestTerminalProgress(t *testing.T) {
 	var b bytes.Buffer
-	p := terminalProgress(&b)
+	p := terminalProgress(&b, 200)
 	p([]string{"release-deployed", "runtime-workloads"}, 41700*time.Millisecond)
 	p(nil, 0)
 	if got := b.String(); got != "\r\033[Kwaiting 42s more for: release-deployed, runtime-workloads\r\033[K" {

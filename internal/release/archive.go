@@ -27,8 +27,9 @@ type File struct {
 var krewLicenseNames = []string{"license", "license.txt", "license.md", "licenses", "licenses.txt", "licenses.md", "copying", "copying.txt"}
 
 // WriteArchive writes files to dst as a zip (when dst ends in .zip) or a
-// gzipped tar, with every entry at the root and mtime set to modTime so that
-// the same inputs give the same bytes.
+// gzipped tar, entries named as given (a "dir/" entry precedes the first
+// file in a directory), mtime set to modTime so that the same inputs give
+// the same bytes.
 func WriteArchive(dst string, files []File, modTime time.Time) (err error) {
 	out, err := os.Create(dst)
 	if err != nil {
@@ -49,7 +50,19 @@ func writeTarGz(w io.Writer, files []File, modTime time.Time) error {
 	gz := gzip.NewWriter(w)
 	gz.ModTime = modTime
 	tw := tar.NewWriter(gz)
+	dirs := map[string]bool{}
 	for _, f := range files {
+		// A directory entry before the first file in it: Helm 3's
+		// extractor creates no parent directories (it opens bin/x and fails).
+		for _, d := range parentDirs(f.Name) {
+			if dirs[d] {
+				continue
+			}
+			dirs[d] = true
+			if err := tw.WriteHeader(&tar.Header{Name: d, Mode: 0o755, ModTime: modTime, Typeflag: tar.TypeDir, Format: tar.FormatPAX}); err != nil {
+				return err
+			}
+		}
 		data, err := os.ReadFile(f.Src)
 		if err != nil {
 			return err
@@ -70,7 +83,19 @@ func writeTarGz(w io.Writer, files []File, modTime time.Time) error {
 
 func writeZip(w io.Writer, files []File, modTime time.Time) error {
 	zw := zip.NewWriter(w)
+	dirs := map[string]bool{}
 	for _, f := range files {
+		for _, d := range parentDirs(f.Name) {
+			if dirs[d] {
+				continue
+			}
+			dirs[d] = true
+			hdr := &zip.FileHeader{Name: d, Method: zip.Store, Modified: modTime}
+			hdr.SetMode(os.ModeDir | 0o755)
+			if _, err := zw.CreateHeader(hdr); err != nil {
+				return err
+			}
+		}
 		data, err := os.ReadFile(f.Src)
 		if err != nil {
 			return err
@@ -86,6 +111,18 @@ func writeZip(w io.Writer, files []File, modTime time.Time) error {
 		}
 	}
 	return zw.Close()
+}
+
+// parentDirs returns the directories of an archive path, outermost first,
+// each ending in "/": "a/b/c" gives "a/", "a/b/".
+func parentDirs(name string) []string {
+	var out []string
+	for i, c := range name {
+		if c == '/' {
+			out = append(out, name[:i+1])
+		}
+	}
+	return out
 }
 
 // ArchiveEntry is a file listed in an archive.
@@ -181,4 +218,30 @@ func SHA256File(p string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CheckHelmArchive checks what `helm plugin install <archive>` relies on:
+// plugin.yaml at the archive root (Helm 3 requires it there) and bin, where
+// plugin.yaml points, in the archive and executable.
+func CheckHelmArchive(p, bin string) error {
+	entries, err := ListArchive(p)
+	if err != nil {
+		return err
+	}
+	var haveBin, haveYAML bool
+	for _, e := range entries {
+		switch e.Name {
+		case bin:
+			haveBin = e.Mode&0o111 != 0
+		case "plugin.yaml":
+			haveYAML = true
+		}
+	}
+	if !haveYAML {
+		return fmt.Errorf("%s: no plugin.yaml at the archive root", p)
+	}
+	if !haveBin {
+		return fmt.Errorf("%s: no executable %s, where plugin.yaml points", p, bin)
+	}
+	return nil
 }

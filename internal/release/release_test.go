@@ -120,7 +120,7 @@ func TestKrewTemplate(t *testing.T) {
 		if !strings.HasSuffix(pl.URI, "/releases/download/v1.2.3/kubectl-gitops_preflight"+want[key]) {
 			t.Errorf("%s: uri %s", key, pl.URI)
 		}
-		wantBin := "kubectl-gitops_preflight"
+		wantBin := "bin/kubectl-gitops_preflight" // where plugin.yaml points too
 		if strings.HasPrefix(key, "windows") {
 			wantBin += ".exe"
 		}
@@ -128,7 +128,7 @@ func TestKrewTemplate(t *testing.T) {
 			t.Errorf("%s: bin %q files %v, want bin %q and no files (extract all, LICENSE included)", key, pl.Bin, pl.Files, wantBin)
 		}
 	}
-	if !strings.Contains(p.Spec.Caveats, "store/gitops-preflight/v1.2.3/kubectl_complete-gitops_preflight") {
+	if !strings.Contains(p.Spec.Caveats, "cp \"${KREW_ROOT:-$HOME/.krew}/store/gitops-preflight/v1.2.3/kubectl_complete-gitops_preflight") || strings.Contains(p.Spec.Caveats, "ln -s") {
 		t.Errorf("caveats do not explain the completion helper of this version:\n%s", p.Spec.Caveats)
 	}
 	if len(uris) != len(want) {

@@ -53,15 +53,23 @@ func TestKubectlPlugin(t *testing.T) {
 	}
 
 	// kubectl >= 1.26 completes plugins through kubectl_complete-<name> on PATH.
+	// Only the checks of the selected mode are offered (the run rejects the
+	// others), and nothing but candidates reaches the shell (the helper drops
+	// cobra's stderr notes; run captures stdout and stderr together).
 	out, _ = run(t, env, kubectl, "__complete", "gitops-preflight", "--only", "")
 	for _, c := range checks.All() {
-		if !strings.Contains(out, c.ID+"\t") {
-			t.Errorf("kubectl __complete gitops-preflight --only '' lacks %s:\n%s", c.ID, out)
+		if strings.Contains(out, c.ID+"\t") != c.Modes.Has(checks.ModePre) {
+			t.Errorf("kubectl __complete gitops-preflight --only '': %s offered=%v, modes %s:\n%s", c.ID, !c.Modes.Has(checks.ModePre), c.Modes, out)
 		}
+	}
+	// kubectl's own __complete notes its directive on stderr once; a second
+	// note would be the helper's, which reaches the user's shell.
+	if n := strings.Count(out, "Completion ended"); n != 1 {
+		t.Errorf("%d directive notes: the completion helper lets cobra's stderr through:\n%s", n, out)
 	}
 	// Fixed choices are all offered; the shell filters them by the prefix.
 	out, _ = run(t, env, kubectl, "__complete", "gitops-preflight", "-o", "")
-	for _, f := range []string{"table", "json", "yaml", "junit"} {
+	for _, f := range []string{"table", "wide", "json", "yaml", "junit"} {
 		if !strings.Contains(out, "\n"+f+"\n") {
 			t.Errorf("kubectl __complete gitops-preflight -o '' lacks %s:\n%s", f, out)
 		}
@@ -162,8 +170,9 @@ func TestHelmPlugin(t *testing.T) {
 			t.Fatalf("exit %d, want 1\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 		}
 		var suites struct {
-			Tests    int `xml:"tests,attr"`
-			Failures int `xml:"failures,attr"`
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
 			Suites   []struct {
 				Cases []struct {
 					Name    string `xml:"name,attr"`
@@ -188,17 +197,20 @@ func TestHelmPlugin(t *testing.T) {
 				pre++
 			}
 		}
+		if suites.Name != "helm gitops-preflight" {
+			t.Errorf("junit report named %q under Helm", suites.Name)
+		}
 		if suites.Tests != pre || suites.Failures != 1 || strings.Join(failed, ",") != "runtime-namespace:fail" {
 			t.Errorf("junit: %d tests, %d failures %v; want %d tests (the pre-install catalogue) and runtime-namespace failing\n%s", suites.Tests, suites.Failures, failed, pre, res.Stdout)
 		}
 	})
 	t.Run("help and completion under Helm", func(t *testing.T) {
 		out, _ := run(t, env, helm, "gitops-preflight", "--help")
-		if !strings.Contains(out, "helm gitops-preflight [flags]") {
+		if !strings.Contains(out, "helm gitops-preflight [flags]") || strings.Contains(out, "kubectl gitops-preflight") {
 			t.Errorf("help under Helm:\n%s", out)
 		}
 		out, _ = run(t, env, helm, "__complete", "gitops-preflight", "--skip", "")
-		if !strings.Contains(out, "node-resources") || !strings.Contains(out, "runtime-name") {
+		if !strings.Contains(out, "node-resources") || !strings.Contains(out, "runtime-name") || strings.Count(out, "Completion ended") != 1 {
 			t.Errorf("helm __complete gitops-preflight --skip '' (plugin.complete):\n%s", out)
 		}
 	})

@@ -217,8 +217,18 @@ func TestUnreachable(t *testing.T) {
 			}
 			doc := res.JSON(t)
 			wantStatus(t, doc, "cluster-reachable", "fail", "cannot reach https://"+addr)
-			if !strings.Contains(res.Stderr, "not reachable") {
-				t.Errorf("stderr %q does not say the cluster is not reachable", res.Stderr)
+			// The exit-3 line says what happened and which checks still ran.
+			if !strings.Contains(res.Stderr, "cluster-reachable fail: cannot reach https://"+addr) {
+				t.Errorf("stderr %q does not say why the cluster is not reachable", res.Stderr)
+			}
+			var ran []string
+			for _, c := range doc.Checks {
+				if c.ID != "cluster-reachable" && c.Status != "skip" {
+					ran = append(ran, c.ID)
+				}
+			}
+			if len(ran) > 0 && !strings.Contains(res.Stderr, "only the checks that need no cluster ran: "+strings.Join(ran, ", ")) {
+				t.Errorf("stderr %q does not name the checks that ran (%v)", res.Stderr, ran)
 			}
 		})
 	}
@@ -266,9 +276,16 @@ func TestListChecks(t *testing.T) {
 	}
 	res = tc.Run(t, nil, "--list-checks")
 	wantCode(t, res, 0)
-	for _, w := range []string{"ID", "CATEGORY", "MODE", "node-resources", "cluster", "pre"} {
+	for _, w := range []string{"ID", "TITLE", "node-resources", list[0].Title} {
 		if !strings.Contains(res.Stdout, w) {
 			t.Errorf("--list-checks table lacks %q", w)
+		}
+	}
+	res = tc.Run(t, nil, "--list-checks", "-o", "wide")
+	wantCode(t, res, 0)
+	for _, w := range []string{"ID", "CATEGORY", "MODE", "node-resources", "cluster", "pre", list[0].Docs} {
+		if !strings.Contains(res.Stdout, w) {
+			t.Errorf("--list-checks -o wide lacks %q", w)
 		}
 	}
 }
