@@ -179,16 +179,20 @@ func (c *Components) Stop() {
 	c.procs = nil
 }
 
-// Logs returns the tail (up to n bytes) of each component's log, for a
-// failing test to print.
+// Logs returns each component's warnings and errors (klog lines starting
+// W or E, kwok's WARN/ERROR records), the last n bytes of them, for a failing
+// test to print.
 func (c *Components) Logs(n int) string {
 	var b strings.Builder
 	for _, name := range c.names {
 		data, _ := os.ReadFile(filepath.Join(c.dir, name+".log"))
-		if len(data) > n {
-			data = data[len(data)-n:]
+		var keep []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "E") || strings.HasPrefix(l, "W") || strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
+				keep = append(keep, l)
+			}
 		}
-		fmt.Fprintf(&b, "--- %s ---\n%s\n", name, data)
+		fmt.Fprintf(&b, "--- %s ---\n%s\n", name, tail([]byte(strings.Join(keep, "\n")), n))
 	}
 	return b.String()
 }

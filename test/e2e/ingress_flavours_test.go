@@ -9,7 +9,10 @@ import (
 // NGINX by F5 (nginx.org, with its CRDs), Traefik and the AWS Load Balancer
 // Controller in one cluster (their IngressClasses are nginx, traefik, alb).
 func TestIngressFlavours(t *testing.T) {
-	c := testcluster.Start(t)
+	// Bare: the test steps each controller from "installed, not running" to
+	// available one at a time (setAvailable) and gives its Service a load
+	// balancer address, which only a cloud controller would (none runs here).
+	c := testcluster.StartBare(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
 	applyUpstream(t, c, "nginx-plus-ingress/crds.yaml")
 	applyUpstream(t, c, "nginx-plus-ingress/install.yaml")

@@ -12,7 +12,10 @@ import (
 // controller, external address, TCP annotations, report-status, and TLS /
 // reachability of the host through --connect-to to local HTTPS servers.
 func TestIngressNginxCommunity(t *testing.T) {
-	c := testcluster.Start(t)
+	// Bare: the Service's load balancer address is written by the test (no
+	// cloud controller runs here), and so, to step it, is the controller's
+	// availability.
+	c := testcluster.StartBare(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "aws-node", CPU: "4", Memory: "16Gi", ProviderID: "aws:///eu-west-1a/i-0abc"})
 	applyUpstream(t, c, "ingress-nginx/aws.yaml")
 
@@ -75,7 +78,8 @@ func TestIngressNginxCloudAndBaremetal(t *testing.T) {
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-tcp,ingress-report-status"}
 
 	t.Run("cloud", func(t *testing.T) {
-		c := testcluster.Start(t)
+		// Bare, as TestIngressNginxCommunity: no cloud controller here.
+		c := testcluster.StartBare(t)
 		c.AddNode(t, testcluster.NodeSpec{Name: "gke-node", CPU: "4", Memory: "16Gi", ProviderID: "gce://project/europe-west1-b/gke-node"})
 		applyUpstream(t, c, "ingress-nginx/cloud.yaml")
 		expect(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "ingress-tcp": "skip"}, only...)
@@ -86,7 +90,7 @@ func TestIngressNginxCloudAndBaremetal(t *testing.T) {
 	})
 
 	t.Run("baremetal", func(t *testing.T) {
-		c := testcluster.Start(t)
+		c := testcluster.StartBare(t)
 		c.AddNode(t, testcluster.NodeSpec{Name: "metal-1", CPU: "4", Memory: "16Gi"})
 		applyUpstream(t, c, "ingress-nginx/baremetal.yaml")
 		setAvailable(t, c, "ingress-nginx", "ingress-nginx-controller", 1)

@@ -18,7 +18,12 @@ import (
 // runtime-workloads from a missing runtime, through a failed install with
 // broken pods and a failed validation hook, to a healthy runtime.
 func TestPostRuntime(t *testing.T) {
-	c := testcluster.Start(t)
+	// Bare: this scene holds many failure states at once, written by hand, as a
+	// regression test of the messages (the failed-release history, a hook Job
+	// whose pod log cannot be read, CreateContainerConfigError). The same
+	// checks against what Kubernetes itself says are in post_chart_test.go
+	// (the real chart installed by real Helm on a full cluster).
+	c := testcluster.StartBare(t)
 	const ns = "codefresh"
 	c.CreateNamespace(t, ns)
 	only := "--only=release-deployed,validate-values-job,runtime-workloads"
