@@ -25,6 +25,9 @@ type Node struct {
 	TaintList []corev1.Taint
 	// AllocatablePods is status.allocatable.pods.
 	AllocatablePods int64
+	// AllocatableEphemeralBytes is status.allocatable.ephemeral-storage in
+	// bytes (0 when the node does not report it).
+	AllocatableEphemeralBytes int64
 	// Unschedulable is spec.unschedulable (the node is cordoned).
 	Unschedulable bool
 	// Taints lists the node's NoSchedule and NoExecute taints as key[=value]:Effect.
@@ -44,13 +47,14 @@ func (n Node) Schedulable() bool { return n.Ready && !n.Unschedulable && len(n.T
 // NodeFrom summarises a Node object.
 func NodeFrom(n *corev1.Node) Node {
 	out := Node{
-		Name:                   n.Name,
-		Unschedulable:          n.Spec.Unschedulable,
-		ProviderID:             n.Spec.ProviderID,
-		AllocatableMilliCPU:    n.Status.Allocatable.Cpu().MilliValue(),
-		AllocatableMemoryBytes: n.Status.Allocatable.Memory().Value(),
-		AllocatablePods:        n.Status.Allocatable.Pods().Value(),
-		Labels:                 copyMap(n.Labels),
+		Name:                      n.Name,
+		Unschedulable:             n.Spec.Unschedulable,
+		ProviderID:                n.Spec.ProviderID,
+		AllocatableMilliCPU:       n.Status.Allocatable.Cpu().MilliValue(),
+		AllocatableMemoryBytes:    n.Status.Allocatable.Memory().Value(),
+		AllocatablePods:           n.Status.Allocatable.Pods().Value(),
+		AllocatableEphemeralBytes: n.Status.Allocatable.StorageEphemeral().Value(),
+		Labels:                    copyMap(n.Labels),
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

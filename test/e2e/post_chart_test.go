@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
@@ -85,11 +88,27 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "worker-1", CPU: "4", Memory: "8Gi"})
 	c.AddNode(t, testcluster.NodeSpec{Name: "worker-2", CPU: "4", Memory: "8Gi"})
+	// Room for it, and a pod already bound: runtime-schedulable passes, and
+	// (below) the scheduler places every runtime pod.
+	c.CreateNamespace(t, "busy")
+	if _, err := c.Kube.AppsV1().Deployments("busy").Create(bg, testDeployment("busy", "busy", 1, "3", ""), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "busy pod bound", func() bool {
+		d, err := c.Kube.AppsV1().Deployments("busy").Get(bg, "busy", metav1.GetOptions{})
+		return err == nil && d.Status.AvailableReplicas == 1
+	})
+	res, doc := c.RunJSON(t, nil, "--only=runtime-schedulable")
+	wantCode(t, res, 0)
+	expectCheck(t, doc, "runtime-schedulable", "pass", "every runtime pod fits on the 2 Ready, schedulable nodes", "chart 0.30.0 defaults")
 
 	if out, err := installRuntime(t, c, runtimeValues(t, ""), "--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm install --wait: %v\n%s", err, out)
 	}
-	res, doc := post(t, c)
+	if pending := pendingPods(t, c); len(pending) != 0 {
+		t.Fatalf("pods Pending after helm install --wait: %v", pending)
+	}
+	res, doc = post(t, c)
 	t.Logf("--post after install:\n%s", res.Stdout)
 	wantCode(t, res, 0)
 	onlyWarn(t, doc, "runtime-workloads")
@@ -118,6 +137,12 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 func TestRuntimeChartBroken(t *testing.T) {
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "small-1", CPU: "1", Memory: "1Gi"})
+	// Too small: runtime-schedulable fails before the install, naming pods
+	// and the node's room; after it (below) the scheduler leaves pods Pending.
+	res, doc := c.RunJSON(t, nil, "--only=runtime-schedulable")
+	wantCode(t, res, 1)
+	expectCheck(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
+		"closest node small-1 has free cpu", "chart 0.30.0 defaults")
 
 	// The validation hook's pod exits 1: Helm stops the install, the Job
 	// controller marks the Job Failed.
@@ -125,7 +150,7 @@ func TestRuntimeChartBroken(t *testing.T) {
 	if out, err := installRuntime(t, c, bad, "--timeout", "2m"); err == nil || !strings.Contains(out, "validate-values") {
 		t.Fatalf("helm install with a failing validate-values hook: err %v\n%s", err, out)
 	}
-	res, doc := post(t, c, "--only=release-deployed,validate-values-job")
+	res, doc = post(t, c, "--only=release-deployed,validate-values-job")
 	wantCode(t, res, 1)
 	expectCheck(t, doc, "release-deployed", "fail", "failed")
 	expectCheck(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "kubectl logs jobs/validate-values -n codefresh")
@@ -197,4 +222,40 @@ func pendingPods(t *testing.T, c *testcluster.Cluster) []string {
 		}
 	}
 	return names
+}
+
+// TestRuntimePodsMatchChart holds runtime-schedulable's table of the chart's
+// pods against what real Helm renders from the chart 0.30.0 with the same
+// values: the same workloads, replicas, effective requests and nodeSelectors.
+func TestRuntimePodsMatchChart(t *testing.T) {
+	cmd := exec.Command(testcluster.HelmBinary(t), "template", runtimeRelease, upstream(t, "gitops-runtime/chart/gitops-runtime"),
+		"-n", runtimeNS, "-f", runtimeValues(t, ""))
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	rendered, err := checks.RuntimePodsFromManifest(string(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(ps []checks.RuntimePodSpec) map[string]string {
+		m := map[string]string{}
+		for _, p := range ps {
+			req := resourcehelper.PodRequests(&corev1.Pod{Spec: p.Spec}, resourcehelper.PodResourcesOptions{})
+			m[p.Name] = fmt.Sprintf("x%d cpu=%s mem=%s eph=%s sel=%v", p.Replicas, req.Cpu(), req.Memory(), req.StorageEphemeral(), p.Spec.NodeSelector)
+		}
+		return m
+	}
+	got, want := summary(rendered), summary(checks.DefaultRuntimePods())
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: chart renders %q, table says %q", name, got[name], w)
+		}
+	}
+	for name, g := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("chart renders %s (%s), missing from the table", name, g)
+		}
+	}
 }
