@@ -1,6 +1,6 @@
 # kubectl gitops-preflight
 #
-#   make demo           a local control plane with a broken cluster, and the report on it
+#   make demo           the story on a local cluster: report, --fix, helm install, --post (~40 s once built)
 #   make test           unit + end-to-end tests (builds the control plane on first use)
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
