@@ -120,7 +120,7 @@ func TestPostRuntime(t *testing.T) {
 		"4 of 5 runtime workloads not available",
 		"Deployment/gitops-operator: 0/1 available",
 		`container manager: CreateContainerConfigError (secret "codefresh-token" not found)`,
-		`event Pod/gitops-operator-5d9c7-abcde Failed: Error: secret "codefresh-token" not found`,
+		`event Pod/gitops-operator-5d9c7-abcde Failed (x3): Error: secret "codefresh-token" not found`,
 		"container argo-gateway: CrashLoopBackOff (back-off 5m0s restarting failed container), last terminated Error, exit code 2, 6 restarts",
 		"Pending, not scheduled: 0/3 nodes are available: 3 Insufficient cpu.",
 		"StatefulSet/argo-cd-application-controller: 0/1 available",
