@@ -139,3 +139,18 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// waitAvailable waits (up to 60 s) until the Deployment's rollout is complete
+// and every replica available, as the controllers and kwok make it.
+func waitAvailable(t *testing.T, c *testcluster.Cluster, ns, name string) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "deployment "+ns+"/"+name+" available", func() bool {
+		d, err := c.Kube.AppsV1().Deployments(ns).Get(bg, name, metav1.GetOptions{})
+		if err != nil || d.Spec.Replicas == nil {
+			return false
+		}
+		want := *d.Spec.Replicas
+		return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want &&
+			d.Status.AvailableReplicas == want && d.Status.Replicas == want
+	})
+}
