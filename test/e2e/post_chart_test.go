@@ -259,3 +259,48 @@ func TestRuntimePodsMatchChart(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeWorkloadsSilentNode: a node stops reporting (its Lease taken
+// from kwok); after the grace period the node lifecycle controller sets Ready
+// Unknown and the pods there not ready. runtime-workloads says so rather than
+// "Running".
+func TestRuntimeWorkloadsSilentNode(t *testing.T) {
+	c := testcluster.Start(t)
+	c.AddNode(t, testcluster.NodeSpec{Name: "n1", CPU: "4", Memory: "8Gi"})
+	c.CreateNamespace(t, runtimeNS)
+	d := testDeployment(runtimeNS, "cap-app-proxy", 1, "100m", "")
+	d.Annotations = map[string]string{"meta.helm.sh/release-name": runtimeRelease, "meta.helm.sh/release-namespace": runtimeNS}
+	if _, err := c.Kube.AppsV1().Deployments(runtimeNS).Create(bg, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAvailable(t, c, runtimeNS, "cap-app-proxy")
+	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", runtimeNS, "--from-literal=token=e2e")
+
+	// Take the Lease: kwok no longer renews it, nothing reports for n1.
+	lease, err := c.Kube.CoordinationV1().Leases("kube-node-lease").Get(bg, "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, hour := "e2e-test", int32(3600)
+	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds = &holder, &hour
+	if _, err := c.Kube.CoordinationV1().Leases("kube-node-lease").Update(bg, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitFor(t, 90*time.Second, "n1 Ready Unknown and the Deployment unavailable", func() bool {
+		n, err := c.Kube.CoreV1().Nodes().Get(bg, "n1", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		unknown := false
+		for _, cond := range n.Status.Conditions {
+			unknown = unknown || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionUnknown)
+		}
+		dep, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(bg, "cap-app-proxy", metav1.GetOptions{})
+		return unknown && err == nil && dep.Status.AvailableReplicas == 0
+	})
+	t.Logf("node Unknown and Deployment unavailable %s after the Lease was taken", time.Since(start).Round(100*time.Millisecond))
+	res, doc := post(t, c, "--only=runtime-workloads")
+	wantCode(t, res, 1)
+	expectCheck(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "not ready, node n1 stopped reporting (Ready Unknown)")
+}
