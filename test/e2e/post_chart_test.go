@@ -184,6 +184,13 @@ func TestRuntimeChartBroken(t *testing.T) {
 	if named == 0 {
 		t.Fatalf("none of the Pending pods %v named in %s", pending, rw.Message)
 	}
+	// The scheduler's events for a pod are one line each, as kubectl describe
+	// shows them, however many attempts it made.
+	for _, p := range pending {
+		if n := strings.Count(rw.Message, "event Pod/"+p+" FailedScheduling"); n > 1 {
+			t.Errorf("FailedScheduling of %s printed %d times:\n%s", p, n, rw.Message)
+		}
+	}
 
 	// --wait: a node with room joins while the plugin waits.
 	type out struct {
