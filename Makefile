@@ -1,12 +1,12 @@
 # kubectl gitops-preflight
 #
-#   make demo           a local control plane with a broken cluster, and the report on it
+#   make demo           the story on a local cluster: report, --fix, helm install, --post (~40 s once built)
 #   make test           unit + end-to-end tests (builds the control plane on first use)
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
 #   make dist           release archives, checksums.txt and the krew manifest in dist/
 #   make docs           regenerate docs/checks.md from docs/checks/*.md and the registry
-#   make test-binaries  build etcd and kube-apiserver into bin/k8s (cached)
+#   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/k8s (cached)
 #   make bench          time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
 GO        ?= go
@@ -56,13 +56,38 @@ $(K8S_BIN)/etcd:
 	@echo "building etcd (once; cached in $(K8S_BIN))"
 	cd hack/tools && $(GO) build -o $(CURDIR)/$(K8S_BIN)/etcd go.etcd.io/etcd/server/v3
 
+# kube-apiserver, kube-controller-manager and kube-scheduler: one module set
+# (hack/tools/go.mod), one version stamp.
+K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36
+# kwok ("Kubernetes WithOut Kubelet") keeps the tests' simulated nodes Ready and moves
+# scheduled pods through their phases; its own module (hack/tools/kwok/go.mod).
+KWOK_VERSION := v0.8.0
+
 $(K8S_BIN)/kube-apiserver:
 	@mkdir -p $(K8S_BIN)
 	@echo "building kube-apiserver $(K8S_VERSION) (once, ~5-8 minutes on 2 cores; cached in $(K8S_BIN))"
-	cd hack/tools && $(GO) build -ldflags '-X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36' \
+	cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
 		-o $(CURDIR)/$(K8S_BIN)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 
-test-binaries: $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver
+$(K8S_BIN)/kube-controller-manager:
+	@mkdir -p $(K8S_BIN)
+	@echo "building kube-controller-manager $(K8S_VERSION) (once; cached in $(K8S_BIN))"
+	cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $(CURDIR)/$(K8S_BIN)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+
+$(K8S_BIN)/kube-scheduler:
+	@mkdir -p $(K8S_BIN)
+	@echo "building kube-scheduler $(K8S_VERSION) (once; cached in $(K8S_BIN))"
+	cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $(CURDIR)/$(K8S_BIN)/kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+
+$(K8S_BIN)/kwok:
+	@mkdir -p $(K8S_BIN)
+	@echo "building kwok $(KWOK_VERSION) (once; cached in $(K8S_BIN))"
+	cd hack/tools/kwok && $(GO) build \
+		-o $(CURDIR)/$(K8S_BIN)/kwok sigs.k8s.io/kwok/cmd/kwok
+
+test-binaries: $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kwok
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

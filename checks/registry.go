@@ -16,6 +16,7 @@ func All() []Check {
 		KubernetesVersion(),
 		ClusterAdmin(),
 		NodeResources(),
+		RuntimeSchedulable(),
 		// tools
 		HelmVersion(),
 		// conflicts

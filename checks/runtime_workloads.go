@@ -90,6 +90,18 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 	if err != nil && !cluster.IsForbidden(err) {
 		return Result{}, err
 	}
+	// Nodes whose Ready is Unknown: their pods may still say Running and
+	// ready, but nothing has reported on them since the kubelet went silent.
+	silent := map[string]bool{}
+	if nodes, err := env.Cluster.Nodes(); err == nil {
+		for _, n := range nodes {
+			if n.ReadyUnknown {
+				silent[n.Name] = true
+			}
+		}
+	} else if !cluster.IsForbidden(err) {
+		return Result{}, err
+	}
 	lines := []string{fmt.Sprintf("%d of %d runtime workloads not available:", len(down), len(mine))}
 	var refs []ObjectRef
 	firstPod := ""
@@ -108,10 +120,18 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 			if firstPod == "" {
 				firstPod = p.Name
 			}
-			lines = append(lines, "  pod "+p.Name+": "+DescribePod(p))
+			desc := DescribePod(p)
+			if silent[p.Node] {
+				desc = fmt.Sprintf("not ready, node %s stopped reporting (Ready Unknown); last reported: %s", p.Node, desc)
+			}
+			lines = append(lines, "  pod "+p.Name+": "+desc)
 		}
 		for _, e := range eventsOf(events, w, wpods, maxEventsShown) {
-			lines = append(lines, fmt.Sprintf("  event %s/%s %s: %s", e.Kind, e.Name, e.Reason, clip(e.Message)))
+			times := ""
+			if e.Count > 1 {
+				times = fmt.Sprintf(" (x%d)", e.Count)
+			}
+			lines = append(lines, fmt.Sprintf("  event %s/%s %s%s: %s", e.Kind, e.Name, e.Reason, times, clip(e.Message)))
 		}
 	}
 	if tokenKnown && !hasToken {
@@ -185,23 +205,37 @@ func selects(sel, labels map[string]string) bool {
 }
 
 // eventsOf returns up to n of the newest Warning events about the workload,
-// its ReplicaSets (named <workload>-<hash>) or its pods.
+// its ReplicaSets (named <workload>-<hash>) or its pods. Events with the same
+// object, reason and message are one, their counts summed, as `kubectl
+// describe` shows them (the scheduler records a new FailedScheduling event
+// for each attempt).
 func eventsOf(events []cluster.Event, w cluster.Workload, pods []cluster.Pod, n int) []cluster.Event {
 	podNames := map[string]bool{}
 	for _, p := range pods {
 		podNames[p.Name] = true
 	}
 	var out []cluster.Event
+	seen := map[[4]string]int{}
 	for _, e := range events { // newest first
 		ok := (e.Kind == w.Kind && e.Name == w.Name) ||
 			(e.Kind == "ReplicaSet" && strings.HasPrefix(e.Name, w.Name+"-")) ||
 			(e.Kind == "Pod" && (podNames[e.Name] || strings.HasPrefix(e.Name, w.Name+"-")))
-		if ok {
-			out = append(out, e)
-			if len(out) == n {
-				break
-			}
+		if !ok {
+			continue
 		}
+		if e.Count < 1 {
+			e.Count = 1
+		}
+		key := [4]string{e.Kind, e.Name, e.Reason, e.Message}
+		if i, dup := seen[key]; dup {
+			out[i].Count += e.Count
+			continue
+		}
+		if len(out) == n {
+			continue // still fold later duplicates of the ones shown
+		}
+		seen[key] = len(out)
+		out = append(out, e)
 	}
 	return out
 }

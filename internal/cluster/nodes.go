@@ -14,6 +14,20 @@ type Node struct {
 	Name string
 	// Ready is true when the NodeReady condition is True.
 	Ready bool
+	// ReadyUnknown is true when the NodeReady condition is Unknown: the node
+	// lifecycle controller set it because the kubelet stopped posting status
+	// ("Kubelet stopped posting node status").
+	ReadyUnknown bool
+	// Labels are the node's labels (for nodeSelector matching).
+	Labels map[string]string
+	// TaintList holds the node's NoSchedule and NoExecute taints (for
+	// toleration matching); Taints is their printed form.
+	TaintList []corev1.Taint
+	// AllocatablePods is status.allocatable.pods.
+	AllocatablePods int64
+	// AllocatableEphemeralBytes is status.allocatable.ephemeral-storage in
+	// bytes (0 when the node does not report it).
+	AllocatableEphemeralBytes int64
 	// Unschedulable is spec.unschedulable (the node is cordoned).
 	Unschedulable bool
 	// Taints lists the node's NoSchedule and NoExecute taints as key[=value]:Effect.
@@ -33,21 +47,26 @@ func (n Node) Schedulable() bool { return n.Ready && !n.Unschedulable && len(n.T
 // NodeFrom summarises a Node object.
 func NodeFrom(n *corev1.Node) Node {
 	out := Node{
-		Name:                   n.Name,
-		Unschedulable:          n.Spec.Unschedulable,
-		ProviderID:             n.Spec.ProviderID,
-		AllocatableMilliCPU:    n.Status.Allocatable.Cpu().MilliValue(),
-		AllocatableMemoryBytes: n.Status.Allocatable.Memory().Value(),
+		Name:                      n.Name,
+		Unschedulable:             n.Spec.Unschedulable,
+		ProviderID:                n.Spec.ProviderID,
+		AllocatableMilliCPU:       n.Status.Allocatable.Cpu().MilliValue(),
+		AllocatableMemoryBytes:    n.Status.Allocatable.Memory().Value(),
+		AllocatablePods:           n.Status.Allocatable.Pods().Value(),
+		AllocatableEphemeralBytes: n.Status.Allocatable.StorageEphemeral().Value(),
+		Labels:                    copyMap(n.Labels),
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			out.Ready = c.Status == corev1.ConditionTrue
+			out.ReadyUnknown = c.Status == corev1.ConditionUnknown
 		}
 	}
 	for _, t := range n.Spec.Taints {
 		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
+		out.TaintList = append(out.TaintList, t)
 		s := t.Key
 		if t.Value != "" {
 			s += "=" + t.Value

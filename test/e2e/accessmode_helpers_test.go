@@ -65,7 +65,9 @@ func applyUpstream(t *testing.T, c *testcluster.Cluster, rel string, extra ...st
 	}
 }
 
-// setAvailable sets a Deployment's status as a running controller would.
+// setAvailable sets a Deployment's status as a running controller would: for
+// StartBare clusters only (on Start the controllers and kwok do it; see
+// waitAvailable).
 func setAvailable(t *testing.T, c *testcluster.Cluster, ns, name string, n int32) {
 	t.Helper()
 	ctx := context.Background()

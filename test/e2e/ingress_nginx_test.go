@@ -12,20 +12,23 @@ import (
 // controller, external address, TCP annotations, report-status, and TLS /
 // reachability of the host through --connect-to to local HTTPS servers.
 func TestIngressNginxCommunity(t *testing.T) {
+	// The controller comes up for real once a node joins; only the Service's
+	// load balancer address is written by the test (setLoadBalancer: no cloud
+	// controller runs here).
 	c := testcluster.Start(t)
-	c.AddNode(t, testcluster.NodeSpec{Name: "aws-node", CPU: "4", Memory: "16Gi", ProviderID: "aws:///eu-west-1a/i-0abc"})
 	applyUpstream(t, c, "ingress-nginx/aws.yaml")
 
 	const host = "runtime.example.test"
 	base := []string{"--access-mode", "ingress", "--ingress-host", host, "--skip-ingress-validation",
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-tcp,ingress-report-status,alb-ingress-class"}
 
-	// Nothing runs yet: controller unavailable.
+	// No node yet: the controller's pod is Pending, the controller unavailable.
 	expect(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "alb-ingress-class": "skip"}, base...)
 	// Missing class.
 	expect(t, c, map[string]string{"ingress-class": "fail", "ingress-controller": "skip"}, append(base, "--ingress-class", "nope")...)
 
-	setAvailable(t, c, "ingress-nginx", "ingress-nginx-controller", 1)
+	c.AddNode(t, testcluster.NodeSpec{Name: "aws-node", CPU: "4", Memory: "16Gi", ProviderID: "aws:///eu-west-1a/i-0abc"})
+	waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
 	expect(t, c, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-tcp": "pass", "ingress-report-status": "pass"}, base...)
 	setLoadBalancer(t, c, "ingress-nginx", "ingress-nginx-controller", "127.0.0.1")
 	expect(t, c, map[string]string{"ingress-external-address": "pass"}, base...)
@@ -35,7 +38,7 @@ func TestIngressNginxCommunity(t *testing.T) {
 		"service.beta.kubernetes.io/aws-load-balancer-backend-protocol-", "service.beta.kubernetes.io/aws-load-balancer-type-")
 	c.Kubectl(t, "patch", "deploy", "-n", "ingress-nginx", "ingress-nginx-controller", "--type", "json",
 		"-p", `[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--update-status=false"}]`)
-	setAvailable(t, c, "ingress-nginx", "ingress-nginx-controller", 1)
+	waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
 	expect(t, c, map[string]string{"ingress-tcp": "fail", "ingress-report-status": "fail"}, base...)
 
 	// TLS and reachability: local HTTPS servers reached through --connect-to.
@@ -75,11 +78,13 @@ func TestIngressNginxCloudAndBaremetal(t *testing.T) {
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-tcp,ingress-report-status"}
 
 	t.Run("cloud", func(t *testing.T) {
+		// As TestIngressNginxCommunity: only the load balancer address is
+		// written by the test.
 		c := testcluster.Start(t)
-		c.AddNode(t, testcluster.NodeSpec{Name: "gke-node", CPU: "4", Memory: "16Gi", ProviderID: "gce://project/europe-west1-b/gke-node"})
 		applyUpstream(t, c, "ingress-nginx/cloud.yaml")
 		expect(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "ingress-tcp": "skip"}, only...)
-		setAvailable(t, c, "ingress-nginx", "ingress-nginx-controller", 1)
+		c.AddNode(t, testcluster.NodeSpec{Name: "gke-node", CPU: "4", Memory: "16Gi", ProviderID: "gce://project/europe-west1-b/gke-node"})
+		waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
 		expect(t, c, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "pass"}, only...)
 		setLoadBalancer(t, c, "ingress-nginx", "ingress-nginx-controller", "127.0.0.1")
 		expect(t, c, map[string]string{"ingress-external-address": "pass", "ingress-tcp": "skip"}, only...)
@@ -89,7 +94,7 @@ func TestIngressNginxCloudAndBaremetal(t *testing.T) {
 		c := testcluster.Start(t)
 		c.AddNode(t, testcluster.NodeSpec{Name: "metal-1", CPU: "4", Memory: "16Gi"})
 		applyUpstream(t, c, "ingress-nginx/baremetal.yaml")
-		setAvailable(t, c, "ingress-nginx", "ingress-nginx-controller", 1)
+		waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
 		_, doc := c.RunJSON(t, nil, only...)
 		wantStatus(t, doc, "ingress-class", "pass")
 		wantStatus(t, doc, "ingress-controller", "pass")

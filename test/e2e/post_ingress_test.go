@@ -24,7 +24,9 @@ import (
 // TestPostIngress covers runtime-ingress-status (with --wait), nginx-tls-secret
 // on the real NGINX by F5 IngressClass, and alb-dns-alias.
 func TestPostIngress(t *testing.T) {
-	c := testcluster.Start(t)
+	// Bare: an Ingress's status.loadBalancer is written by an ingress
+	// controller, which does not run here; the test writes it.
+	c := testcluster.StartBare(t)
 	const ns, host = "codefresh", "runtime.example.com"
 	c.CreateNamespace(t, ns)
 	c.Kubectl(t, "apply", "--server-side", "-f", upstream(t, "nginx-plus-ingress/install.yaml"))

@@ -18,7 +18,12 @@ import (
 // runtime-workloads from a missing runtime, through a failed install with
 // broken pods and a failed validation hook, to a healthy runtime.
 func TestPostRuntime(t *testing.T) {
-	c := testcluster.Start(t)
+	// Bare: this scene holds many failure states at once, written by hand, as a
+	// regression test of the messages (the failed-release history, a hook Job
+	// whose pod log cannot be read, CreateContainerConfigError). The same
+	// checks against what Kubernetes itself says are in post_chart_test.go
+	// (the real chart installed by real Helm on a full cluster).
+	c := testcluster.StartBare(t)
 	const ns = "codefresh"
 	c.CreateNamespace(t, ns)
 	only := "--only=release-deployed,validate-values-job,runtime-workloads"
@@ -115,7 +120,7 @@ func TestPostRuntime(t *testing.T) {
 		"4 of 5 runtime workloads not available",
 		"Deployment/gitops-operator: 0/1 available",
 		`container manager: CreateContainerConfigError (secret "codefresh-token" not found)`,
-		`event Pod/gitops-operator-5d9c7-abcde Failed: Error: secret "codefresh-token" not found`,
+		`event Pod/gitops-operator-5d9c7-abcde Failed (x3): Error: secret "codefresh-token" not found`,
 		"container argo-gateway: CrashLoopBackOff (back-off 5m0s restarting failed container), last terminated Error, exit code 2, 6 restarts",
 		"Pending, not scheduled: 0/3 nodes are available: 3 Insufficient cpu.",
 		"StatefulSet/argo-cd-application-controller: 0/1 available",

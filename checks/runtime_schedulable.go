@@ -1,0 +1,363 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	schedcorev1 "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// RuntimeSchedulable passes when every pod the runtime will run fits on a
+// Ready, schedulable node, given what the pods already bound there request
+// and the pods' nodeSelector, required node affinity and tolerations
+// (CHECKS.md: runtime-schedulable). The pods come from RuntimePods; the
+// placement is first-fit decreasing (FitRuntimePods), which is what the
+// scheduler's NodeResourcesFit filter admits, one pod at a time.
+func RuntimeSchedulable() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "runtime-schedulable",
+			Category: CategoryCluster,
+			Modes:    ModePre,
+			Title:    "Every pod the runtime will run fits on a Ready, schedulable node",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runRuntimeSchedulable,
+	}
+}
+
+// RuntimePodSpec is one kind of pod the runtime runs: Replicas copies of Spec.
+type RuntimePodSpec struct {
+	// Name is the workload's name (Deployment, StatefulSet or hook Job).
+	Name     string
+	Replicas int
+	Spec     corev1.PodSpec
+}
+
+// RuntimePodsSource says where the runtime's pods were read from, for the
+// message: the chart's defaults until the rendered release is the input.
+const RuntimePodsSource = "the gitops-runtime chart 0.30.0 defaults (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml)"
+
+// RuntimePods returns the pods the runtime will run and where they were read
+// from. Today: DefaultRuntimePods, the chart 0.30.0 defaults. A rendered
+// release plugs in through RuntimePodsFromManifest.
+func RuntimePods(_ *Env) ([]RuntimePodSpec, string, error) {
+	return DefaultRuntimePods(), RuntimePodsSource, nil
+}
+
+// DefaultRuntimePods are the pods the gitops-runtime chart 0.30.0 runs with
+// its default values (global.codefresh.accountId, userToken and
+// global.runtime.name set, nothing else): its Deployments and StatefulSets ×
+// replicas and its pre-install hook Jobs, with their containers' requests,
+// init containers and nodeSelectors as the chart renders them (held against
+// `helm template` of the chart by the end-to-end tests).
+func DefaultRuntimePods() []RuntimePodSpec {
+	linux := map[string]string{"kubernetes.io/os": "linux"}
+	p := func(name string, replicas int, sel map[string]string, cpu, mem, eph string, init ...string) RuntimePodSpec {
+		spec := corev1.PodSpec{NodeSelector: sel, Containers: []corev1.Container{{Name: name, Resources: requests(cpu, mem, eph)}}}
+		if len(init) == 2 {
+			spec.InitContainers = []corev1.Container{{Name: "init", Resources: requests(init[0], init[1], "")}}
+		}
+		return RuntimePodSpec{Name: name, Replicas: replicas, Spec: spec}
+	}
+	return []RuntimePodSpec{
+		p("argo-cd-applicationset-controller", 1, linux, "", "", ""),
+		p("argo-cd-repo-server", 1, linux, "", "", ""),
+		p("argo-cd-server", 1, linux, "", "", ""),
+		p("argo-cd-dex-server", 1, linux, "", "", ""),
+		p("argo-cd-redis", 1, linux, "", "", ""),
+		p("argo-cd-application-controller", 1, linux, "", "", ""),
+		p("argo-workflow-controller", 1, linux, "", "", ""),
+		p("argo-server", 1, linux, "", "", ""),
+		p("sealed-secrets-controller", 1, nil, "200m", "512Mi", ""),
+		p("cap-app-proxy", 1, nil, "100m", "512Mi", "2Gi", "200m", "256Mi"),
+		p("argo-gateway", 1, nil, "100m", "128Mi", ""),
+		p("cluster-event-reporter", 2, nil, "100m", "128Mi", ""),
+		p("runtime-event-reporter", 2, nil, "100m", "128Mi", ""),
+		p("gitops-operator", 1, nil, "100m", "128Mi", ""),
+		p("internal-router", 1, nil, "200m", "128Mi", ""),
+		p("codefresh-tunnel-client", 1, nil, "", "", ""),
+		// pre-install hooks
+		p("argo-cd-redis-secret-init", 1, linux, "", "", ""),
+		p("redis-secret-init", 1, nil, "", "", ""),
+		p("validate-usage", 1, nil, "", "", ""),
+		p("validate-values", 1, nil, "", "", ""),
+	}
+}
+
+func requests(cpu, mem, eph string) corev1.ResourceRequirements {
+	r := corev1.ResourceList{}
+	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem, corev1.ResourceEphemeralStorage: eph} {
+		if q != "" {
+			r[name] = resource.MustParse(q)
+		}
+	}
+	if len(r) == 0 {
+		return corev1.ResourceRequirements{}
+	}
+	return corev1.ResourceRequirements{Requests: r}
+}
+
+// RuntimePodsFromManifest reads the pods a rendered manifest (`helm template`
+// output, or a release's manifest plus its hooks) will run: Deployments and
+// StatefulSets × spec.replicas (1 when unset), and Jobs (× parallelism, 1
+// when unset) that are not hooks or are install/upgrade hooks; pre-/post-
+// delete and rollback hooks do not run at install. Documents of other kinds
+// are ignored; a document that does not decode is an error.
+func RuntimePodsFromManifest(manifest string) ([]RuntimePodSpec, error) {
+	var out []RuntimePodSpec
+	for _, doc := range splitYAML(manifest) {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			return nil, fmt.Errorf("decoding manifest document: %w", err)
+		}
+		switch meta.Kind {
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+				return nil, fmt.Errorf("decoding Deployment: %w", err)
+			}
+			out = append(out, RuntimePodSpec{Name: d.Name, Replicas: replicas(d.Spec.Replicas), Spec: d.Spec.Template.Spec})
+		case "StatefulSet":
+			var s appsv1.StatefulSet
+			if err := yaml.Unmarshal([]byte(doc), &s); err != nil {
+				return nil, fmt.Errorf("decoding StatefulSet: %w", err)
+			}
+			out = append(out, RuntimePodSpec{Name: s.Name, Replicas: replicas(s.Spec.Replicas), Spec: s.Spec.Template.Spec})
+		case "Job":
+			var j batchv1.Job
+			if err := yaml.Unmarshal([]byte(doc), &j); err != nil {
+				return nil, fmt.Errorf("decoding Job: %w", err)
+			}
+			if hook, ok := j.Annotations["helm.sh/hook"]; ok && !strings.Contains(hook, "install") && !strings.Contains(hook, "upgrade") {
+				continue
+			}
+			if hook := j.Annotations["helm.sh/hook"]; strings.Contains(hook, "delete") && !strings.Contains(hook, "install") {
+				continue
+			}
+			out = append(out, RuntimePodSpec{Name: j.Name, Replicas: replicas(j.Spec.Parallelism), Spec: j.Spec.Template.Spec})
+		}
+	}
+	return out, nil
+}
+
+func splitYAML(manifest string) []string {
+	var docs []string
+	for _, d := range strings.Split("\n"+manifest, "\n---") {
+		if strings.TrimSpace(d) != "" {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+func replicas(r *int32) int {
+	if r == nil {
+		return 1
+	}
+	return int(*r)
+}
+
+// podNeed is one pod to place: its effective requests.
+type podNeed struct {
+	Name                                  string
+	MilliCPU, MemoryBytes, EphemeralBytes int64
+	spec                                  *corev1.PodSpec
+}
+
+// NodeRoom is a node with what is left of its allocatable resources.
+type NodeRoom struct {
+	Node cluster.Node
+	// Free cpu (millicores), memory and ephemeral-storage (bytes) and pod slots.
+	MilliCPU, MemoryBytes, EphemeralBytes, Pods int64
+}
+
+// FitVerdict is the outcome of placing the runtime's pods.
+type FitVerdict struct {
+	// Pods is the number of runtime pods; Unfit names those that fit nowhere,
+	// with their requests.
+	Pods  int
+	Unfit []string
+	// Closest is the eligible node that comes closest to holding the first
+	// pod that does not fit (Found false when no node matches its
+	// nodeSelector, affinity and tolerations).
+	Closest      NodeRoom
+	ClosestFound bool
+	// Total requests of the runtime's pods.
+	MilliCPU, MemoryBytes int64
+	// Nodes is the number of Ready, schedulable nodes considered.
+	Nodes int
+}
+
+// FitRuntimePods places pods on nodes first-fit decreasing (largest memory,
+// then cpu, first; nodes in name order): a node is eligible when Ready and
+// not cordoned; a pod fits on it when the node matches the pod's nodeSelector
+// and required node affinity (k8s.io/component-helpers nodeaffinity), the
+// pod tolerates every NoSchedule/NoExecute taint of the node
+// (component-helpers FindMatchingUntoleratedTaint), and the node's free cpu,
+// memory, ephemeral-storage and pod slots (allocatable minus what bound
+// pods request, see cluster.BoundPodRequests) cover the pod's effective
+// requests (component-helpers resource.PodRequests). Requests are those the
+// scheduler's NodeResourcesFit filter compares
+// (https://kubernetes.io/docs/concepts/scheduling-eviction/resource-bin-packing/).
+func FitRuntimePods(specs []RuntimePodSpec, nodes []cluster.Node, bound map[string]cluster.NodeUsage) FitVerdict {
+	var rooms []*NodeRoom
+	for _, n := range nodes {
+		if !n.Ready || n.Unschedulable {
+			continue
+		}
+		u := bound[n.Name]
+		rooms = append(rooms, &NodeRoom{Node: n, MilliCPU: n.AllocatableMilliCPU - u.MilliCPU, MemoryBytes: n.AllocatableMemoryBytes - u.MemoryBytes,
+			EphemeralBytes: n.AllocatableEphemeralBytes - u.EphemeralBytes, Pods: n.AllocatablePods - u.Pods})
+	}
+	sort.Slice(rooms, func(i, j int) bool { return rooms[i].Node.Name < rooms[j].Node.Name })
+	v := FitVerdict{Nodes: len(rooms)}
+	var pods []podNeed
+	for i := range specs {
+		s := &specs[i]
+		req := resourcehelper.PodRequests(&corev1.Pod{Spec: s.Spec}, resourcehelper.PodResourcesOptions{})
+		for r := 0; r < s.Replicas; r++ {
+			name := s.Name
+			if s.Replicas > 1 {
+				name = fmt.Sprintf("%s (%d of %d)", s.Name, r+1, s.Replicas)
+			}
+			pods = append(pods, podNeed{Name: name, MilliCPU: req.Cpu().MilliValue(), MemoryBytes: req.Memory().Value(),
+				EphemeralBytes: req.StorageEphemeral().Value(), spec: &s.Spec})
+			v.MilliCPU += req.Cpu().MilliValue()
+			v.MemoryBytes += req.Memory().Value()
+		}
+	}
+	v.Pods = len(pods)
+	sort.SliceStable(pods, func(i, j int) bool {
+		if pods[i].MemoryBytes != pods[j].MemoryBytes {
+			return pods[i].MemoryBytes > pods[j].MemoryBytes
+		}
+		return pods[i].MilliCPU > pods[j].MilliCPU
+	})
+	nodeObjs := map[string]*corev1.Node{}
+	for _, r := range rooms {
+		nodeObjs[r.Node.Name] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: r.Node.Name, Labels: r.Node.Labels}, Spec: corev1.NodeSpec{Taints: r.Node.TaintList}}
+	}
+	for _, p := range pods {
+		placed := false
+		var closest *NodeRoom
+		best := -1.0
+		for _, r := range rooms {
+			if !admits(p.spec, nodeObjs[r.Node.Name]) {
+				continue
+			}
+			if r.MilliCPU >= p.MilliCPU && r.MemoryBytes >= p.MemoryBytes && r.EphemeralBytes >= p.EphemeralBytes && r.Pods >= 1 {
+				r.MilliCPU -= p.MilliCPU
+				r.MemoryBytes -= p.MemoryBytes
+				r.EphemeralBytes -= p.EphemeralBytes
+				r.Pods--
+				placed = true
+				break
+			}
+			if s := closeness(p, r); s > best {
+				best, closest = s, r
+			}
+		}
+		if placed {
+			continue
+		}
+		v.Unfit = append(v.Unfit, fmt.Sprintf("%s (%s)", p.Name, needFigures(p)))
+		if !v.ClosestFound && closest != nil {
+			v.Closest, v.ClosestFound = *closest, true
+		}
+	}
+	return v
+}
+
+// admits reports whether the node matches the pod's nodeSelector and
+// required node affinity and carries no NoSchedule/NoExecute taint the pod
+// does not tolerate.
+func admits(spec *corev1.PodSpec, node *corev1.Node) bool {
+	if ok, err := nodeaffinity.NewRequiredNodeAffinity(spec.NodeSelector, spec.Affinity).Match(node); err != nil || !ok {
+		return false
+	}
+	_, untolerated := schedcorev1.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}, false)
+	return !untolerated
+}
+
+// closeness scores how nearly a node holds a pod: the smaller of its free
+// cpu and memory ratios to the pod's requests (1 or more means it has room
+// for those two).
+func closeness(p podNeed, r *NodeRoom) float64 {
+	ratio := func(free, need int64) float64 {
+		if need <= 0 {
+			return 1e9
+		}
+		return float64(max(free, 0)) / float64(need)
+	}
+	return min(ratio(r.MilliCPU, p.MilliCPU), ratio(r.MemoryBytes, p.MemoryBytes), ratio(r.EphemeralBytes, p.EphemeralBytes))
+}
+
+func needFigures(p podNeed) string {
+	s := fmt.Sprintf("cpu %s, memory %s", FormatMilliCPU(p.MilliCPU), formatMi(p.MemoryBytes))
+	if p.EphemeralBytes > 0 {
+		s += ", ephemeral-storage " + formatMi(p.EphemeralBytes)
+	}
+	return s
+}
+
+// formatMi renders bytes as Kubernetes quantities do in binary units ("512Mi", "2Gi").
+func formatMi(b int64) string {
+	return resource.NewQuantity(b, resource.BinarySI).String()
+}
+
+func runRuntimeSchedulable(_ context.Context, env *Env) (Result, error) {
+	specs, source, err := RuntimePods(env)
+	if err != nil {
+		return Result{}, err
+	}
+	nodes, err := env.Cluster.Nodes()
+	if err != nil {
+		return Result{}, err
+	}
+	bound, err := env.Cluster.BoundPodRequests()
+	if err != nil {
+		return Result{}, err
+	}
+	v := FitRuntimePods(specs, nodes, bound)
+	totals := fmt.Sprintf("%d pods requesting cpu %s, memory %s in all, from %s", v.Pods, FormatMilliCPU(v.MilliCPU), formatMi(v.MemoryBytes), source)
+	if len(v.Unfit) == 0 {
+		return Pass("every runtime pod fits on the %d Ready, schedulable nodes beside the pods already bound there (%s)", v.Nodes, totals), nil
+	}
+	if v.Nodes == 0 {
+		return Fail("no Ready, schedulable node for the runtime's %s", totals).
+			WithHint("add a node, or uncordon one (kubectl uncordon NODE)"), nil
+	}
+	msg := fmt.Sprintf("%d of %d runtime pods would stay Pending: %s", len(v.Unfit), v.Pods, strings.Join(v.Unfit, ", "))
+	var refs []ObjectRef
+	if v.ClosestFound {
+		c := v.Closest
+		msg += fmt.Sprintf("; closest node %s has free cpu %s, memory %s", c.Node.Name, FormatMilliCPU(max(c.MilliCPU, 0)), formatMi(max(c.MemoryBytes, 0)))
+		if c.Node.AllocatableEphemeralBytes == 0 {
+			msg += ", and reports no ephemeral-storage"
+		}
+		refs = append(refs, ObjectRef{Kind: "Node", Name: c.Node.Name})
+	} else {
+		msg += "; no Ready, schedulable node matches their nodeSelector, node affinity and tolerations"
+	}
+	msg += " (" + totals + ")"
+	return Fail("%s", msg).
+		WithHint("add a node (or a larger one) with the room above free, or free requests on an existing one (kubectl describe node NODE lists what its pods request)").
+		WithObjects(refs...), nil
+}

@@ -1,0 +1,62 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	resourcehelper "k8s.io/component-helpers/resource"
+)
+
+// NodeUsage is what the pods bound to one node request, summed as the
+// scheduler's NodeResourcesFit plugin sums them.
+type NodeUsage struct {
+	// MilliCPU, MemoryBytes and EphemeralBytes are the summed effective
+	// requests (k8s.io/component-helpers/resource.PodRequests: containers
+	// summed, the largest init container if larger, pod overhead and
+	// pod-level resources included).
+	MilliCPU, MemoryBytes, EphemeralBytes int64
+	// Pods is the number of pods bound to the node.
+	Pods int64
+}
+
+// ActivePodsSelector selects the pods that still hold their node's
+// resources: those not Succeeded or Failed (the field selector the
+// kubelet's and the scheduler's accounting amounts to).
+const ActivePodsSelector = "status.phase!=Succeeded,status.phase!=Failed"
+
+// BoundPodRequests lists the pods of all namespaces once per snapshot
+// (paginated, protobuf, field selector ActivePodsSelector) and folds each
+// page into per-node sums as it arrives, so memory stays proportional to the
+// number of nodes, not pods. Pods not yet bound (no spec.nodeName) are not
+// counted. Keys are node names.
+func (s *Snapshot) BoundPodRequests() (map[string]NodeUsage, error) {
+	return Memo(s, "pods/bound-requests", func() (map[string]NodeUsage, error) {
+		out := map[string]NodeUsage{}
+		reuse := corev1.ResourceList{}
+		err := each(s.ctx, "pods", "", metav1.ListOptions{FieldSelector: ActivePodsSelector},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.CoreV1().Pods("").List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				p, ok := obj.(*corev1.Pod)
+				if !ok {
+					return fmt.Errorf("unexpected %T in pod list", obj)
+				}
+				if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+					return nil
+				}
+				req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{Reuse: reuse})
+				u := out[p.Spec.NodeName]
+				u.MilliCPU += req.Cpu().MilliValue()
+				u.MemoryBytes += req.Memory().Value()
+				u.EphemeralBytes += req.StorageEphemeral().Value()
+				u.Pods++
+				out[p.Spec.NodeName] = u
+				return nil
+			})
+		return out, err
+	})
+}

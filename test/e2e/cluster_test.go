@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+)
+
+// TestClusterBehaves holds what the other end-to-end tests rely on: on
+// testcluster.Start the controllers, the scheduler and kwok do what a cluster
+// does, and the fault stages fail pods the way real ones fail.
+func TestClusterBehaves(t *testing.T) {
+	c := testcluster.Start(t)
+	c.AddNode(t, testcluster.NodeSpec{Name: "n1", CPU: "2", Memory: "4Gi"})
+	n, err := c.Kube.CoreV1().Nodes().Get(bg, "n1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range n.Spec.Taints {
+		t.Errorf("node n1 keeps taint %s", tt.Key)
+	}
+	if got := n.Status.Allocatable.Memory().String(); got != "4Gi" {
+		t.Errorf("allocatable memory %s, want 4Gi", got)
+	}
+	const ns = "behave"
+	c.CreateNamespace(t, ns)
+
+	// A Deployment becomes Available through the real controllers.
+	d := testDeployment(ns, "web", 2, "100m", "")
+	if _, err := c.Kube.AppsV1().Deployments(ns).Create(bg, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "deployment web available", func() bool {
+		d, err := c.Kube.AppsV1().Deployments(ns).Get(bg, "web", metav1.GetOptions{})
+		return err == nil && d.Status.AvailableReplicas == 2
+	})
+
+	// A Job completes; one whose pod fails is Failed with the Job controller's reason.
+	c.Kubectl(t, "create", "job", "ok", "-n", ns, "--image=busybox")
+	waitFor(t, 30*time.Second, "job ok complete", func() bool {
+		j, err := c.Kube.BatchV1().Jobs(ns).Get(bg, "ok", metav1.GetOptions{})
+		return err == nil && jobCondition(j, batchv1.JobComplete)
+	})
+	bad := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{testcluster.FaultLabel: testcluster.FaultFail}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}},
+	}
+	if _, err := c.Kube.BatchV1().Jobs(ns).Create(bg, bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "job bad failed", func() bool {
+		j, err := c.Kube.BatchV1().Jobs(ns).Get(bg, "bad", metav1.GetOptions{})
+		return err == nil && jobCondition(j, batchv1.JobFailed)
+	})
+
+	// A crash-looping pod and one that cannot pull its image.
+	cl := testDeployment(ns, "crash", 1, "10m", testcluster.FaultCrashLoop)
+	ip := testDeployment(ns, "pull", 1, "10m", testcluster.FaultImagePull)
+	for _, d := range []*appsv1.Deployment{cl, ip} {
+		if _, err := c.Kube.AppsV1().Deployments(ns).Create(bg, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 30*time.Second, "pods crash-looping and in ImagePullBackOff", func() bool {
+		return waitingReason(t, c, ns, "app=crash") == "CrashLoopBackOff" && waitingReason(t, c, ns, "app=pull") == "ImagePullBackOff"
+	})
+
+	// A pod too big for any node stays Pending with the scheduler's event.
+	big := testDeployment(ns, "big", 1, "3", "")
+	if _, err := c.Kube.AppsV1().Deployments(ns).Create(bg, big, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "FailedScheduling for big", func() bool {
+		evs, err := c.Kube.CoreV1().Events(ns).List(bg, metav1.ListOptions{FieldSelector: "reason=FailedScheduling"})
+		return err == nil && len(evs.Items) > 0 && strings.Contains(evs.Items[0].Message, "Insufficient cpu")
+	})
+}
+
+func testDeployment(ns, name string, replicas int32, cpu, fault string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	podLabels := map[string]string{"app": name}
+	if fault != "" {
+		podLabels[testcluster.FaultLabel] = fault
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "quay.io/codefresh/" + name + ":1.0",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+			},
+		},
+	}
+}
+
+func jobCondition(j *batchv1.Job, typ batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == typ && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func waitingReason(t *testing.T, c *testcluster.Cluster, ns, selector string) string {
+	t.Helper()
+	pods, err := c.Kube.CoreV1().Pods(ns).List(bg, metav1.ListOptions{LabelSelector: selector})
+	if err != nil || len(pods.Items) == 0 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
+		return ""
+	}
+	if w := pods.Items[0].Status.ContainerStatuses[0].State.Waiting; w != nil {
+		return w.Reason
+	}
+	return ""
+}
+
+// waitFor polls cond every 100 ms until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitAvailable waits (up to 60 s) until the Deployment's rollout is complete
+// and every replica available, as the controllers and kwok make it.
+func waitAvailable(t *testing.T, c *testcluster.Cluster, ns, name string) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "deployment "+ns+"/"+name+" available", func() bool {
+		d, err := c.Kube.AppsV1().Deployments(ns).Get(bg, name, metav1.GetOptions{})
+		if err != nil || d.Spec.Replicas == nil {
+			return false
+		}
+		want := *d.Spec.Replicas
+		return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want &&
+			d.Status.AvailableReplicas == want && d.Status.Replicas == want
+	})
+}
