@@ -257,7 +257,7 @@ func FitRuntimePods(specs []RuntimePodSpec, nodes []cluster.Node, bound map[stri
 		var closest *NodeRoom
 		best := -1.0
 		for _, r := range rooms {
-			if !admits(p.spec, nodeObjs[r.Node.Name]) {
+			if !nodeAdmits(p.spec, nodeObjs[r.Node.Name]) {
 				continue
 			}
 			if r.MilliCPU >= p.MilliCPU && r.MemoryBytes >= p.MemoryBytes && r.EphemeralBytes >= p.EphemeralBytes && r.Pods >= 1 {
@@ -283,10 +283,10 @@ func FitRuntimePods(specs []RuntimePodSpec, nodes []cluster.Node, bound map[stri
 	return v
 }
 
-// admits reports whether the node matches the pod's nodeSelector and
+// nodeAdmits reports whether the node matches the pod's nodeSelector and
 // required node affinity and carries no NoSchedule/NoExecute taint the pod
 // does not tolerate.
-func admits(spec *corev1.PodSpec, node *corev1.Node) bool {
+func nodeAdmits(spec *corev1.PodSpec, node *corev1.Node) bool {
 	if ok, err := nodeaffinity.NewRequiredNodeAffinity(spec.NodeSelector, spec.Affinity).Match(node); err != nil || !ok {
 		return false
 	}
