@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
@@ -113,6 +114,12 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 // Complete turns the flags into the typed run config; every error is a usage
 // error (exit 2) and nothing has touched the cluster yet.
 func (o *Options) Complete(namespaceChanged bool) error {
+	return o.CompleteContext(context.Background(), namespaceChanged)
+}
+
+// CompleteContext is Complete with reading values (files, stdin) bounded by
+// ctx: the run's --timeout and signals.
+func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) error {
 	f, err := reporters.ParseFormat(o.Output)
 	if err != nil {
 		return usageError("%v", err)
@@ -172,7 +179,7 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		TLSSecret:          o.TLSSecret,
 		ArgoCDVersionRange: o.ArgoCDVersionRange,
 	}
-	if err := o.completeValues(); err != nil {
+	if err := o.completeValues(ctx); err != nil {
 		return err
 	}
 	return nil
@@ -184,12 +191,20 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.ListChecks {
 		return o.listChecks()
 	}
-	restCfg, err := o.ConfigFlags.ToRESTConfig()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
+	defer cancel()
+	restCfg, contextName, err := o.loadKubeconfig(ctx)
 	if err != nil {
-		if clientcmd.IsEmptyConfig(err) {
-			return &ExitError{Code: checks.ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
-		}
-		return usageError("kubeconfig: %v", err)
+		return err
+	}
+	// The exec credential plugin runs here, under the run's deadline and
+	// signals (client-go would run it unbounded, inside the first request).
+	// When it gives no credentials, every request fails with its reason:
+	// cluster-reachable reports it and the run exits 3 with a full report.
+	if authed, err := cluster.ResolveExecCredentials(ctx, restCfg, o.Host.IsInputTerminal(o.Streams.In)); err != nil {
+		restCfg = cluster.FailingConfig(restCfg, err)
+	} else {
+		restCfg = authed
 	}
 	clients, err := cluster.NewClients(restCfg)
 	if err != nil {
@@ -198,9 +213,6 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.DebugRequestCount {
 		defer o.printRequestCount(clients)
 	}
-
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
-	defer cancel()
 	var snap *cluster.Snapshot
 	var env *checks.Env // the last round's, which --fix plans with
 	w := waiter{wait: o.Wait, interval: WaitInterval, now: time.Now}
@@ -215,9 +227,10 @@ func (o *Options) Run(ctx context.Context) error {
 		return checks.Run(ctx, env, cs, runOpts)
 	})
 
-	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
+	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
+	interrupted := interruption(ctx)
 	fixFailed := false
-	if o.Fix && !report.Unreachable() {
+	if o.Fix && !report.Unreachable() && interrupted == nil {
 		if report.Outcomes, fixFailed, err = o.runFix(ctx, env, clients, report.Outcomes); err != nil {
 			return err
 		}
@@ -231,6 +244,12 @@ func (o *Options) Run(ctx context.Context) error {
 	code := report.ExitCode(o.failOnWarn)
 	if fixFailed && code == checks.ExitOK {
 		code = checks.ExitFailed
+	}
+	if interrupted != nil {
+		if code == checks.ExitUnreachable {
+			return &ExitError{Code: code, Err: fmt.Errorf("%v before the cluster %s was reached; nothing checked", interrupted, restCfg.Host)}
+		}
+		return &ExitError{Code: interrupted.Code, Err: fmt.Errorf("%v: the report is partial", interrupted)}
 	}
 	switch code {
 	case checks.ExitOK:
@@ -251,6 +270,41 @@ func (o *Options) printRequestCount(c *cluster.Clients) {
 	fmt.Fprintf(o.Streams.ErrOut, "api-requests: total=%d pages=%d\n", c.Requests.Load(), c.Pages.Load())
 }
 
+// loadKubeconfig reads the kubeconfig (files, a FIFO, whatever --kubeconfig
+// and KUBECONFIG name) and returns the REST config and the context's name.
+// client-go reads without a context, so the read runs aside and ctx bounds
+// the wait: a kubeconfig that never ends reading is a timeout (exit 3) or an
+// interruption, not a hang.
+func (o *Options) loadKubeconfig(ctx context.Context) (*rest.Config, string, error) {
+	type loaded struct {
+		cfg  *rest.Config
+		name string
+		err  error
+	}
+	ch := make(chan loaded, 1)
+	go func() {
+		cfg, err := o.ConfigFlags.ToRESTConfig()
+		ch <- loaded{cfg, o.contextName(), err}
+	}()
+	select {
+	case l := <-ch:
+		if l.err != nil {
+			if clientcmd.IsEmptyConfig(l.err) {
+				return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
+			}
+			return nil, "", usageError("kubeconfig: %v", l.err)
+		}
+		return l.cfg, l.name, nil
+	case <-ctx.Done():
+		if i := interruption(ctx); i != nil {
+			return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%v while reading the kubeconfig; nothing checked", i)}
+		}
+		return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("reading the kubeconfig did not finish within --timeout %s; nothing checked", o.Timeout)}
+	}
+}
+
+// contextName is the kubeconfig context in use. The loader caches the merged
+// kubeconfig, so this reads no file twice.
 func (o *Options) contextName() string {
 	if o.ConfigFlags.Context != nil && *o.ConfigFlags.Context != "" {
 		return *o.ConfigFlags.Context

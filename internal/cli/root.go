@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,10 +61,18 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 				return writeVersion(streams.Out, displayName, "text", CurrentVersion())
 			}
 			// Under Helm the namespace Helm chose (HELM_NAMESPACE) counts as given.
-			if err := o.Complete(cmd.Flags().Changed("namespace") || helm.Namespace != ""); err != nil {
+			// --timeout bounds the whole run from here: reading values
+			// (files, stdin) and the kubeconfig included.
+			ctx := cmd.Context()
+			if o.Timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
+				defer cancel()
+			}
+			if err := o.CompleteContext(ctx, cmd.Flags().Changed("namespace") || helm.Namespace != ""); err != nil {
 				return err
 			}
-			return o.Run(cmd.Context())
+			return o.Run(ctx)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })

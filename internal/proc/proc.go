@@ -48,7 +48,8 @@ type Options struct {
 	Foreground bool
 }
 
-// Run starts cmd (whose Stdout and Stderr must be unset), waits for it and
+// Run starts cmd (whose Stdout must be unset; a Stderr already set is kept
+// and not captured), waits for it and
 // returns its stdout and stderr. When ctx ends, the child's whole process group
 // is killed with SIGKILL; the error then wraps ctx.Err(). When an output cap is
 // exceeded the group is killed as well and the error is an *OutputLimitError.
@@ -74,7 +75,10 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts Options) (stdout, stderr []byt
 	}
 	out := &capped{limit: opts.MaxStdout, stream: "stdout", over: func(e error) { cancel(e); _ = kill() }}
 	errb := &capped{limit: opts.MaxStderr, stream: "stderr", over: func(e error) { cancel(e); _ = kill() }}
-	cmd.Stdout, cmd.Stderr = out, errb
+	cmd.Stdout = out
+	if cmd.Stderr == nil {
+		cmd.Stderr = errb // else the caller's (a terminal), uncaptured
+	}
 	if !opts.Foreground {
 		setProcessGroup(cmd)
 	}
