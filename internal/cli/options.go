@@ -61,7 +61,7 @@ type Options struct {
 	CAFile             string
 	ArgoCDVersionRange string
 
-	// --fix and its options.
+	// --fix and its options. CRDs is "" when --crds was not given (all).
 	Fix       bool
 	Yes       bool
 	DryRun    bool
@@ -107,7 +107,6 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		Timeout:     5 * time.Minute,
 		// The chart's supported Argo CD range (checks.DefaultArgoCDVersionRange).
 		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
-		CRDs:               "all",
 	}
 }
 
@@ -152,7 +151,7 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	}
 
 	switch o.CRDs {
-	case "all", "rollouts":
+	case "", "all", "rollouts":
 	default:
 		return usageError("--crds must be all or rollouts, not %q", o.CRDs)
 	}
@@ -165,6 +164,10 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if err := o.completeFix(); err != nil {
 		return err
 	}
+	crds := o.CRDs
+	if crds == "" {
+		crds = "all"
+	}
 
 	ns := checks.DefaultNamespace
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
@@ -175,7 +178,7 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 		Namespace:          ns,
 		NamespaceExplicit:  namespaceChanged,
 		ReleaseName:        o.ReleaseName,
-		CRDs:               o.CRDs,
+		CRDs:               crds,
 		TLSSecret:          o.TLSSecret,
 		ArgoCDVersionRange: o.ArgoCDVersionRange,
 	}
