@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/redact"
 )
 
 func main() {
@@ -55,7 +56,7 @@ func run() int {
 	code := cli.ExitCode(err)
 	if err != nil {
 		if e, ok := err.(*cli.ExitError); !ok || e.Err != nil {
-			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+			fmt.Fprintf(os.Stderr, "Error: %s\n", redact.String(err.Error()))
 		}
 	}
 	return code
