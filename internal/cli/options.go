@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -224,6 +225,10 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
+		if o.mode == checks.ModePost {
+			// Rights in the runtime namespace are enough after the install.
+			snap.SetNamespaceFallback(o.inputs.Namespace)
+		}
 		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
 		runOpts, progressDone := o.runOptions(len(cs))
 		defer progressDone()
@@ -254,6 +259,9 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		return &ExitError{Code: interrupted.Code, Err: fmt.Errorf("%v: the report is partial", interrupted)}
 	}
+	if unverified := nothingVerified(report); len(unverified) > 0 && code == checks.ExitOK {
+		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("nothing about the runtime was verified: %s ended skip for lack of permission; run with rights to read the runtime namespace %s (get/list Secrets, Deployments, StatefulSets, Pods, Events)", strings.Join(unverified, " and "), o.inputs.Namespace)}
+	}
 	switch code {
 	case checks.ExitOK:
 		return nil
@@ -262,6 +270,35 @@ func (o *Options) Run(ctx context.Context) error {
 	default:
 		return &ExitError{Code: code}
 	}
+}
+
+// CoreChecks are the checks of each mode without which a run verified
+// nothing about its subject: after the install, the release and the
+// workloads (CHECKS.md "Statuses and exit codes").
+var CoreChecks = map[checks.Mode][]string{
+	checks.ModePost: {"release-deployed", "runtime-workloads"},
+}
+
+// nothingVerified returns the core checks of the report's mode when every
+// one of them that ran ended skip for lack of permission (nil otherwise).
+func nothingVerified(r *checks.Report) []string {
+	var skipped []string
+	ran := 0
+	for _, id := range CoreChecks[r.Mode] {
+		for _, o := range r.Outcomes {
+			if o.ID != id {
+				continue
+			}
+			ran++
+			if o.Status == checks.StatusSkip && strings.HasPrefix(o.Message, "no permission") {
+				skipped = append(skipped, id)
+			}
+		}
+	}
+	if ran == 0 || len(skipped) != ran {
+		return nil
+	}
+	return skipped
 }
 
 // printRequestCount writes one line to stderr: every HTTP request sent to the

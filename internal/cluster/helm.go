@@ -43,22 +43,24 @@ var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secr
 func (s *Snapshot) HelmRevisions() ([]HelmRevision, error) {
 	return Memo(s, "helm/revisions", func() ([]HelmRevision, error) {
 		var out []HelmRevision
-		err := each(s.ctx, "secrets", "", metav1.ListOptions{LabelSelector: "owner=helm"},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Metadata.Resource(secretsResource).Namespace(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				m, ok := obj.(*metav1.PartialObjectMetadata)
-				if !ok {
-					return fmt.Errorf("unexpected %T in secret list", obj)
-				}
-				v, err := strconv.Atoi(m.Labels["version"])
-				if err != nil || m.Labels["name"] == "" {
-					return nil // not a Helm 3 release Secret
-				}
-				out = append(out, HelmRevision{Namespace: m.Namespace, Name: m.Labels["name"], Version: v, Status: m.Labels["status"], SecretName: m.Name})
-				return nil
-			})
+		err := s.listAllOrFallback("secrets", func() { out = nil }, func(ns string) error {
+			return each(s.ctx, "secrets", ns, metav1.ListOptions{LabelSelector: "owner=helm"},
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return s.clients.Metadata.Resource(secretsResource).Namespace(ns).List(ctx, o)
+				},
+				func(obj runtime.Object) error {
+					m, ok := obj.(*metav1.PartialObjectMetadata)
+					if !ok {
+						return fmt.Errorf("unexpected %T in secret list", obj)
+					}
+					v, err := strconv.Atoi(m.Labels["version"])
+					if err != nil || m.Labels["name"] == "" {
+						return nil // not a Helm 3 release Secret
+					}
+					out = append(out, HelmRevision{Namespace: m.Namespace, Name: m.Labels["name"], Version: v, Status: m.Labels["status"], SecretName: m.Name})
+					return nil
+				})
+		})
 		sort.Slice(out, func(i, j int) bool {
 			a, b := out[i], out[j]
 			if a.Namespace != b.Namespace {

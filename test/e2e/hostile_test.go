@@ -15,6 +15,8 @@ import (
 	"time"
 
 	rspb "helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -317,6 +319,47 @@ func TestHostileCluster(t *testing.T) {
 		ch := wantStatus(t, doc, "cluster-admin", "fail", "system:anonymous")
 		if !strings.Contains(ch.Hint, "kubectl auth whoami") {
 			t.Errorf("hint %q", ch.Hint)
+		}
+	})
+
+	t.Run("a namespace-scoped user gets --post from the runtime namespace", func(t *testing.T) {
+		const ns = "codefresh"
+		writeRelease(t, c, ns, "cf-gitops-runtime", 2, rspb.StatusDeployed, "Upgrade complete")
+		deployment(t, c, ns, "app-proxy", 1, 1)
+		tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "codefresh-token"}, Data: map[string][]byte{"token": []byte("x")}}
+		if _, err := c.Kube.CoreV1().Secrets(ns).Create(context.Background(), tok, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}}}
+		if _, err := c.Kube.RbacV1().Roles(ns).Create(context.Background(), role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "reader"},
+			Subjects: []rbacv1.Subject{{Kind: "User", Name: "ns-reader"}}}
+		if _, err := c.Kube.RbacV1().RoleBindings(ns).Create(context.Background(), rb, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		kc := c.UserKubeconfig(t, "ns-reader")
+		c.WaitAllowed(t, "ns-reader", "list", "deployments", ns)
+		only := "--only=release-deployed,runtime-workloads,rollouts-controllers"
+		res := tc.Run(t, nil, "--kubeconfig", kc, "--post", only, "-o", "json")
+		doc := res.JSON(t)
+		wantCode(t, res, 0)
+		wantStatus(t, doc, "release-deployed", "pass", "revision 2 is deployed", "read namespace codefresh only: no permission to list secrets in all namespaces")
+		wantStatus(t, doc, "runtime-workloads", "pass", "read namespace codefresh only")
+		wantStatus(t, doc, "rollouts-controllers", "pass", "read namespace codefresh only: no permission to list deployments")
+
+		// With no rights at all, the core checks skip: exit 1, and it says so.
+		none := c.UserKubeconfig(t, "nobody")
+		res = tc.Run(t, nil, "--kubeconfig", none, "--post", only, "-o", "json")
+		doc = res.JSON(t)
+		wantCode(t, res, 1)
+		wantStatus(t, doc, "release-deployed", "skip", "no permission")
+		wantStatus(t, doc, "runtime-workloads", "skip", "no permission")
+		if !strings.Contains(res.Stderr, "nothing about the runtime was verified: release-deployed and runtime-workloads ended skip for lack of permission") {
+			t.Errorf("stderr %q", res.Stderr)
 		}
 	})
 
