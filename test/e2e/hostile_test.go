@@ -197,6 +197,18 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("a kubeconfig FIFO nobody writes", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		res := tc.Run(t, nil, "--kubeconfig", fifo, "--timeout", "2s", "-o", "json")
+		wantCode(t, res, 3)
+		if res.Elapsed > 8*time.Second || !strings.Contains(res.Stderr, "reading the kubeconfig did not finish within --timeout 2s") {
+			t.Errorf("after %s, stderr %q", res.Elapsed, res.Stderr)
+		}
+	})
+
 	t.Run("a HELM_BIN that floods stdout", func(t *testing.T) {
 		helm := filepath.Join(t.TempDir(), "helm")
 		if err := os.WriteFile(helm, []byte("#!/bin/sh\nexec yes v3.14.0\n"), 0o755); err != nil {
