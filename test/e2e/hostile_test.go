@@ -132,6 +132,9 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 			t.Errorf("took %s with --timeout 4s", res.Elapsed)
 		}
 		wantStatus(t, res.JSON(t), "cluster-reachable", "fail", "getting credentials from exec plugin", "--timeout or a signal")
+		if strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 {
+			t.Errorf("stderr %q, want one line", res.Stderr)
+		}
 		wantGone(t, pidFile)
 	})
 
@@ -383,8 +386,9 @@ func TestHostileCluster(t *testing.T) {
 		res, _ := p.wait(t, 15*time.Second)
 		wantCode(t, res, 143)
 		wantStatus(t, res.JSON(t), "cluster-reachable", "pass")
-		if !strings.Contains(res.Stderr, "interrupted by SIGTERM: the report is partial") {
-			t.Errorf("stderr %q", res.Stderr)
+		// One line: no klog ("unable to cancel request") from cancelled requests.
+		if !strings.Contains(res.Stderr, "interrupted by SIGTERM: the report is partial") || strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 {
+			t.Errorf("stderr %q, want one line", res.Stderr)
 		}
 	})
 }
