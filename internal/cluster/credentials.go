@@ -73,6 +73,15 @@ func ResolveExecCredentials(ctx context.Context, cfg *rest.Config, interactive b
 	if ec == nil {
 		return cfg, nil
 	}
+	// As client-go (exec Authenticator.UpdateTransportConfig): credentials
+	// given otherwise (--token, basic auth, a client certificate) win, and
+	// the plugin is not run.
+	if cfg.BearerToken != "" || cfg.BearerTokenFile != "" || cfg.Username != "" || cfg.Password != "" ||
+		((len(cfg.CertData) > 0 || cfg.CertFile != "") && (len(cfg.KeyData) > 0 || cfg.KeyFile != "")) {
+		res := rest.CopyConfig(cfg)
+		res.ExecProvider = nil
+		return res, nil
+	}
 	cerr := func(err error) error { return &CredentialError{Command: ec.Command, Err: err} }
 	gv, err := schema.ParseGroupVersion(ec.APIVersion)
 	if err != nil || gv.Group != clientauthentication.GroupName || !authScheme.IsVersionRegistered(gv) {

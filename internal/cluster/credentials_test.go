@@ -82,3 +82,14 @@ func TestResolveExecCredentialsNoExec(t *testing.T) {
 		t.Fatalf("got %v, %v", got, err)
 	}
 }
+
+// A token given otherwise wins over the plugin, which is not run (as in
+// client-go).
+func TestResolveExecCredentialsTokenWins(t *testing.T) {
+	cfg := plugin(t, "exit 1\n")
+	cfg.BearerToken = "given"
+	got, err := ResolveExecCredentials(context.Background(), cfg, false)
+	if err != nil || got.BearerToken != "given" || got.ExecProvider != nil {
+		t.Fatalf("got token %q exec %v, err %v", got.BearerToken, got.ExecProvider, err)
+	}
+}
