@@ -1,7 +1,8 @@
 # kubectl gitops-preflight
 #
 #   make demo           the story on a local cluster: report, --fix, helm install, --post (~40 s once built)
-#   make test           unit + end-to-end tests (builds the control plane on first use)
+#   make test           unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use)
+#   make fuzz           each fuzz target for FUZZTIME (default 5s), from its checked-in seeds
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
 #   make dist           release archives, checksums.txt and the krew manifest in dist/
@@ -24,7 +25,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
 
-.PHONY: all build install test unit e2e test-binaries demo bench lint fmt vet clean dist docs
+.PHONY: all build install test unit fuzz e2e test-binaries demo bench lint fmt vet clean dist docs
 
 all: build
 
@@ -102,7 +103,27 @@ unit:
 e2e: test-binaries build
 	KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -count=1 -timeout 40m ./test/e2e/...
 
-test: vet unit e2e
+# Fuzz targets (go test -fuzz takes one target of one package at a time): the
+# seeds in each target run with the unit tests; here each target also
+# explores for FUZZTIME.
+FUZZTIME ?= 5s
+FUZZ_TARGETS := \
+	./internal/values:FuzzLoad \
+	./internal/values:FuzzSet \
+	./internal/cluster:FuzzDecodeHelmRelease \
+	./internal/probe:FuzzAppendPEM \
+	./internal/redact:FuzzString \
+	./checks:FuzzHelmVersionOutput \
+	./checks:FuzzServerSemver
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+test: vet unit fuzz e2e
 
 # make bench: seeds the test control plane with 5,000 nodes, 20,000 Services,
 # 10,000 Deployments... and writes bench/results.md (hack/bench). ~10 minutes.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -74,8 +75,23 @@ func ClusterAdmin() Check {
 	}
 }
 
+// AnonymousUser is the name the API server gives a request that carries no
+// credentials it accepts (https://kubernetes.io/docs/reference/access-authn-authz/authentication/#anonymous-requests).
+const AnonymousUser = "system:anonymous"
+
 func runClusterAdmin(ctx context.Context, env *Env) (Result, error) {
+	// Who does the server see? A SelfSubjectReview answers (GA in 1.28); an
+	// anonymous caller is usually refused it, and the refusal names them.
+	user, whoErr := whoAmI(ctx, env)
 	all, err := review(ctx, env, authorizationv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"})
+	if user == "" && err != nil && strings.Contains(err.Error(), `User "`+AnonymousUser+`"`) {
+		user = AnonymousUser
+	}
+	if user == AnonymousUser {
+		return Fail("the API server sees this caller as %s: the kubeconfig's credentials are missing or were not accepted (a client certificate from a CA the server does not trust, an empty token), so nothing can be checked with them", AnonymousUser).
+			WithHint("check the kubeconfig's user (kubectl config view --minify) and ask the server who you are: kubectl auth whoami; then fetch fresh credentials (your cloud's get-credentials command)"), nil
+	}
+	_ = whoErr // any other answer (an old server, no permission) leaves the question to the reviews
 	if err != nil {
 		return Result{}, err
 	}
@@ -157,4 +173,19 @@ func review(ctx context.Context, env *Env, attrs authorizationv1.ResourceAttribu
 		return authorizationv1.SubjectAccessReviewStatus{}, &cluster.ListError{Verb: "create", Resource: "selfsubjectaccessreviews", Err: fmt.Errorf("%s: %w", attrs.Resource, err)}
 	}
 	return res.Status, nil
+}
+
+// whoAmI returns the user name the API server sees for these credentials
+// (SelfSubjectReview, authentication.k8s.io/v1). When the review is refused
+// it returns "" with the error, except that a refusal naming
+// system:anonymous answers the question.
+func whoAmI(ctx context.Context, env *Env) (string, error) {
+	res, err := env.Cluster.Clients().Kube.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		if strings.Contains(err.Error(), `User "`+AnonymousUser+`"`) {
+			return AnonymousUser, nil
+		}
+		return "", err
+	}
+	return res.Status.UserInfo.Username, nil
 }

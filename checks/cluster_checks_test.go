@@ -6,11 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -155,6 +158,31 @@ func TestClusterAdmin(t *testing.T) {
 			t.Fatalf("cluster-admin without SSAR rights = %s %q, want skip", got[0].Status, got[0].Message)
 		}
 	})
+}
+
+// An anonymous caller fails cluster-admin, whether the SelfSubjectReview
+// answers with system:anonymous or is refused naming it.
+func TestClusterAdminAnonymous(t *testing.T) {
+	for name, react := range map[string]k8stesting.ReactionFunc{
+		"review answers": func(a k8stesting.Action) (bool, runtime.Object, error) {
+			out := a.(k8stesting.CreateAction).GetObject().(*authenticationv1.SelfSubjectReview).DeepCopy()
+			out.Status.UserInfo.Username = AnonymousUser
+			return true, out, nil
+		},
+		"review refused": func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}, "", errors.New(`User "system:anonymous" cannot create resource "selfsubjectreviews"`))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			env, kube := fakeEnv(t, "v1.30.0")
+			kube.PrependReactor("create", "selfsubjectreviews", react)
+			allow(kube, func(*authorizationv1.ResourceAttributes) bool { return false })
+			got := Run(t.Context(), env, []Check{ClusterAdmin()}, RunOptions{})
+			if got[0].Status != StatusFail || !strings.Contains(got[0].Message, "system:anonymous") || !strings.Contains(got[0].Hint, "kubectl auth whoami") {
+				t.Fatalf("cluster-admin = %s %q (hint %q), want fail naming system:anonymous", got[0].Status, got[0].Message, got[0].Hint)
+			}
+		})
+	}
 }
 
 func allow(kube interface {

@@ -3,8 +3,11 @@ package checks
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 // ClusterReachable passes when the API server's /version answers with the
@@ -30,7 +33,11 @@ func runClusterReachable(_ context.Context, env *Env) (Result, error) {
 		server = cfg.Host
 	}
 	v, err := env.Cluster.ServerVersion()
+	var ce *cluster.CredentialError
 	switch {
+	case errors.As(err, &ce):
+		return Fail("%s was not asked: %s", server, firstLine(ce.Error())).
+			WithHint(fmt.Sprintf("run the kubeconfig's credential command (%s) by hand and check that it prints an ExecCredential without waiting for input; it is stopped at --timeout", ce.Command)), nil
 	case err == nil:
 		return Pass("%s answered: Kubernetes %s", server, v.GitVersion), nil
 	case apierrors.IsUnauthorized(err):

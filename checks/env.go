@@ -7,6 +7,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/proc"
 )
 
 // Inputs describe the planned install (README "Usage"). Defaults are
@@ -84,7 +85,9 @@ type Env struct {
 	Getenv func(string) string
 	// LookPath finds an executable on PATH (exec.LookPath by default).
 	LookPath func(string) (string, error)
-	// Command runs a program and returns its standard output (exec by default).
+	// Command runs a program and returns its standard output (by default
+	// proc.Run: own process group killed at the deadline, WaitDelay, output
+	// capped at proc.MaxOutput).
 	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// Resolver looks up host names (net.DefaultResolver by default).
 	Resolver Resolver
@@ -108,7 +111,8 @@ func (e *Env) withDefaults() {
 	}
 	if e.Command == nil {
 		e.Command = func(ctx context.Context, name string, args ...string) ([]byte, error) {
-			return exec.CommandContext(ctx, name, args...).Output()
+			out, _, err := proc.Run(ctx, exec.Command(name, args...), proc.Options{})
+			return out, err
 		}
 	}
 	if e.Resolver == nil {

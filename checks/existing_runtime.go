@@ -54,7 +54,7 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 	var found []runtimeFinding
 	var denied error // first permission error; reported only when nothing is found
 
-	releases, err := runtimeReleases(env.Cluster)
+	releases, unreadable, err := runtimeReleases(env.Cluster)
 	if err = keepDenied(&denied, err); err != nil {
 		return Result{}, err
 	}
@@ -91,6 +91,18 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 		if denied != nil {
 			return Result{}, denied
 		}
+		if len(unreadable) > 0 {
+			refs := make([]ObjectRef, len(unreadable))
+			names := make([]string, len(unreadable))
+			for i, u := range unreadable {
+				refs[i] = ObjectRef{Kind: "Secret", Namespace: u.Namespace, Name: u.SecretName}
+				names[i] = u.Namespace + "/" + u.Name + " (" + u.Unreadable + ")"
+			}
+			return Warn("no %s Helm release, %s ConfigMap or %s Deployment found, but %d Helm release(s) could not be read, so their chart is unknown: %s",
+				RuntimeChartName, RuntimeConfigMapName, RuntimeAppProxyName, len(unreadable), strings.Join(names, ", ")).
+				WithHint("inspect these release Secrets (kubectl get secret -n NAMESPACE NAME); a payload this large is not a real Helm release and may be an attempt to exhaust memory").
+				WithObjects(refs...), nil
+		}
 		return Pass("no %s Helm release, %s ConfigMap or %s Deployment in the cluster", RuntimeChartName, RuntimeConfigMapName, RuntimeAppProxyName), nil
 	}
 	return Fail("a GitOps Runtime is already installed: %s", describeRuntimeFindings(found)).
@@ -101,10 +113,12 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 // runtimeReleases returns the latest revision of every Helm release whose
 // chart is gitops-runtime. The chart name is only in the release payload, so
 // each release's latest revision is read (GETs, at most 4 at a time).
-func runtimeReleases(snap *cluster.Snapshot) ([]cluster.HelmReleaseSummary, error) {
+// Releases whose payload is over cluster.MaxReleaseSize decompressed are
+// returned apart, undecoded.
+func runtimeReleases(snap *cluster.Snapshot) (runtime, unreadable []cluster.HelmReleaseSummary, err error) {
 	revs, err := snap.HelmRevisions()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	latest := cluster.LatestHelmRevisions(revs)
 	sums := make([]cluster.HelmReleaseSummary, len(latest))
@@ -118,15 +132,17 @@ func runtimeReleases(snap *cluster.Snapshot) ([]cluster.HelmReleaseSummary, erro
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []cluster.HelmReleaseSummary
 	for _, s := range sums {
-		if s.Chart == RuntimeChartName {
-			out = append(out, s)
+		switch {
+		case s.Unreadable != "":
+			unreadable = append(unreadable, s)
+		case s.Chart == RuntimeChartName:
+			runtime = append(runtime, s)
 		}
 	}
-	return out, nil
+	return runtime, unreadable, nil
 }
 
 func describeRuntimeFindings(found []runtimeFinding) string {

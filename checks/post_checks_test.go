@@ -74,7 +74,7 @@ func TestRedactSecrets(t *testing.T) {
 		`userToken: {token: abc123}`:           `userToken: {token: ***}`,
 		`  token: "s3cr3t"`:                    `  token: "***"`,
 		`PASSWORD=hunter2 next`:                `PASSWORD=*** next`,
-		`Authorization: Bearer eyJhbGciOi.x.y`: `Authorization: *** ***`,
+		`Authorization: Bearer eyJhbGciOi.x.y`: `Authorization: Bearer ***`,
 		`failed validating file "values.yaml"`: `failed validating file "values.yaml"`,
 		`missing "global.runtime.name" field`:  `missing "global.runtime.name" field`,
 	} {

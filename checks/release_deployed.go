@@ -27,7 +27,7 @@ func ReleaseDeployed() Check {
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
 		},
-		Run: runReleaseDeployed,
+		Run: scopedRun(runReleaseDeployed, "secrets"),
 	}
 }
 

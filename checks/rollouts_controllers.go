@@ -25,7 +25,7 @@ func RolloutsControllers() Check {
 			Severity: SeverityWarn,
 			Requires: []string{"cluster-reachable"},
 		},
-		Run: runRolloutsControllers,
+		Run: scopedRun(runRolloutsControllers, "deployments"),
 	}
 }
 

@@ -47,7 +47,7 @@ func RuntimeWorkloads() Check {
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
 		},
-		Run: runRuntimeWorkloads,
+		Run: scopedRun(runRuntimeWorkloads, "deployments", "statefulsets"),
 	}
 }
 

@@ -3,10 +3,10 @@ package checks
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/redact"
 )
 
 // ValidationJobs are the hook Jobs of the chart that validate an install (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install):
@@ -156,22 +156,8 @@ func rootCause(err error) string {
 	}
 }
 
-var secretAssignment = regexp.MustCompile(`(?i)((?:token|password|passwd|secret|api[-_]?key|apikey|authorization|bearer)[A-Za-z0-9_.-]*["']?\s*[:=]\s*["']?)([^\s"',{}\[\]]+)`)
-
-var bearerToken = regexp.MustCompile(`(?i)(bearer\s+)([A-Za-z0-9._~+/=-]+)`)
-
 // RedactSecrets masks values that look like credentials in a log line
 // ("token: abc", "password=abc", "Authorization: Bearer abc"), since a hook's
-// debug log can echo its inputs: no secret value ever appears in a report
-// (README "JSON output").
-func RedactSecrets(line string) string {
-	line = bearerToken.ReplaceAllString(line, "${1}***")
-	return secretAssignment.ReplaceAllStringFunc(line, func(m string) string {
-		sub := secretAssignment.FindStringSubmatch(m)
-		key := strings.ToLower(strings.TrimRight(sub[1], "\"' :="))
-		if sub[2] == "***" || strings.HasSuffix(key, "ref") || strings.HasSuffix(key, "name") {
-			return m // a reference to a secret (secretKeyRef, secretName), not a value
-		}
-		return sub[1] + "***"
-	})
-}
+// debug log can echo its inputs. It is redact.String; reporters apply it
+// again to everything they print (CHECKS.md "JSON output": no secret value).
+func RedactSecrets(line string) string { return redact.String(line) }

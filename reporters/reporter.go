@@ -71,21 +71,24 @@ type Reporter interface {
 	Report(w io.Writer, r *checks.Report) error
 }
 
-// New returns the reporter for f.
+// New returns the reporter for f. Every reporter it returns prints the
+// report through Redacted: no format prints a credential value.
 func New(f Format, opts Options) (Reporter, error) {
+	var r Reporter
 	switch f {
 	case FormatTable:
-		return Table{Options: opts}, nil
+		r = Table{Options: opts}
 	case FormatWide:
 		opts.Width = 0
-		return Table{Options: opts}, nil
+		r = Table{Options: opts}
 	case FormatJSON:
-		return JSON{}, nil
+		r = JSON{}
 	case FormatYAML:
-		return YAML{}, nil
+		r = YAML{}
 	case FormatJUnit:
-		return JUnit{Name: opts.Name}, nil
+		r = JUnit{Name: opts.Name}
 	default:
 		return nil, fmt.Errorf("unknown output format %q", f)
 	}
+	return redacting{next: r}, nil
 }

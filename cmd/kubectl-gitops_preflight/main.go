@@ -13,8 +13,10 @@ import (
 
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/redact"
 )
 
 func main() {
@@ -22,8 +24,31 @@ func main() {
 }
 
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// client-go logs through klog to stderr ("unable to cancel request",
+	// throttling notes): the report and the one-line error are all that
+	// stderr carries.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+
+	// The first SIGINT or SIGTERM cancels the run: requests and child
+	// processes stop, the report of what was checked is printed, and the exit
+	// code is 130/143 (3 when the cluster was never reached). A second one
+	// exits at once.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		s := <-sigs
+		in := &cli.Interrupted{Signal: "SIGINT", Code: 130}
+		if s == syscall.SIGTERM {
+			in = &cli.Interrupted{Signal: "SIGTERM", Code: 143}
+		}
+		cancel(in)
+		<-sigs
+		os.Exit(in.Code)
+	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	host := cli.Host{Getenv: os.Getenv, IsTerminal: isTerminal, IsInputTerminal: isInputTerminal, TerminalWidth: terminalWidth}
 	cmd := cli.NewCommand(streams, host)
@@ -31,7 +56,7 @@ func run() int {
 	code := cli.ExitCode(err)
 	if err != nil {
 		if e, ok := err.(*cli.ExitError); !ok || e.Err != nil {
-			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
+			fmt.Fprintf(os.Stderr, "Error: %s\n", redact.String(err.Error()))
 		}
 	}
 	return code

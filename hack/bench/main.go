@@ -56,11 +56,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 // scale is what to seed.
 type scale struct {
 	Nodes, Namespaces, Services, Deployments, OtherCRDs int
+	// ReleaseBombs are Helm release Secrets whose payload expands to ~760 MB
+	// (each under 1 MiB stored): the plugin must stay within its memory figure.
+	ReleaseBombs int
 }
 
 type config struct {
@@ -77,6 +82,7 @@ func main() {
 	flag.IntVar(&c.Services, "services", 20000, "headless Services to create (spread over the namespaces)")
 	flag.IntVar(&c.Deployments, "deployments", 10000, "Deployments to create (spread over the namespaces)")
 	flag.IntVar(&c.OtherCRDs, "other-crds", 50, "CRDs to create besides the Argo CD and Argo Rollouts ones")
+	flag.IntVar(&c.ReleaseBombs, "release-bombs", 10, "Helm release Secrets whose gzip payload expands to ~760 MB (decompression bombs; 0: none)")
 	flag.IntVar(&c.runs, "runs", 5, "runs of each measurement (the median is reported)")
 	flag.IntVar(&c.workers, "workers", 48, "concurrent requests while seeding")
 	flag.StringVar(&c.plugin, "plugin", "bin/kubectl-gitops_preflight", "the built plugin")
@@ -343,6 +349,18 @@ func seed(c config, admin *rest.Config, fixtures, dir string) error {
 		return err
 	}); err != nil {
 		return err
+	}
+
+	if c.ReleaseBombs > 0 {
+		t0 = time.Now()
+		payload := testcluster.BombPayload(760 << 20)
+		if err := parallel(ctx, c.ReleaseBombs, 4, func(ctx context.Context, i int) error {
+			_, err := kube.CoreV1().Secrets(nsName(i%c.Namespaces)).Create(ctx, testcluster.BombSecret(nsName(i%c.Namespaces), fmt.Sprintf("bomb-%d", i), payload), metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return fmt.Errorf("release bombs: %w", err)
+		}
+		progress(fmt.Sprintf("release-Secret bombs (%d KiB -> ~760 MB)", len(payload)>>10), c.ReleaseBombs, t0)
 	}
 
 	t0 = time.Now()
@@ -1085,8 +1103,8 @@ func (r *results) markdown(c config) string {
 	fmt.Fprintf(&b, "# make bench results\n\n")
 	fmt.Fprintf(&b, "Date: %s. Machine: %d CPUs (%s), %s memory, %s/%s, %s; load average %s before measuring, %s after (the machine may be shared: timings are noisy).\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), cpuModel(), memTotal(), runtime.GOOS, runtime.GOARCH, runtime.Version(), r.loadBefore, r.loadAfter)
-	fmt.Fprintf(&b, "Cluster: the test control plane (etcd + kube-apiserver from bin/k8s, no kubelet or controllers) seeded with %d Ready nodes, %d namespaces, %d headless Services, %d Deployments, the Argo CD and Argo Rollouts CRDs (upstream manifests) plus %d other CRDs, and ingress-nginx (upstream manifest, statuses set). Seeding took %s; the whole bench %s.\n\n",
-		c.Nodes, c.Namespaces, c.Services, c.Deployments, c.OtherCRDs, r.seedTime.Round(time.Second), r.total.Round(time.Second))
+	fmt.Fprintf(&b, "Cluster: the test control plane (etcd + kube-apiserver from bin/k8s, no kubelet or controllers) seeded with %d Ready nodes, %d namespaces, %d headless Services, %d Deployments, the Argo CD and Argo Rollouts CRDs (upstream manifests) plus %d other CRDs, ingress-nginx (upstream manifest, statuses set) and %d Helm release-Secret decompression bombs (~760 MB each once gunzipped). Seeding took %s; the whole bench %s.\n\n",
+		c.Nodes, c.Namespaces, c.Services, c.Deployments, c.OtherCRDs, c.ReleaseBombs, r.seedTime.Round(time.Second), r.total.Round(time.Second))
 	fmt.Fprintf(&b, "References: kubectl %s; curl %s.\n\n", toolVersion("kubectl", "version", "--client"), toolVersion("curl", "--version"))
 	fmt.Fprintf(&b, "Pre-install run: `kubectl gitops-preflight %s -o json` (probes sent to a closed port on 127.0.0.1). Post run: `kubectl gitops-preflight --post -o json` with the post-install checks present in this build. Medians of %d runs; API requests exclude LIST continuation pages, which are counted apart.\n\n",
 		strings.Join(preArgs, " "), c.runs)

@@ -16,20 +16,63 @@ import (
 // completeFix validates the --fix flags before anything touches the cluster.
 // Applying needs --yes, or a person to confirm: stdin and stdout both
 // terminals. A --dry-run changes nothing and needs no confirmation.
+//
+// A fix option that cannot do what it says is refused (exit 2, before any
+// request), rather than ignored or, worse, applied to another check: each
+// option belongs to one fixable check, which must be selected in this mode
+// (fixFlagChecks).
 func (o *Options) completeFix() error {
 	if !o.Fix {
-		if o.Yes || o.DryRun {
-			return usageError("--yes and --dry-run only apply with --fix")
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{o.Yes, "--yes"}, {o.DryRun, "--dry-run"}, {o.CRDs != "", "--crds"}, {o.TLSSecret != "", "--tls-secret"}} {
+			if f.set {
+				return usageError("%s only applies with --fix; nothing was checked or changed", f.name)
+			}
 		}
 		return nil
 	}
 	if o.ListChecks {
 		return usageError("--fix cannot be combined with --list-checks")
 	}
+	selected := map[string]bool{}
+	fixable := 0
+	for _, c := range o.selected {
+		selected[c.ID] = true
+		if c.Fixable {
+			fixable++
+		}
+	}
+	for _, f := range fixFlagChecks {
+		if !f.given(o) {
+			continue
+		}
+		if !f.mode.Has(o.mode) {
+			return usageError("%s fixes %s, a %s check: %s; nothing was checked or changed", f.flag, f.check, f.mode, f.modeHint)
+		}
+		if !selected[f.check] {
+			return usageError("%s fixes %s, which --only/--skip left out; nothing was checked or changed", f.flag, f.check)
+		}
+	}
+	if fixable == 0 {
+		return usageError("--fix: none of the selected checks can be fixed (fixable: argo-crds-ownership before the install, nginx-tls-secret with --post); nothing was checked or changed")
+	}
 	if !o.Yes && !o.DryRun && !o.interactive() {
 		return usageError("--fix without --yes needs a terminal to confirm the plan: add --yes to apply it, or --dry-run to try it server-side; nothing was checked or changed")
 	}
 	return nil
+}
+
+// fixFlagChecks are the options of --fix and the check each one fixes.
+var fixFlagChecks = []struct {
+	flag, check string
+	mode        checks.Mode
+	modeHint    string
+	given       func(*Options) bool
+}{
+	{"--crds", "argo-crds-ownership", checks.ModePre, "run it without --post", func(o *Options) bool { return o.CRDs != "" }},
+	{"--tls-secret", "nginx-tls-secret", checks.ModePost, "add --post", func(o *Options) bool { return o.TLSSecret != "" }},
 }
 
 func (o *Options) interactive() bool {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"io"
+	"sort"
 	"strings"
 	"testing"
 
@@ -26,8 +27,8 @@ func TestCompleteFix(t *testing.T) {
 		wantErr           string
 	}{
 		{name: "no fix"},
-		{name: "yes without fix", yes: true, wantErr: "only apply with --fix"},
-		{name: "dry-run without fix", dry: true, wantErr: "only apply with --fix"},
+		{name: "yes without fix", yes: true, wantErr: "--yes only applies with --fix"},
+		{name: "dry-run without fix", dry: true, wantErr: "--dry-run only applies with --fix"},
 		{name: "fix, no terminal, no yes", fix: true, wantErr: "--fix without --yes needs a terminal"},
 		{name: "fix --yes", fix: true, yes: true},
 		{name: "fix --dry-run", fix: true, dry: true},
@@ -47,6 +48,116 @@ func TestCompleteFix(t *testing.T) {
 				t.Fatalf("Complete = %v (exit %d), want exit 2 with %q", err, ExitCode(err), tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestFixFlagPairs runs Complete over every pair of the fix options and the
+// mode/selection flags: each pair is accepted or refused with exit 2 as the
+// table says, before anything touches the cluster.
+func TestFixFlagPairs(t *testing.T) {
+	flags := map[string]func(*Options){
+		"--fix":                      func(o *Options) { o.Fix = true },
+		"--yes":                      func(o *Options) { o.Yes = true },
+		"--dry-run":                  func(o *Options) { o.DryRun = true },
+		"--crds=rollouts":            func(o *Options) { o.CRDs = "rollouts" },
+		"--tls-secret=t":             func(o *Options) { o.TLSSecret = "t" },
+		"--post":                     func(o *Options) { o.Post = true },
+		"--only=kubernetes-version":  func(o *Options) { o.Only = []string{"kubernetes-version"} },
+		"--skip=argo-crds-ownership": func(o *Options) { o.Skip = []string{"argo-crds-ownership"} },
+		"--list-checks":              func(o *Options) { o.ListChecks = true },
+	}
+	// want: "" accepted, else a substring of the exit-2 message. Keys are
+	// the pair in sorted order. (On a terminal, so --fix needs no --yes.)
+	want := map[string]string{
+		"--crds=rollouts --dry-run":                            "--dry-run only applies with --fix",
+		"--crds=rollouts --fix":                                "",
+		"--crds=rollouts --list-checks":                        "--crds only applies with --fix",
+		"--crds=rollouts --only=kubernetes-version":            "--crds only applies with --fix",
+		"--crds=rollouts --post":                               "--crds only applies with --fix",
+		"--crds=rollouts --skip=argo-crds-ownership":           "--crds only applies with --fix",
+		"--crds=rollouts --tls-secret=t":                       "--crds only applies with --fix",
+		"--crds=rollouts --yes":                                "--yes only applies with --fix",
+		"--dry-run --fix":                                      "",
+		"--dry-run --list-checks":                              "--dry-run only applies with --fix",
+		"--dry-run --only=kubernetes-version":                  "--dry-run only applies with --fix",
+		"--dry-run --post":                                     "--dry-run only applies with --fix",
+		"--dry-run --skip=argo-crds-ownership":                 "--dry-run only applies with --fix",
+		"--dry-run --tls-secret=t":                             "--dry-run only applies with --fix",
+		"--dry-run --yes":                                      "--yes only applies with --fix",
+		"--fix --list-checks":                                  "--fix cannot be combined with --list-checks",
+		"--fix --only=kubernetes-version":                      "none of the selected checks can be fixed",
+		"--fix --post":                                         "",
+		"--fix --skip=argo-crds-ownership":                     "none of the selected checks can be fixed",
+		"--fix --tls-secret=t":                                 "--tls-secret fixes nginx-tls-secret, a post check: add --post",
+		"--fix --yes":                                          "",
+		"--list-checks --only=kubernetes-version":              "",
+		"--list-checks --post":                                 "",
+		"--list-checks --skip=argo-crds-ownership":             "",
+		"--list-checks --tls-secret=t":                         "--tls-secret only applies with --fix",
+		"--list-checks --yes":                                  "--yes only applies with --fix",
+		"--only=kubernetes-version --post":                     "runs only in pre-install mode",
+		"--only=kubernetes-version --skip=argo-crds-ownership": "",
+		"--only=kubernetes-version --tls-secret=t":             "--tls-secret only applies with --fix",
+		"--only=kubernetes-version --yes":                      "--yes only applies with --fix",
+		"--post --skip=argo-crds-ownership":                    "",
+		"--post --tls-secret=t":                                "--tls-secret only applies with --fix",
+		"--post --yes":                                         "--yes only applies with --fix",
+		"--skip=argo-crds-ownership --tls-secret=t":            "--tls-secret only applies with --fix",
+		"--skip=argo-crds-ownership --yes":                     "--yes only applies with --fix",
+		"--tls-secret=t --yes":                                 "--yes only applies with --fix",
+	}
+	names := make([]string, 0, len(flags))
+	for n := range flags {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	seen := 0
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			key := a + " " + b
+			w, ok := want[key]
+			if !ok {
+				t.Errorf("pair %q is not in the table", key)
+				continue
+			}
+			seen++
+			o, _ := fixOptions("", true)
+			flags[a](o)
+			flags[b](o)
+			err := o.Complete(false)
+			switch {
+			case w == "" && err != nil:
+				t.Errorf("%s: refused (%v), want accepted", key, err)
+			case w != "" && (err == nil || ExitCode(err) != checks.ExitUsage || !strings.Contains(err.Error(), w)):
+				t.Errorf("%s: Complete = %v (exit %d), want exit 2 with %q", key, err, ExitCode(err), w)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("table has %d pairs, %d were run", len(want), seen)
+	}
+	// Three-flag cases the pairs cannot show.
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"--fix", "--post", "--tls-secret=t"}, ""},
+		{[]string{"--fix", "--post", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, a pre check: run it without --post"},
+		{[]string{"--fix", "--skip=argo-crds-ownership", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, which --only/--skip left out"},
+		{[]string{"--fix", "--post", "--tls-secret=t", "--only=runtime-workloads"}, "--tls-secret fixes nginx-tls-secret, which --only/--skip left out"},
+	} {
+		o, _ := fixOptions("", true)
+		for _, f := range tc.set {
+			if f == "--only=runtime-workloads" {
+				o.Only = []string{"runtime-workloads"}
+				continue
+			}
+			flags[f](o)
+		}
+		err := o.Complete(false)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%v: Complete = %v, want %q", tc.set, err, tc.want)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
@@ -95,7 +96,7 @@ type Options struct {
 	CAFile             string
 	ArgoCDVersionRange string
 
-	// --fix and its options.
+	// --fix and its options. CRDs is "" when --crds was not given (all).
 	Fix       bool
 	Yes       bool
 	DryRun    bool
@@ -149,13 +150,18 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		Timeout:     5 * time.Minute,
 		// The chart's supported Argo CD range (checks.DefaultArgoCDVersionRange).
 		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
-		CRDs:               "all",
 	}
 }
 
 // Complete turns the flags into the typed run config; every error is a usage
 // error (exit 2) and nothing has touched the cluster yet.
 func (o *Options) Complete(namespaceChanged bool) error {
+	return o.CompleteContext(context.Background(), namespaceChanged)
+}
+
+// CompleteContext is Complete with reading values (files, stdin) bounded by
+// ctx: the run's --timeout and signals.
+func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) error {
 	f, err := reporters.ParseFormat(o.Output)
 	if err != nil {
 		return usageError("%v", err)
@@ -188,7 +194,7 @@ func (o *Options) Complete(namespaceChanged bool) error {
 	}
 
 	switch o.CRDs {
-	case "all", "rollouts":
+	case "", "all", "rollouts":
 	default:
 		return usageError("--crds must be all or rollouts, not %q", o.CRDs)
 	}
@@ -201,6 +207,10 @@ func (o *Options) Complete(namespaceChanged bool) error {
 	if err := o.completeFix(); err != nil {
 		return err
 	}
+	crds := o.CRDs
+	if crds == "" {
+		crds = "all"
+	}
 
 	ns := checks.DefaultNamespace
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
@@ -211,12 +221,12 @@ func (o *Options) Complete(namespaceChanged bool) error {
 		Namespace:          ns,
 		NamespaceExplicit:  namespaceChanged,
 		ReleaseName:        o.ReleaseName,
-		CRDs:               o.CRDs,
+		CRDs:               crds,
 		TLSSecret:          o.TLSSecret,
 		ArgoCDVersionRange: o.ArgoCDVersionRange,
 		Post:               o.Post,
 	}
-	if err := o.completeValues(); err != nil {
+	if err := o.completeValues(ctx); err != nil {
 		return err
 	}
 	return nil
@@ -228,12 +238,20 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.ListChecks {
 		return o.listChecks()
 	}
-	restCfg, err := o.ConfigFlags.ToRESTConfig()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
+	defer cancel()
+	restCfg, contextName, err := o.loadKubeconfig(ctx)
 	if err != nil {
-		if clientcmd.IsEmptyConfig(err) {
-			return &ExitError{Code: checks.ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
-		}
-		return usageError("kubeconfig: %v", err)
+		return err
+	}
+	// The exec credential plugin runs here, under the run's deadline and
+	// signals (client-go would run it unbounded, inside the first request).
+	// When it gives no credentials, every request fails with its reason:
+	// cluster-reachable reports it and the run exits 3 with a full report.
+	if authed, err := cluster.ResolveExecCredentials(ctx, restCfg, o.Host.IsInputTerminal(o.Streams.In)); err != nil {
+		restCfg = cluster.FailingConfig(restCfg, err)
+	} else {
+		restCfg = authed
 	}
 	clients, err := cluster.NewClients(restCfg)
 	if err != nil {
@@ -242,9 +260,6 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.DebugRequestCount {
 		defer o.printRequestCount(clients)
 	}
-
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
-	defer cancel()
 	var snap *cluster.Snapshot
 	var env *checks.Env // the last round's, which --fix plans with
 	w := waiter{wait: o.Wait, interval: WaitInterval, now: time.Now}
@@ -253,15 +268,20 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
+		if o.mode == checks.ModePost {
+			// Rights in the runtime namespace are enough after the install.
+			snap.SetNamespaceFallback(o.inputs.Namespace)
+		}
 		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
 		runOpts, progressDone := o.runOptions(len(cs))
 		defer progressDone()
 		return checks.Run(ctx, env, cs, runOpts)
 	})
 
-	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: o.contextName()}}
+	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
+	interrupted := interruption(ctx)
 	fixFailed := false
-	if o.Fix && !report.Unreachable() {
+	if o.Fix && !report.Unreachable() && interrupted == nil {
 		if report.Outcomes, fixFailed, err = o.runFix(ctx, env, clients, report.Outcomes); err != nil {
 			return err
 		}
@@ -276,6 +296,15 @@ func (o *Options) Run(ctx context.Context) error {
 	code := report.ExitCode(o.failOnWarn)
 	if fixFailed && code == checks.ExitOK {
 		code = checks.ExitFailed
+	}
+	if interrupted != nil {
+		if code == checks.ExitUnreachable {
+			return &ExitError{Code: code, Err: fmt.Errorf("%v before the cluster %s was reached; nothing checked", interrupted, restCfg.Host)}
+		}
+		return &ExitError{Code: interrupted.Code, Err: fmt.Errorf("%v: the report is partial", interrupted)}
+	}
+	if unverified := nothingVerified(report); len(unverified) > 0 && code == checks.ExitOK {
+		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("nothing about the runtime was verified: %s ended skip for lack of permission; run with rights to read the runtime namespace %s (get/list Secrets, Deployments, StatefulSets, Pods, Events)", strings.Join(unverified, " and "), o.inputs.Namespace)}
 	}
 	switch code {
 	case checks.ExitOK:
@@ -322,6 +351,35 @@ func (o *Options) renameInHints(outcomes []checks.Outcome) {
 	}
 }
 
+// CoreChecks are the checks of each mode without which a run verified
+// nothing about its subject: after the install, the release and the
+// workloads (CHECKS.md "Statuses and exit codes").
+var CoreChecks = map[checks.Mode][]string{
+	checks.ModePost: {"release-deployed", "runtime-workloads"},
+}
+
+// nothingVerified returns the core checks of the report's mode when every
+// one of them that ran ended skip for lack of permission (nil otherwise).
+func nothingVerified(r *checks.Report) []string {
+	var skipped []string
+	ran := 0
+	for _, id := range CoreChecks[r.Mode] {
+		for _, o := range r.Outcomes {
+			if o.ID != id {
+				continue
+			}
+			ran++
+			if o.Status == checks.StatusSkip && strings.HasPrefix(o.Message, "no permission") {
+				skipped = append(skipped, id)
+			}
+		}
+	}
+	if ran == 0 || len(skipped) != ran {
+		return nil
+	}
+	return skipped
+}
+
 // printRequestCount writes one line to stderr: every HTTP request sent to the
 // API server, and how many of those fetched a further page of a paginated
 // LIST (a number that grows with the cluster, unlike the rest):
@@ -331,6 +389,41 @@ func (o *Options) printRequestCount(c *cluster.Clients) {
 	fmt.Fprintf(o.Streams.ErrOut, "api-requests: total=%d pages=%d\n", c.Requests.Load(), c.Pages.Load())
 }
 
+// loadKubeconfig reads the kubeconfig (files, a FIFO, whatever --kubeconfig
+// and KUBECONFIG name) and returns the REST config and the context's name.
+// client-go reads without a context, so the read runs aside and ctx bounds
+// the wait: a kubeconfig that never ends reading is a timeout (exit 3) or an
+// interruption, not a hang.
+func (o *Options) loadKubeconfig(ctx context.Context) (*rest.Config, string, error) {
+	type loaded struct {
+		cfg  *rest.Config
+		name string
+		err  error
+	}
+	ch := make(chan loaded, 1)
+	go func() {
+		cfg, err := o.ConfigFlags.ToRESTConfig()
+		ch <- loaded{cfg, o.contextName(), err}
+	}()
+	select {
+	case l := <-ch:
+		if l.err != nil {
+			if clientcmd.IsEmptyConfig(l.err) {
+				return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
+			}
+			return nil, "", usageError("kubeconfig: %v", l.err)
+		}
+		return l.cfg, l.name, nil
+	case <-ctx.Done():
+		if i := interruption(ctx); i != nil {
+			return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%v while reading the kubeconfig; nothing checked", i)}
+		}
+		return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("reading the kubeconfig did not finish within --timeout %s; nothing checked", o.Timeout)}
+	}
+}
+
+// contextName is the kubeconfig context in use. The loader caches the merged
+// kubeconfig, so this reads no file twice.
 func (o *Options) contextName() string {
 	if o.ConfigFlags.Context != nil && *o.ConfigFlags.Context != "" {
 		return *o.ConfigFlags.Context

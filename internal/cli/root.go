@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -69,10 +70,18 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 				return writeVersion(streams.Out, displayName, "text", CurrentVersion())
 			}
 			// Under Helm the namespace Helm chose (HELM_NAMESPACE) counts as given.
-			if err := o.Complete(cmd.Flags().Changed("namespace") || helm.Namespace != ""); err != nil {
+			// --timeout bounds the whole run from here: reading values
+			// (files, stdin) and the kubeconfig included.
+			ctx := cmd.Context()
+			if o.Timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
+				defer cancel()
+			}
+			if err := o.CompleteContext(ctx, cmd.Flags().Changed("namespace") || helm.Namespace != ""); err != nil {
 				return err
 			}
-			return o.Run(cmd.Context())
+			return o.Run(ctx)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
@@ -112,7 +121,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.BoolVar(&o.Fix, "fix", false, "repair fixable failures (shows the plan; applies with --yes or after confirmation)")
 	flags.BoolVar(&o.Yes, "yes", false, "with --fix: apply without asking")
 	flags.BoolVar(&o.DryRun, "dry-run", false, "with --fix: send the changes as server-side dry runs; nothing is changed")
-	flags.StringVar(&o.CRDs, "crds", o.CRDs, "with --fix: which Argo CRDs to adopt: all or rollouts")
+	flags.StringVar(&o.CRDs, "crds", "", "with --fix: which Argo CRDs to adopt: all or rollouts (default all)")
 	flags.StringVar(&o.TLSSecret, "tls-secret", "", "with --fix --post: the kubernetes.io/tls Secret to set in the runtime Ingress spec.tls")
 	flags.DurationVar(&o.Wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
 	flags.BoolVar(&o.DebugRequestCount, "debug-request-count", false, "print the number of API requests to stderr when done")

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -15,9 +17,12 @@ import (
 // shortcut flags over them, derives the planned access mode as the chart
 // does (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369) and builds the network prober. Every error is a
 // one-line usage error (exit 2), before anything touches the cluster.
-func (o *Options) completeValues() error {
-	v, err := values.Load(o.ValueFiles, o.SetValues)
+func (o *Options) completeValues(ctx context.Context) error {
+	v, err := values.Load(ctx, o.ValueFiles, o.SetValues, o.Streams.In)
 	if err != nil {
+		if i := interruption(ctx); i != nil {
+			return &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%v while reading values; nothing checked", i)}
+		}
 		return usageError("%v", err)
 	}
 	given := len(o.ValueFiles) > 0 || len(o.SetValues) > 0

@@ -93,3 +93,15 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return c.next.RoundTrip(r)
 }
+
+// CancelRequest passes a cancellation to the wrapped transport when it can
+// take one, so that client-go never falls back to logging "unable to cancel
+// request" for this wrapper.
+func (c countingTransport) CancelRequest(r *http.Request) {
+	if cr, ok := c.next.(interface{ CancelRequest(*http.Request) }); ok {
+		cr.CancelRequest(r)
+	}
+}
+
+// WrappedRoundTripper lets client-go's utilities see through the wrapper.
+func (c countingTransport) WrappedRoundTripper() http.RoundTripper { return c.next }

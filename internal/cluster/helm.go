@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -41,22 +43,24 @@ var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secr
 func (s *Snapshot) HelmRevisions() ([]HelmRevision, error) {
 	return Memo(s, "helm/revisions", func() ([]HelmRevision, error) {
 		var out []HelmRevision
-		err := each(s.ctx, "secrets", "", metav1.ListOptions{LabelSelector: "owner=helm"},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Metadata.Resource(secretsResource).Namespace(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				m, ok := obj.(*metav1.PartialObjectMetadata)
-				if !ok {
-					return fmt.Errorf("unexpected %T in secret list", obj)
-				}
-				v, err := strconv.Atoi(m.Labels["version"])
-				if err != nil || m.Labels["name"] == "" {
-					return nil // not a Helm 3 release Secret
-				}
-				out = append(out, HelmRevision{Namespace: m.Namespace, Name: m.Labels["name"], Version: v, Status: m.Labels["status"], SecretName: m.Name})
-				return nil
-			})
+		err := s.listAllOrFallback("secrets", func() { out = nil }, func(ns string) error {
+			return each(s.ctx, "secrets", ns, metav1.ListOptions{LabelSelector: "owner=helm"},
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return s.clients.Metadata.Resource(secretsResource).Namespace(ns).List(ctx, o)
+				},
+				func(obj runtime.Object) error {
+					m, ok := obj.(*metav1.PartialObjectMetadata)
+					if !ok {
+						return fmt.Errorf("unexpected %T in secret list", obj)
+					}
+					v, err := strconv.Atoi(m.Labels["version"])
+					if err != nil || m.Labels["name"] == "" {
+						return nil // not a Helm 3 release Secret
+					}
+					out = append(out, HelmRevision{Namespace: m.Namespace, Name: m.Labels["name"], Version: v, Status: m.Labels["status"], SecretName: m.Name})
+					return nil
+				})
+		})
 		sort.Slice(out, func(i, j int) bool {
 			a, b := out[i], out[j]
 			if a.Namespace != b.Namespace {
@@ -106,10 +110,34 @@ func (s *Snapshot) HelmRelease(rev HelmRevision) (*rspb.Release, error) {
 
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
+// MaxReleaseSize caps a release payload once decompressed: 10 MiB, ten times
+// the 1 MiB a Secret may hold (Helm's own limit on a release,
+// https://github.com/helm/helm/blob/main/pkg/storage/driver/secrets.go, and
+// the API server's on a Secret). A real release compresses 3-10×; a payload
+// beyond this is a decompression bomb (1 MB of gzip can expand to 1 GB) and is
+// reported unreadable, not decoded.
+const MaxReleaseSize = 10 << 20
+
+// UnreadableReleaseError is a release Secret whose payload is not decoded:
+// over MaxReleaseSize once decompressed.
+type UnreadableReleaseError struct {
+	Namespace, Name string
+	Reason          string
+}
+
+func (e *UnreadableReleaseError) Error() string {
+	return fmt.Sprintf("release %s/%s is unreadable: %s", e.Namespace, e.Name, e.Reason)
+}
+
 // DecodeHelmRelease decodes a Helm 3 release Secret: data["release"] is
 // base64 of (usually gzip'd) JSON of helm.sh/helm/v3/pkg/release.Release, as
 // Helm's storage driver writes it (pkg/storage/driver/util.go encodeRelease;
 // uncompressed payloads from old Helm versions are accepted too).
+//
+// The decompressed size is bounded: the gzip trailer's ISIZE (the size mod
+// 2^32, RFC 1952 §2.3.1) is checked first, which costs nothing, then the
+// stream is read through a limit, since a hostile trailer can lie. Either
+// way a payload over MaxReleaseSize is an *UnreadableReleaseError.
 func DecodeHelmRelease(sec *corev1.Secret) (*rspb.Release, error) {
 	data, ok := sec.Data["release"]
 	if !ok {
@@ -119,19 +147,44 @@ func DecodeHelmRelease(sec *corev1.Secret) (*rspb.Release, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding release %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	if len(b) > 3 && bytes.Equal(b[:3], gzipMagic) {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("decompressing release %s/%s: %w", sec.Namespace, sec.Name, err)
+	if b, err = decompressRelease(b); err != nil {
+		var ue *UnreadableReleaseError
+		if errors.As(err, &ue) {
+			ue.Namespace, ue.Name = sec.Namespace, sec.Name
+			return nil, ue
 		}
-		defer zr.Close()
-		if b, err = io.ReadAll(zr); err != nil {
-			return nil, fmt.Errorf("decompressing release %s/%s: %w", sec.Namespace, sec.Name, err)
-		}
+		return nil, fmt.Errorf("decompressing release %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
 	var rls rspb.Release
 	if err := json.Unmarshal(b, &rls); err != nil {
 		return nil, fmt.Errorf("parsing release %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
 	return &rls, nil
+}
+
+// decompressRelease gunzips b when it is gzip'd, within MaxReleaseSize.
+func decompressRelease(b []byte) ([]byte, error) {
+	if len(b) <= 3 || !bytes.Equal(b[:3], gzipMagic) {
+		if len(b) > MaxReleaseSize {
+			return nil, &UnreadableReleaseError{Reason: fmt.Sprintf("payload larger than %d MiB", MaxReleaseSize>>20)}
+		}
+		return b, nil
+	}
+	tooLarge := &UnreadableReleaseError{Reason: fmt.Sprintf("payload larger than %d MiB once decompressed", MaxReleaseSize>>20)}
+	if len(b) >= 18 && binary.LittleEndian.Uint32(b[len(b)-4:]) > MaxReleaseSize {
+		return nil, tooLarge
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, MaxReleaseSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > MaxReleaseSize {
+		return nil, tooLarge
+	}
+	return out, nil
 }

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"errors"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -13,6 +15,9 @@ type HelmReleaseSummary struct {
 	Chart        string // chart name, e.g. "gitops-runtime"
 	ChartVersion string
 	AppVersion   string
+	// Unreadable says why the payload was not decoded (over MaxReleaseSize
+	// once decompressed); Chart and the versions are then empty.
+	Unreadable string
 }
 
 // HelmReleaseSummary reads and decodes one release revision's Secret (one
@@ -25,6 +30,10 @@ func (s *Snapshot) HelmReleaseSummary(rev HelmRevision) (HelmReleaseSummary, err
 			return HelmReleaseSummary{}, &ListError{Verb: "get", Resource: "secrets", Namespace: rev.Namespace, Err: err}
 		}
 		rls, err := DecodeHelmRelease(sec)
+		var ue *UnreadableReleaseError
+		if errors.As(err, &ue) {
+			return HelmReleaseSummary{HelmRevision: rev, Unreadable: ue.Reason}, nil
+		}
 		if err != nil {
 			return HelmReleaseSummary{}, err
 		}

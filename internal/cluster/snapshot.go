@@ -38,6 +38,47 @@ type Snapshot struct {
 
 	mu    sync.Mutex
 	memos map[string]*lazy[any]
+
+	// fallbackNS, when set, is read instead of all namespaces when a
+	// cluster-wide list is forbidden; scoped names the resources so read.
+	fallbackNS string
+	scoped     map[string]bool
+}
+
+// SetNamespaceFallback makes the cluster-wide lists of Deployments,
+// StatefulSets, DaemonSets and Helm release Secrets read namespace ns alone
+// when listing them in all namespaces is forbidden (a user with rights in the
+// runtime namespace only). Call it before the first list. Scoped says which
+// lists were narrowed, so that checks can say what they did not see.
+func (s *Snapshot) SetNamespaceFallback(ns string) { s.fallbackNS = ns }
+
+// Scoped returns the namespace that resource (plural: "deployments",
+// "secrets") was read from instead of all namespaces, and whether it was.
+func (s *Snapshot) Scoped(resource string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fallbackNS, s.scoped[resource]
+}
+
+// listAllOrFallback runs list for all namespaces and, when that is forbidden
+// and a fallback namespace is set, again for that namespace alone (reset
+// first drops what the failed attempt kept).
+func (s *Snapshot) listAllOrFallback(resource string, reset func(), list func(namespace string) error) error {
+	err := list(metav1.NamespaceAll)
+	if err == nil || s.fallbackNS == "" || !IsForbidden(err) {
+		return err
+	}
+	reset()
+	if err := list(s.fallbackNS); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.scoped == nil {
+		s.scoped = map[string]bool{}
+	}
+	s.scoped[resource] = true
+	s.mu.Unlock()
+	return nil
 }
 
 // NewSnapshot returns an empty snapshot that reads through clients. ctx bounds

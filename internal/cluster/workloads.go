@@ -112,18 +112,20 @@ func DaemonSetFrom(d *appsv1.DaemonSet) Workload {
 func (s *Snapshot) Deployments() ([]Workload, error) {
 	return s.deployments.get(func() ([]Workload, error) {
 		var out []Workload
-		err := each(s.ctx, "deployments", "", metav1.ListOptions{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				d, ok := obj.(*appsv1.Deployment)
-				if !ok {
-					return fmt.Errorf("unexpected %T in deployment list", obj)
-				}
-				out = append(out, DeploymentFrom(d))
-				return nil
-			})
+		err := s.listAllOrFallback("deployments", func() { out = nil }, func(ns string) error {
+			return each(s.ctx, "deployments", ns, metav1.ListOptions{},
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return s.clients.Kube.AppsV1().Deployments(ns).List(ctx, o)
+				},
+				func(obj runtime.Object) error {
+					d, ok := obj.(*appsv1.Deployment)
+					if !ok {
+						return fmt.Errorf("unexpected %T in deployment list", obj)
+					}
+					out = append(out, DeploymentFrom(d))
+					return nil
+				})
+		})
 		return out, err
 	})
 }
@@ -132,18 +134,20 @@ func (s *Snapshot) Deployments() ([]Workload, error) {
 func (s *Snapshot) StatefulSets() ([]Workload, error) {
 	return s.statefulSets.get(func() ([]Workload, error) {
 		var out []Workload
-		err := each(s.ctx, "statefulsets", "", metav1.ListOptions{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Kube.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				d, ok := obj.(*appsv1.StatefulSet)
-				if !ok {
-					return fmt.Errorf("unexpected %T in statefulset list", obj)
-				}
-				out = append(out, StatefulSetFrom(d))
-				return nil
-			})
+		err := s.listAllOrFallback("statefulsets", func() { out = nil }, func(ns string) error {
+			return each(s.ctx, "statefulsets", ns, metav1.ListOptions{},
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return s.clients.Kube.AppsV1().StatefulSets(ns).List(ctx, o)
+				},
+				func(obj runtime.Object) error {
+					d, ok := obj.(*appsv1.StatefulSet)
+					if !ok {
+						return fmt.Errorf("unexpected %T in statefulset list", obj)
+					}
+					out = append(out, StatefulSetFrom(d))
+					return nil
+				})
+		})
 		return out, err
 	})
 }
@@ -152,18 +156,20 @@ func (s *Snapshot) StatefulSets() ([]Workload, error) {
 func (s *Snapshot) DaemonSets() ([]Workload, error) {
 	return s.daemonSets.get(func() ([]Workload, error) {
 		var out []Workload
-		err := each(s.ctx, "daemonsets", "", metav1.ListOptions{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Kube.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				d, ok := obj.(*appsv1.DaemonSet)
-				if !ok {
-					return fmt.Errorf("unexpected %T in daemonset list", obj)
-				}
-				out = append(out, DaemonSetFrom(d))
-				return nil
-			})
+		err := s.listAllOrFallback("daemonsets", func() { out = nil }, func(ns string) error {
+			return each(s.ctx, "daemonsets", ns, metav1.ListOptions{},
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return s.clients.Kube.AppsV1().DaemonSets(ns).List(ctx, o)
+				},
+				func(obj runtime.Object) error {
+					d, ok := obj.(*appsv1.DaemonSet)
+					if !ok {
+						return fmt.Errorf("unexpected %T in daemonset list", obj)
+					}
+					out = append(out, DaemonSetFrom(d))
+					return nil
+				})
+		})
 		return out, err
 	})
 }

@@ -6,19 +6,28 @@
 package values
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
-
-	"os"
 
 	"helm.sh/helm/v3/pkg/strvals"
 	"sigs.k8s.io/yaml"
 )
 
+// MaxFileSize caps each values file, and standard input read with -f -:
+// 10 MiB. Helm reads values files whole (io.ReadAll); a values file larger
+// than this is not a chart's values, and /dev/zero would otherwise grow the
+// process without end.
+const MaxFileSize = 10 << 20
+
 // Load merges values files (in order, later files win, maps merged key by key)
 // and then --set expressions, exactly as `helm install -f ... --set ...` does.
-// Only local files are read: remote URLs need Helm's getters.
+// Only local files are read: remote URLs need Helm's getters. A file named
+// "-" is read from stdin, as Helm does (pkg/cli/values readFile).
 //
 // The steps are those of Helm's pkg/cli/values Options.MergeValues (v3.22):
 // each file is parsed with sigs.k8s.io/yaml and merged with mergeMaps (a copy
@@ -26,11 +35,13 @@ import (
 // strvals.ParseInto. pkg/cli/values itself is not imported because it pulls
 // in Helm's getters, OCI registry client and kubectl (tens of modules) for a
 // function of twenty lines; values_test.go pins the behaviour. The error is
-// one line: "failed to parse FILE: ..." or "failed parsing --set data: ...".
-func Load(files, sets []string) (map[string]any, error) {
+// one line: "failed to parse FILE: ...", "failed parsing --set data: ...",
+// "values file FILE is larger than 10 MiB" or, when ctx ends first (a FIFO
+// nobody writes to), "reading values file FILE: ...".
+func Load(ctx context.Context, files, sets []string, stdin io.Reader) (map[string]any, error) {
 	base := map[string]any{}
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := ReadFile(ctx, f, stdin)
 		if err != nil {
 			return nil, oneLine(err)
 		}
@@ -46,6 +57,50 @@ func Load(files, sets []string) (map[string]any, error) {
 		}
 	}
 	return base, nil
+}
+
+// ReadFile reads one values file ("-": stdin) of at most MaxFileSize bytes.
+// Opening and reading run aside (opening a FIFO blocks until a writer
+// comes), so ctx bounds the wait; the abandoned read ends with the process.
+func ReadFile(ctx context.Context, name string, stdin io.Reader) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		var r io.Reader = stdin
+		if name != "-" {
+			f, err := os.Open(name)
+			if err != nil {
+				ch <- read{err: err}
+				return
+			}
+			defer f.Close()
+			r = f
+		} else if r == nil {
+			ch <- read{err: errors.New("-f -: no standard input")}
+			return
+		}
+		data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+		ch <- read{data, err}
+	}()
+	label := name
+	if name == "-" {
+		label = "- (stdin)"
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("reading values file %s: %w", label, r.err)
+		}
+		if len(r.data) > MaxFileSize {
+			return nil, fmt.Errorf("values file %s is larger than %d MiB, the cap on values files", label, MaxFileSize>>20)
+		}
+		return r.data, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading values file %s: stopped before it ended (%v)", label, context.Cause(ctx))
+	}
 }
 
 // mergeMaps is Helm's (pkg/cli/values/options.go): maps merge key by key,

@@ -1,10 +1,14 @@
 package values
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, name, body string) string {
@@ -21,7 +25,7 @@ func write(t *testing.T, name, body string) string {
 func TestLoadMergesLikeHelm(t *testing.T) {
 	a := write(t, "a.yaml", "global:\n  runtime:\n    ingress:\n      enabled: false\n      hosts: [a.example.com, b.example.com]\n      className: nginx\n")
 	b := write(t, "b.yaml", "global:\n  runtime:\n    ingress:\n      hosts: [c.example.com]\n  codefresh:\n    accountId: abc\n")
-	v, err := Load([]string{a, b}, []string{"global.runtime.ingress.enabled=true", "x.n=3", "list={p,q}"})
+	v, err := Load(context.Background(), []string{a, b}, []string{"global.runtime.ingress.enabled=true", "x.n=3", "list={p,q}"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +53,7 @@ func TestLoadErrorsAreOneLine(t *testing.T) {
 		"missing": {files: []string{filepath.Join(t.TempDir(), "nope.yaml")}},
 		"set":     {sets: []string{"a.b[=1"}},
 	} {
-		_, err := Load(tc.files, tc.sets)
+		_, err := Load(context.Background(), tc.files, tc.sets, nil)
 		if err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err = %q, want one line", name, err)
 		}
@@ -70,7 +74,7 @@ func TestDerive(t *testing.T) {
 		{[]string{"global.runtime.ingress.enabled=true", "tunnel-client.enabled=false"}, ModeIngress, ""},
 	}
 	for _, c := range cases {
-		v, err := Load(nil, c.sets)
+		v, err := Load(context.Background(), nil, c.sets, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +89,7 @@ func TestDerive(t *testing.T) {
 }
 
 func TestShortcutsOverrideValues(t *testing.T) {
-	v, _ := Load(nil, []string{"global.runtime.ingress.enabled=false", "global.runtime.ingress.className=traefik"})
+	v, _ := Load(context.Background(), nil, []string{"global.runtime.ingress.enabled=false", "global.runtime.ingress.className=traefik"}, nil)
 	if err := ApplyShortcuts(v, Shortcuts{IngressHost: "h.example.com", IngressClass: "nginx", ExistingArgoCD: true, SkipIngressValidation: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -103,4 +107,62 @@ func TestShortcutsOverrideValues(t *testing.T) {
 	if err := ApplyShortcuts(map[string]any{}, Shortcuts{AccessMode: "bogus"}); err == nil {
 		t.Error("bad --access-mode accepted")
 	}
+}
+
+func TestLoadStdin(t *testing.T) {
+	v, err := Load(context.Background(), []string{"-"}, nil, strings.NewReader("global:\n  runtime:\n    name: from-stdin\n"))
+	if err != nil || String(v, "global.runtime.name") != "from-stdin" {
+		t.Fatalf("Load(-) = %v, %v", v, err)
+	}
+}
+
+// /dev/zero never ends: the cap stops the read at once with one line.
+func TestLoadCapsEndlessFile(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero on this system")
+	}
+	start := time.Now()
+	_, err := Load(context.Background(), []string{"/dev/zero"}, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "larger than 10 MiB") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v, want one line saying the cap", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %s", d)
+	}
+	_, err = Load(context.Background(), []string{"-"}, nil, io.LimitReader(zeros{}, MaxFileSize+10))
+	if err == nil || !strings.Contains(err.Error(), "- (stdin) is larger than 10 MiB") {
+		t.Fatalf("stdin: err = %v", err)
+	}
+	if _, err := ReadFile(context.Background(), "-", io.LimitReader(zeros{}, MaxFileSize)); err != nil {
+		t.Fatalf("exactly the cap: %v", err)
+	}
+}
+
+// A FIFO nobody writes to blocks in open(2): the context bounds the wait.
+func TestLoadFIFOBoundedByContext(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Load(ctx, []string{p}, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "stopped before it ended") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("took %s", d)
+	}
+	// Release the blocked open so the goroutine ends with the test.
+	if f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

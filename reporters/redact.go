@@ -1,0 +1,43 @@
+package reporters
+
+import (
+	"io"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/redact"
+)
+
+// Redacted returns a copy of r with every string a reporter prints passed
+// through redact.String: each check's message, hint and objects, and the
+// cluster's server and context. Every format goes through it (New wraps each
+// reporter), so a credential that reached a message (a Helm release
+// description quoting a webhook's denial, a log line, an event) is masked the
+// same way in table, JSON, YAML and JUnit. Names of Secrets and keys stay
+// readable (see package redact).
+func Redacted(r *checks.Report) *checks.Report {
+	out := *r
+	out.Cluster.Server = redact.String(r.Cluster.Server)
+	out.Cluster.Context = redact.String(r.Cluster.Context)
+	out.Cluster.Version = redact.String(r.Cluster.Version)
+	out.Outcomes = make([]checks.Outcome, len(r.Outcomes))
+	for i, o := range r.Outcomes {
+		o.Message = redact.String(o.Message)
+		o.Hint = redact.String(o.Hint)
+		if len(o.Objects) > 0 {
+			objs := make([]checks.ObjectRef, len(o.Objects))
+			for j, ref := range o.Objects {
+				objs[j] = checks.ObjectRef{Kind: ref.Kind, Namespace: redact.String(ref.Namespace), Name: redact.String(ref.Name)}
+			}
+			o.Objects = objs
+		}
+		out.Outcomes[i] = o
+	}
+	return &out
+}
+
+// redacting is the reporter New returns: it redacts, then formats.
+type redacting struct{ next Reporter }
+
+func (r redacting) Report(w io.Writer, rep *checks.Report) error {
+	return r.next.Report(w, Redacted(rep))
+}

@@ -1,0 +1,48 @@
+package reporters
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+)
+
+// A token planted in a message, a hint, an object and the server URL never
+// reaches the output of any format; the Secret's name does.
+func TestEveryFormatRedacts(t *testing.T) {
+	const token = "Pl4ntedT0kenValue"
+	r := &checks.Report{
+		Mode:    checks.ModePost,
+		Cluster: checks.ClusterInfo{Server: "https://admin:" + token + "@10.0.0.1:6443", Context: "prod"},
+		Outcomes: []checks.Outcome{{
+			Meta: checks.Meta{ID: "release-deployed", Category: checks.CategoryRuntime, Title: "t"},
+			Result: checks.Result{
+				Status:  checks.StatusFail,
+				Message: "release failed: admission webhook denied: spec.password=" + token,
+				Hint:    "curl -H 'Authorization: Basic " + token + "' https://x; secretKeyRef: {name: runtime-token, key: token}",
+				Objects: []checks.ObjectRef{{Kind: "Secret", Namespace: "codefresh", Name: "runtime-token"}},
+			},
+		}},
+	}
+	for _, f := range Formats {
+		rep, err := New(f, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := rep.Report(&b, r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out := b.String()
+		if strings.Contains(out, token) {
+			t.Errorf("%s: the token survived:\n%s", f, out)
+		}
+		if !strings.Contains(out, "runtime-token") || !strings.Contains(out, "spec.password=***") {
+			t.Errorf("%s: references or the masked value missing:\n%s", f, out)
+		}
+	}
+	if !strings.Contains(r.Outcomes[0].Message, token) {
+		t.Error("Redacted changed the caller's report")
+	}
+}
