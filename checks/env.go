@@ -6,66 +6,29 @@ import (
 	"os/exec"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
-// Inputs describe the planned install (CHECKS.md "Invocation"). Defaults are
-// the chart's: runtime name "codefresh", namespace "codefresh", release
-// "cf-gitops-runtime".
-type Inputs struct {
-	RuntimeName string
-	Namespace   string
-	// NamespaceExplicit is true when the user gave the namespace (-n).
-	NamespaceExplicit bool
-	ReleaseName       string
+// Inputs describe the planned install; they are the typed plan of
+// internal/plan, derived once from the flags (plan.New).
+type Inputs = plan.Install
 
-	// Values are the merged chart values (-f, --set and the shortcuts applied,
-	// in Helm's order); nil when none were given. Read them through the
-	// helpers of the values issue, never by hand-walking maps elsewhere.
-	Values map[string]any
-	// AccessMode is derived from Values as the chart does, or set by
-	// --access-mode: tunnel (the chart's default), ingress or service-mesh.
-	AccessMode AccessMode
-	// IngressHost is global.runtime.ingress.hosts[0] (or --ingress-host).
-	IngressHost string
-	// IngressClass is global.runtime.ingress.className (or --ingress-class;
-	// chart default "nginx").
-	IngressClass string
-	// IngressURL is global.runtime.ingressUrl (or --ingress-url).
-	IngressURL string
-	// ExistingArgoCD means argo-cd.enabled=false: Argo CD is already installed
-	// in the runtime namespace (--existing-argocd).
-	ExistingArgoCD bool
-	// SkipIngressValidation is --skip-ingress-validation or
-	// global.runtime.ingress.skipValidation.
-	SkipIngressValidation bool
+// AccessMode is how the runtime is reached from the platform (plan.AccessMode).
+type AccessMode = plan.AccessMode
 
-	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
-	// validator (--argocd-version-range; default DefaultArgoCDVersionRange).
-	ArgoCDVersionRange string
-
-	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is
-	// --tls-secret for nginx-tls-secret.
-	CRDs      string
-	TLSSecret string
-}
-
-// AccessMode is how the runtime is reached from the platform (seed 001
-// "Step 3", Access modes; chart-facts §1.1).
-type AccessMode string
-
-// Access modes.
+// Access modes (plan.AccessTunnel, ...).
 const (
-	AccessTunnel      AccessMode = "tunnel"
-	AccessIngress     AccessMode = "ingress"
-	AccessServiceMesh AccessMode = "service-mesh"
+	AccessTunnel      = plan.AccessTunnel
+	AccessIngress     = plan.AccessIngress
+	AccessServiceMesh = plan.AccessServiceMesh
 )
 
-// Defaults of the chart and its docs (seed 001 "Step 3"; chart-facts §1.2).
+// Defaults of the chart and its docs (plan.DefaultRuntimeName, ...).
 const (
-	DefaultRuntimeName = "codefresh"
-	DefaultNamespace   = "codefresh"
-	DefaultReleaseName = "cf-gitops-runtime"
+	DefaultRuntimeName = plan.DefaultRuntimeName
+	DefaultNamespace   = plan.DefaultNamespace
+	DefaultReleaseName = plan.DefaultReleaseName
 )
 
 // Env is what a check may use: the inputs, the shared cluster snapshot and

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
@@ -56,6 +57,8 @@ type Options struct {
 	// Values (-f, --set) and network probe controls.
 	ValueFiles         []string
 	SetValues          []string
+	Chart              string
+	ChartVersion       string
 	ConnectTo          []string
 	CAFile             string
 	ArgoCDVersionRange string
@@ -107,6 +110,7 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		// The chart's supported Argo CD range (checks.DefaultArgoCDVersionRange).
 		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
 		CRDs:               "all",
+		Chart:              plan.DefaultChart,
 	}
 }
 
@@ -163,16 +167,7 @@ func (o *Options) Complete(namespaceChanged bool) error {
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
 		ns = *o.ConfigFlags.Namespace
 	}
-	o.inputs = checks.Inputs{
-		RuntimeName:        o.RuntimeName,
-		Namespace:          ns,
-		NamespaceExplicit:  namespaceChanged,
-		ReleaseName:        o.ReleaseName,
-		CRDs:               o.CRDs,
-		TLSSecret:          o.TLSSecret,
-		ArgoCDVersionRange: o.ArgoCDVersionRange,
-	}
-	if err := o.completeValues(); err != nil {
+	if err := o.completeValues(ns, namespaceChanged); err != nil {
 		return err
 	}
 	return nil
