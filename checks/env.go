@@ -2,9 +2,11 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
@@ -47,6 +49,23 @@ type Env struct {
 	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// Resolver looks up host names (net.DefaultResolver by default).
 	Resolver Resolver
+	// Chart is the chart rendering of the run, started with the cluster
+	// reads (chart.Start); nil when no chart is used.
+	Chart *chart.Pending
+}
+
+// errNoChart is the chart-based checks' reason when the run has no chart.
+var errNoChart = &chart.LoadError{Err: errors.New("no chart given")}
+
+// Rendering waits for the run's chart rendering. The error is
+// *chart.LoadError (no chart could be loaded: skip), *chart.RenderError (the
+// chart refuses the values) or another error (the cluster's capabilities
+// could not be read).
+func (e *Env) Rendering(ctx context.Context) (*chart.Rendering, error) {
+	if e.Chart == nil {
+		return nil, errNoChart
+	}
+	return e.Chart.Wait(ctx)
 }
 
 // Resolver resolves a host name to its addresses, as net.Resolver.LookupHost.

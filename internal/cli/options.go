@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
@@ -85,6 +86,7 @@ type Options struct {
 	selected   []checks.Check
 	inputs     checks.Inputs
 	prober     *probe.Prober
+	chart      *chart.Loader // nil when no selected check reads the chart
 }
 
 // NewOptions returns options with the chart's defaults.
@@ -204,7 +206,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
-		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
+		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober, Chart: o.startRender(ctx, snap)}
 		runOpts, progressDone := o.runOptions(len(cs))
 		defer progressDone()
 		return checks.Run(ctx, env, cs, runOpts)

@@ -59,6 +59,7 @@ func (o *Options) completeValues(ns string, namespaceChanged bool) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
+	o.completeChart(timeout)
 	return nil
 }
 
