@@ -86,6 +86,9 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	for _, o := range r.Outcomes {
 		st := styles[o.Status]
 		msgLines := strings.Split(o.Message, "\n")
+		if o.Status.Failed() && o.Impact() == checks.ImpactInstallFails {
+			msgLines[0] = installFailsMarker + " " + msgLines[0]
+		}
 		if err := table.Append([]string{st.c.Sprint(st.glyph + " " + string(o.Status)), o.ID, msgLines[0]}); err != nil {
 			return err
 		}
@@ -121,9 +124,19 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	for _, st := range checks.Statuses {
 		parts = append(parts, fmt.Sprintf("%d %s", s[st], st))
 	}
-	_, err := fmt.Fprintf(w, "\nSummary: %s\n", strings.Join(parts, ", "))
+	imp := r.ImpactSummary()
+	iparts := make([]string, 0, len(checks.Impacts))
+	for _, i := range checks.Impacts {
+		iparts = append(iparts, fmt.Sprintf("%d %s", imp[i], i))
+	}
+	_, err := fmt.Fprintf(w, "\nSummary: %s\nNot passing, by impact: %s (%s = helm install will fail)\n",
+		strings.Join(parts, ", "), strings.Join(iparts, ", "), installFailsMarker)
 	return err
 }
+
+// installFailsMarker starts the message of a failed check whose impact is
+// install-fails.
+const installFailsMarker = "✱"
 
 func clusterLine(c checks.ClusterInfo) string {
 	var parts []string
