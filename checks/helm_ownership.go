@@ -150,7 +150,8 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 	}
 	var hints []string
 	if len(groups) > 0 {
-		hints = append(hints, fmt.Sprintf("adopt the objects no existing release owns: kubectl gitops-preflight --fix --chart ... --release-name %s -n %s (or Helm ≥ 3.17: helm install --take-ownership, which also takes objects from releases that still exist)", rel, ns))
+		hints = append(hints, fmt.Sprintf("adopt the objects no existing release owns: kubectl gitops-preflight --fix --chart ... --release-name %s -n %s (or Helm ≥ 3.17: helm install --take-ownership, which also takes objects from releases that still exist)", rel, ns),
+			"Helm 4 installs with server-side apply: once adopted, objects whose fields another field manager set (kubectl apply, a controller) need helm install --force-conflicts")
 	}
 	if len(refusedOwners) > 0 {
 		owners := make([]string, 0, len(refusedOwners))

@@ -163,7 +163,12 @@ func ownedVersions(t *testing.T, c *tc.Cluster, rel string) map[string]string {
 //     (resourceVersions equal), exit 1; Helm fails;
 //  4. rel1 uninstalled, its kept CRDs left: the plugin fails for rel2 (owner
 //     gone), --fix adopts, Helm installs rel2.
-func ownershipChain(t *testing.T, helm string) {
+//
+// installAfterFix are extra flags of the `helm install` after --fix: Helm 4
+// installs with server-side apply, and the adopted leftover objects have
+// fields another field manager set (here the test's client), which
+// conflict unless --force-conflicts (the plugin's hint says so).
+func ownershipChain(t *testing.T, helm string, installAfterFix ...string) {
 	c := tc.Start(t)
 	values := chartValues(t, renderingValues)
 
@@ -181,6 +186,9 @@ func ownershipChain(t *testing.T, helm string) {
 	res, doc = preflight(t, c, "rel1", "ns1", values)
 	wantCode(t, res, 1)
 	own := wantStatus(t, doc, "helm-ownership", "fail", "ClusterRole", "secrets-unsealer", "no owner")
+	if !strings.Contains(own.Hint, "--force-conflicts") || !strings.Contains(own.Hint, "--take-ownership") {
+		t.Errorf("hint %q names neither Helm 4's --force-conflicts nor --take-ownership", own.Hint)
+	}
 	if !objectNamed(own, "ClusterRole", "secrets-unsealer") || !objectNamed(own, "ClusterRoleBinding", "sealed-secrets-controller") {
 		t.Errorf("helm-ownership objects %v lack the leftover RBAC", own.Objects)
 	}
@@ -195,7 +203,7 @@ func ownershipChain(t *testing.T, helm string) {
 	if !strings.Contains(res.Stdout, "ClusterRole/secrets-unsealer") {
 		t.Errorf("fix plan does not name ClusterRole/secrets-unsealer:\n%s", res.Stdout)
 	}
-	if out, ok := helmInstall(t, c, helm, "rel1", "ns1", values); !ok {
+	if out, ok := helmInstall(t, c, helm, "rel1", "ns1", values, installAfterFix...); !ok {
 		t.Fatalf("helm install after --fix failed:\n%s", out)
 	}
 
@@ -256,4 +264,158 @@ func dryRunHelm(t *testing.T, c *tc.Cluster, helm, rel, ns, values string) bool 
 
 func TestChartOwnershipAgreesWithHelm3(t *testing.T) {
 	ownershipChain(t, tc.HelmBinary(t))
+}
+
+// Helm 4 installs with server-side apply; its ownership rule is the same.
+func TestChartOwnershipAgreesWithHelm4(t *testing.T) {
+	ownershipChain(t, tc.Helm4Binary(t), "--force-conflicts")
+}
+
+// TestChartArgoAndGatewayAgreeWithHelm runs, on one cluster:
+//  1. httpRoute mode without the Gateway API CRDs: the plugin fails naming
+//     the kind HTTPRoute, and Helm fails;
+//  2. community Argo CD and Argo Rollouts installed from their upstream
+//     manifests: the plugin fails on the Argo CD CRDs only (chart 0.30
+//     renders no Argo Rollouts CRD), Helm fails; after --fix --yes the
+//     plugin passes, the Rollouts CRDs are untouched, and Helm installs.
+func TestChartArgoAndGatewayAgreeWithHelm(t *testing.T) {
+	c := tc.Start(t)
+	helm := tc.HelmBinary(t)
+
+	// 1. httpRoute mode without Gateway API.
+	route := chartValues(t, renderingValues+`    httpRoute:
+      enabled: true
+      hostnames:
+        - rt.example.com
+`)
+	res, doc := preflight(t, c, "cf-gitops-runtime", "codefresh", route)
+	wantCode(t, res, 1)
+	own := wantStatus(t, doc, "helm-ownership", "fail", "HTTPRoute")
+	named := false
+	for _, o := range own.Objects {
+		named = named || o.Kind == "HTTPRoute"
+	}
+	if !named {
+		t.Errorf("helm-ownership objects %v name no HTTPRoute", own.Objects)
+	}
+	out, ok := helmInstall(t, c, helm, "cf-gitops-runtime", "codefresh", route)
+	agree(t, "httpRoute without Gateway API", res, out, ok)
+	if ok || !strings.Contains(out, "HTTPRoute") {
+		t.Errorf("helm install in httpRoute mode without Gateway API: ok=%v\n%s", ok, out)
+	}
+
+	// 2. Community Argo CD and Argo Rollouts.
+	c.CreateNamespace(t, "argocd")
+	c.CreateNamespace(t, "argo-rollouts")
+	c.Kubectl(t, "apply", "--server-side", "-n", "argo-rollouts", "-f", conflictsFixture(t, "argo-rollouts/install.yaml"))
+	c.Kubectl(t, "apply", "--server-side", "-n", "argocd", "-f", conflictsFixture(t, "argo-cd/install.yaml"))
+	rollouts := crdVersions(t, c)
+	values := chartValues(t, renderingValues)
+	res, doc = preflight(t, c, "cf-gitops-runtime", "codefresh", values)
+	wantCode(t, res, 1)
+	argo := wantStatus(t, doc, "argo-crds-ownership", "fail", "applications.argoproj.io")
+	for _, o := range argo.Objects {
+		if isRollouts(o.Name) {
+			t.Errorf("argo-crds-ownership reports %s, which chart 0.30 does not render", o.Name)
+		}
+	}
+	if own := tc.Check(t, doc, "helm-ownership"); strings.Contains(own.Message, "argoproj.io") {
+		t.Errorf("helm-ownership reports Argo CRDs too: %s", own.Message)
+	}
+	out, ok = helmInstall(t, c, helm, "cf-gitops-runtime", "codefresh", values)
+	agree(t, "community Argo CD", res, out, ok)
+
+	res = tc.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--only", chartChecksOnly, "--chart", fixtureChart(t), "-f", values, "--fix", "--yes")
+	wantCode(t, res, 0)
+	sameVersions(t, rollouts, crdVersions(t, c), isRollouts, "--fix with a chart that renders no Rollouts CRD")
+	res, _ = preflight(t, c, "cf-gitops-runtime", "codefresh", values)
+	out, ok = helmInstall(t, c, helm, "cf-gitops-runtime", "codefresh", values)
+	agree(t, "community Argo CD after --fix", res, out, ok)
+	if !ok {
+		t.Errorf("helm install after --fix failed:\n%s", out)
+	}
+}
+
+// TestChartRendersAgreesWithHelmTemplate compares chart-renders with `helm
+// template --validate` (the cluster's real capabilities) over values files
+// the chart accepts and refuses: the verdicts must agree, and on a refusal
+// the plugin's message must be Helm's (the chart's own words).
+func TestChartRendersAgreesWithHelmTemplate(t *testing.T) {
+	c := tc.Start(t)
+	helm := tc.HelmBinary(t)
+	cases := map[string]string{
+		"minimal": renderingValues,
+		"no-runtime-name": `global:
+  codefresh:
+    accountId: acc
+    userToken: {token: t}
+`,
+		"no-user-token": `global:
+  codefresh: {accountId: acc}
+  runtime: {name: rt}
+`,
+		"no-account-id": `global:
+  codefresh:
+    userToken: {token: t}
+  runtime: {name: rt}
+`,
+		"ingress-without-hosts": renderingValues + `    ingress:
+      enabled: true
+`,
+		"ingress-with-host": renderingValues + `    ingress:
+      enabled: true
+      hosts: [rt.example.com]
+`,
+		"service-mesh-without-url": renderingValues + `tunnel-client:
+  enabled: false
+`,
+		"service-mesh-with-url": renderingValues + `    ingressUrl: https://rt.example.com
+tunnel-client:
+  enabled: false
+`,
+		"reserved-secret-name": `global:
+  codefresh:
+    accountId: acc
+    userToken:
+      secretKeyRef: {name: codefresh-token, key: token}
+  runtime: {name: rt}
+`,
+		"existing-argo-cd": renderingValues + `argo-cd:
+  enabled: false
+`,
+		"secret-key-ref": `global:
+  codefresh:
+    accountId: acc
+    userToken:
+      secretKeyRef: {name: my-token, key: token}
+  runtime: {name: rt}
+`,
+		"no-values-at-all": "{}\n",
+	}
+	agreeN := 0
+	for name, yaml := range cases {
+		t.Run(name, func(t *testing.T) {
+			values := chartValues(t, yaml)
+			res, doc := c.RunJSON(t, nil, "--only", "chart-renders", "--chart", fixtureChart(t), "-f", values, "-n", "codefresh")
+			got := tc.Check(t, doc, "chart-renders")
+			out, code := helmCmd(t, c, helm, "template", "cf-gitops-runtime", fixtureChart(t), "-n", "codefresh", "-f", values, "--validate")
+			helmOK := code == 0
+			if (got.Status == "pass") != helmOK || (res.Code == 0) != helmOK {
+				t.Fatalf("chart-renders %s (exit %d: %s) but helm template ok=%v:\n%s", got.Status, res.Code, got.Message, helmOK, out)
+			}
+			if !helmOK {
+				_, msg, _ := strings.Cut(got.Message, "in namespace codefresh: ")
+				if msg == "" || !strings.Contains(strings.Join(strings.Fields(out), " "), msg) || strings.Contains(msg, "templates/") {
+					t.Errorf("chart-renders message %q is not the chart's own words in:\n%s", got.Message, out)
+				}
+				if got.Hint == "" {
+					t.Error("no hint")
+				}
+			}
+			agreeN++
+		})
+	}
+	if agreeN < 10 {
+		t.Errorf("only %d values files compared", agreeN)
+	}
 }
