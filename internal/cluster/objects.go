@@ -58,6 +58,17 @@ func (a *APIResources) Resource(apiVersion, kind string) (gvr schema.GroupVersio
 func (s *Snapshot) Objects(gvr schema.GroupVersionResource, namespace string) (map[string]ObjectMeta, error) {
 	return Memo(s, "objects/"+gvr.String()+"/"+namespace, func() (map[string]ObjectMeta, error) {
 		out := map[string]ObjectMeta{}
+		if gvr == CRDResource {
+			// Already listed, metadata-only, by CRDs: never list a kind twice.
+			crds, err := s.CRDs()
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range crds {
+				out["/"+c.Name] = ObjectMeta{Name: c.Name, Labels: c.Labels, Annotations: c.Annotations, ResourceVersion: c.ResourceVersion}
+			}
+			return out, nil
+		}
 		err := each(s.ctx, gvr.Resource, namespace, metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				if namespace == "" {
