@@ -287,6 +287,9 @@ func TestChartArgoAndGatewayAgreeWithHelm(t *testing.T) {
       enabled: true
       hostnames:
         - rt.example.com
+      parentRefs:
+        - name: gateway
+          namespace: gateway-system
 `)
 	res, doc := preflight(t, c, "cf-gitops-runtime", "codefresh", route)
 	wantCode(t, res, 1)
