@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 )
@@ -62,7 +63,7 @@ func runChartRenders(ctx context.Context, env *Env) (Result, error) {
 var valuePath = regexp.MustCompile(`\b[a-zA-Z][\w-]*(\.[a-zA-Z][\w-]*)+\b`)
 
 func renderHint(msg string) string {
-	if p := valuePath.FindString(msg); p != "" {
+	if p := strings.TrimPrefix(valuePath.FindString(msg), "Values."); p != "" && strings.Contains(p, ".") {
 		return fmt.Sprintf("set %s in your values file (or --set %s=...), then run again with the same -f/--set you will give helm install", p, p)
 	}
 	return "fix the values the message names, then run again with the same -f/--set you will give helm install"

@@ -279,15 +279,30 @@ var (
 )
 
 // Message returns the chart's own message: for `fail`/`required`, the text
-// the chart gave; otherwise Helm's error with template locations removed.
+// the chart gave; otherwise the innermost error of Helm's engine, without
+// template locations, followed by the value expression it failed on when
+// that names one ("(in .Values.global.runtime.ingress.hosts)").
 func (e *RenderError) Message() string {
 	s := oneLine(e.Raw)
 	if m := execPrefix.FindStringIndex(s); m != nil {
 		return strings.TrimSpace(s[m[1]:])
 	}
+	if all := atExpr.FindAllStringSubmatchIndex(s, -1); len(all) > 0 {
+		last := all[len(all)-1]
+		expr, rest := s[last[2]:last[3]], strings.TrimSpace(s[last[1]:])
+		if v := valuesRef.FindString(expr); v != "" {
+			return rest + " (in " + v + ")"
+		}
+		return rest
+	}
 	s = tplPrefix.ReplaceAllString(s, "")
 	return strings.TrimSpace(s)
 }
+
+var (
+	atExpr    = regexp.MustCompile(`executing "[^"]*" at <([^>]*)>: `)
+	valuesRef = regexp.MustCompile(`\.Values(\.[\w-]+)+`)
+)
 
 // IsRenderError reports whether err is a chart that does not render.
 func IsRenderError(err error) (*RenderError, bool) {

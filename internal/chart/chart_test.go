@@ -85,3 +85,14 @@ func TestLoadUnreachableRegistryFailsFast(t *testing.T) {
 		t.Error("missing local chart loaded")
 	}
 }
+
+func TestRenderErrorMessage(t *testing.T) {
+	raw := `template: gitops-runtime/templates/a.yaml:30:41: executing "gitops-runtime/templates/a.yaml" at <include (print $.Template.BasePath "/cm.yaml") .>: error calling include: template: gitops-runtime/templates/_helpers.tpl:340:71: executing "codefresh-gitops-runtime.ingress-url" at <index .Values.global.runtime.ingress.hosts 0>: error calling index: reflect: slice index out of range`
+	if got, want := (&RenderError{Raw: raw}).Message(), "error calling index: reflect: slice index out of range (in .Values.global.runtime.ingress.hosts)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	raw = `execution error at (gitops-runtime/templates/httproute.yaml:22:8): ERROR: global.runtime.httpRoute.parentRefs is required when httpRoute is enabled`
+	if got := (&RenderError{Raw: raw}).Message(); got != "ERROR: global.runtime.httpRoute.parentRefs is required when httpRoute is enabled" {
+		t.Errorf("got %q", got)
+	}
+}
