@@ -20,7 +20,8 @@ var chartChecks = map[string]bool{"chart-renders": true, "helm-ownership": true,
 // completeChart prepares the chart loader: the chart of --chart and
 // --chart-version, pulled with Helm's environment (HELM_* variables, set by
 // Helm itself under `helm gitops-preflight`) through the --connect-to
-// rules, bounded by --request-timeout.
+// rules, bounded by --request-timeout (chart.DefaultTimeout, 30 s, when
+// it is not given).
 func (o *Options) completeChart(timeout time.Duration) {
 	if o.Chart == "" || o.mode != checks.ModePre {
 		return
@@ -31,6 +32,9 @@ func (o *Options) completeChart(timeout time.Duration) {
 	}
 	if !use {
 		return
+	}
+	if o.ConfigFlags.Timeout == nil || *o.ConfigFlags.Timeout == "" || *o.ConfigFlags.Timeout == "0" {
+		timeout = 0 // no --request-timeout: chart.DefaultTimeout bounds the pull
 	}
 	o.chart = chart.NewLoader(chart.Source{
 		Ref:         o.Chart,
