@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	k8stesting "k8s.io/client-go/testing"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
@@ -110,5 +114,81 @@ func TestChartRendersReportsTheChartsMessage(t *testing.T) {
 	}
 	if h := renderHint(msg); !strings.Contains(h, "--set global.runtime.name=") {
 		t.Errorf("hint %q does not name the value", h)
+	}
+}
+
+func TestHelmOwnershipConflictsOnAFakeCluster(t *testing.T) {
+	pom := func(apiVersion, kind, ns, name string, labels, ann map[string]string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: ann, ResourceVersion: "7"}}
+	}
+	owner := func(rel, ns string) map[string]string {
+		return map[string]string{HelmReleaseNameAnnotation: rel, HelmReleaseNamespaceAnnotation: ns}
+	}
+	helm := map[string]string{HelmManagedByLabel: HelmManagedByValue}
+	rbac, batch := "rbac.authorization.k8s.io/v1", "batch/v1"
+	env, _ := postEnv(t, Inputs{ReleaseName: "rel", Namespace: "ns"}, nil,
+		pom(rbac, "ClusterRole", "", "orphan", nil, nil),
+		pom(rbac, "ClusterRole", "", "taken", helm, owner("rel-a", "ns-a")),
+		pom(rbac, "ClusterRole", "", "gone", helm, owner("old", "ns-old")),
+		pom("v1", "ConfigMap", "ns", "mine", helm, owner("rel", "ns")),
+		pom(batch, "Job", "ns", "hook-kept", nil, nil),
+		pom(batch, "Job", "ns", "hook-recreated", nil, nil),
+		// rel-a's release record, ConfigMap driver (HELM_DRIVER=configmap).
+		pom("v1", "ConfigMap", "ns-a", "sh.helm.release.v1.rel-a.v1", map[string]string{"owner": "helm", "name": "rel-a", "status": "deployed", "version": "1"}, nil),
+	)
+	disc := fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{}}
+	disc.Resources = []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "configmaps", Kind: "ConfigMap", Namespaced: true}, {Name: "secrets", Kind: "Secret", Namespaced: true}}},
+		{GroupVersion: rbac, APIResources: []metav1.APIResource{{Name: "clusterroles", Kind: "ClusterRole"}}},
+		{GroupVersion: batch, APIResources: []metav1.APIResource{{Name: "jobs", Kind: "Job", Namespaced: true}, {Name: "jobs/status", Kind: "Job", Namespaced: true}}},
+	}
+	clients := env.Cluster.Clients()
+	clients.Discovery = &disc
+	env.Cluster = cluster.NewSnapshot(context.Background(), clients)
+
+	r := &chart.Rendering{
+		Objects: []chart.Object{
+			{APIVersion: rbac, Kind: "ClusterRole", Name: "orphan"},
+			{APIVersion: rbac, Kind: "ClusterRole", Name: "taken"},
+			{APIVersion: rbac, Kind: "ClusterRole", Name: "gone"},
+			{APIVersion: rbac, Kind: "ClusterRole", Name: "new"},
+			{APIVersion: "v1", Kind: "ConfigMap", Name: "mine"},
+			{APIVersion: "gateway.networking.k8s.io/v1", Kind: "HTTPRoute", Name: "route"},
+			{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "applications.argoproj.io"},
+		},
+		Hooks: []chart.Object{
+			{APIVersion: batch, Kind: "Job", Name: "hook-kept", Hook: true, DeletePolicies: []string{"hook-succeeded"}},
+			{APIVersion: batch, Kind: "Job", Name: "hook-recreated", Hook: true, DeletePolicies: []string{"before-hook-creation", "hook-succeeded"}},
+		},
+	}
+	conflicts, checked, err := HelmOwnershipConflicts(env, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked != 8 {
+		t.Errorf("checked %d objects, want 8 (the argoproj.io CRD is argo-crds-ownership's)", checked)
+	}
+	got := map[string]OwnershipConflict{}
+	for _, c := range conflicts {
+		got[c.Object.Kind+"/"+c.Object.Name] = c
+	}
+	if len(got) != 5 {
+		t.Errorf("conflicts %v", got)
+	}
+	if c := got["ClusterRole/orphan"]; c.Owner != "no owner" || !c.Adoptable() || c.ResourceVersion != "7" {
+		t.Errorf("orphan: %+v", c)
+	}
+	if c := got["ClusterRole/taken"]; c.OwnerRelease == nil || c.Adoptable() || c.Owner != "owned by deployed release rel-a in namespace ns-a" {
+		t.Errorf("taken: %+v", c)
+	}
+	if c := got["ClusterRole/gone"]; !c.Adoptable() || !strings.Contains(c.Owner, "no longer exists") {
+		t.Errorf("gone: %+v", c)
+	}
+	if c := got["HTTPRoute/route"]; !c.Missing || c.Adoptable() {
+		t.Errorf("route: %+v", c)
+	}
+	if c := got["Job/hook-kept"]; !c.Hook || c.Object.Namespace != "ns" || c.Adoptable() {
+		t.Errorf("hook: %+v", c)
 	}
 }
