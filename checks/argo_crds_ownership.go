@@ -121,15 +121,46 @@ func ArgoCRDsOwnership() Check {
 	}
 }
 
-func runArgoCRDsOwnership(_ context.Context, env *Env) (Result, error) {
-	crds, err := env.Cluster.CRDs()
+// argoCRDsInScope returns the CRDs argo-crds-ownership judges: every CRD of
+// the cluster without a chart (or when the chart cannot be loaded or
+// rendered), and only those the rendered chart creates when it renders: a
+// CRD the release never manages cannot make helm install fail. scope says
+// which, for the message.
+func argoCRDsInScope(ctx context.Context, env *Env) (crds []cluster.CRD, scope string, err error) {
+	all, err := env.Cluster.CRDs()
+	if err != nil {
+		return nil, "", err
+	}
+	r, skip, err := renderingForChecks(ctx, env)
+	if err != nil {
+		return nil, "", err
+	}
+	if skip != nil || r == nil {
+		return all, "", nil
+	}
+	rendered := map[string]bool{}
+	for _, o := range r.Objects {
+		if o.Kind == "CustomResourceDefinition" {
+			rendered[o.Name] = true
+		}
+	}
+	for _, c := range all {
+		if rendered[c.Name] {
+			crds = append(crds, c)
+		}
+	}
+	return crds, fmt.Sprintf(" that chart %s %s renders", r.ChartName, r.ChartVersion), nil
+}
+
+func runArgoCRDsOwnership(ctx context.Context, env *Env) (Result, error) {
+	crds, scope, err := argoCRDsInScope(ctx, env)
 	if err != nil {
 		return Result{}, err
 	}
 	rel, ns := env.Inputs.ReleaseName, env.Inputs.Namespace
 	argo, problems := CheckCRDOwnership(crds, rel, ns)
 	if argo == 0 {
-		return Pass("no %s CRDs in the cluster", ArgoGroup), nil
+		return Pass("no %s CRDs%s in the cluster", ArgoGroup, scope), nil
 	}
 	if len(problems) == 0 {
 		return Pass("all %d %s CRDs carry Helm ownership metadata for release %s in namespace %s", argo, ArgoGroup, rel, ns), nil
@@ -192,16 +223,29 @@ func crdOwnershipHint(problems []CRDOwnershipProblem, rel, ns string) string {
 // resourceVersion that was read, so a CRD changed since is refused by the API
 // server (Conflict) instead of being overwritten blindly. With
 // Inputs.CRDs == "rollouts" only ArgoRolloutsCRDs are planned.
-func planArgoCRDsOwnership(_ context.Context, env *Env) ([]Change, error) {
-	crds, err := env.Cluster.CRDs()
+func planArgoCRDsOwnership(ctx context.Context, env *Env) ([]Change, error) {
+	crds, _, err := argoCRDsInScope(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	_, problems := CheckCRDOwnership(crds, env.Inputs.ReleaseName, env.Inputs.Namespace)
+	var records map[string]cluster.HelmRecord
 	var out []Change
 	for _, p := range problems {
 		if env.Inputs.CRDs == "rollouts" && !isRolloutsCRD(p.CRD.Name) {
 			continue
+		}
+		if p.CRD.Annotations[HelmReleaseNameAnnotation] != "" {
+			if records == nil {
+				if records, err = env.Cluster.HelmReleaseRecords(); err != nil {
+					return nil, err
+				}
+			}
+			if owner, rec := describeOwner(records, p.CRD.Annotations, env.Inputs.ReleaseName, env.Inputs.Namespace); rec != nil {
+				out = append(out, Change{Object: ObjectRef{Kind: "CustomResourceDefinition", Name: p.CRD.Name},
+					Refused: owner + ": uninstall it or install as that release"})
+				continue
+			}
 		}
 		labels, annotations := map[string]string{}, map[string]string{}
 		for _, f := range p.Fields {

@@ -2,75 +2,36 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/proc"
 )
 
-// Inputs describe the planned install (README "Usage"). Defaults are
-// the chart's: runtime name "codefresh", namespace "codefresh", release
-// "cf-gitops-runtime".
-type Inputs struct {
-	RuntimeName string
-	Namespace   string
-	// NamespaceExplicit is true when the user gave the namespace (-n).
-	NamespaceExplicit bool
-	ReleaseName       string
+// Inputs describe the planned install; they are the typed plan of
+// internal/plan, derived once from the flags (plan.New).
+type Inputs = plan.Install
 
-	// Values are the merged chart values (-f, --set and the shortcuts applied,
-	// in Helm's order); nil when none were given. Read them through the
-	// helpers of internal/values (values.String, values.Map, ...), never by
-	// hand-walking maps elsewhere.
-	Values map[string]any
-	// AccessMode is derived from Values as the chart does, or set by
-	// --access-mode: tunnel (the chart's default), ingress or service-mesh.
-	AccessMode AccessMode
-	// IngressHost is global.runtime.ingress.hosts[0] (or --ingress-host).
-	IngressHost string
-	// IngressClass is global.runtime.ingress.className (or --ingress-class;
-	// chart default "nginx").
-	IngressClass string
-	// IngressURL is global.runtime.ingressUrl (or --ingress-url).
-	IngressURL string
-	// ExistingArgoCD means argo-cd.enabled=false: Argo CD is already installed
-	// in the runtime namespace (--existing-argocd).
-	ExistingArgoCD bool
-	// SkipIngressValidation is --skip-ingress-validation or
-	// global.runtime.ingress.skipValidation.
-	SkipIngressValidation bool
-	// Post is true for a --post run (post-install diagnostics); checks that
-	// run in both modes use it to pick their status (warn before, fail after).
-	Post bool
+// AccessMode is how the runtime is reached from the platform (plan.AccessMode).
+type AccessMode = plan.AccessMode
 
-	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
-	// validator (--argocd-version-range; default DefaultArgoCDVersionRange).
-	ArgoCDVersionRange string
-
-	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is
-	// --tls-secret for nginx-tls-secret.
-	CRDs      string
-	TLSSecret string
-}
-
-// AccessMode is how the runtime is reached from the platform (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/
-// "Step 3", Access modes; https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369).
-type AccessMode string
-
-// Access modes.
+// Access modes (plan.AccessTunnel, ...).
 const (
-	AccessTunnel      AccessMode = "tunnel"
-	AccessIngress     AccessMode = "ingress"
-	AccessServiceMesh AccessMode = "service-mesh"
+	AccessTunnel      = plan.AccessTunnel
+	AccessIngress     = plan.AccessIngress
+	AccessServiceMesh = plan.AccessServiceMesh
 )
 
-// Defaults of the chart and its docs (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/ "Step 3"; https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml).
+// Defaults of the chart and its docs (plan.DefaultRuntimeName, ...).
 const (
-	DefaultRuntimeName = "codefresh"
-	DefaultNamespace   = "codefresh"
-	DefaultReleaseName = "cf-gitops-runtime"
+	DefaultRuntimeName = plan.DefaultRuntimeName
+	DefaultNamespace   = plan.DefaultNamespace
+	DefaultReleaseName = plan.DefaultReleaseName
 )
 
 // Env is what a check may use: the inputs, the shared cluster snapshot and
@@ -91,6 +52,23 @@ type Env struct {
 	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// Resolver looks up host names (net.DefaultResolver by default).
 	Resolver Resolver
+	// Chart is the chart rendering of the run, started with the cluster
+	// reads (chart.Start); nil when no chart is used.
+	Chart *chart.Pending
+}
+
+// errNoChart is the chart-based checks' reason when the run has no chart.
+var errNoChart = &chart.LoadError{Err: errors.New("no chart given")}
+
+// Rendering waits for the run's chart rendering. The error is
+// *chart.LoadError (no chart could be loaded: skip), *chart.RenderError (the
+// chart refuses the values) or another error (the cluster's capabilities
+// could not be read).
+func (e *Env) Rendering(ctx context.Context) (*chart.Rendering, error) {
+	if e.Chart == nil {
+		return nil, errNoChart
+	}
+	return e.Chart.Wait(ctx)
 }
 
 // Resolver resolves a host name to its addresses, as net.Resolver.LookupHost.

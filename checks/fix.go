@@ -29,6 +29,11 @@ type Change struct {
 	// FieldManager and, for --dry-run, dryRun=All.
 	PatchType types.PatchType
 	Patch     []byte
+	// Refused, when set, is why this object is not changed (for example
+	// "owned by deployed release x in namespace y: uninstall it or install
+	// as that release"); such a change carries no patch, is never sent, and
+	// makes the run exit 1.
+	Refused string
 }
 
 // Planner returns the changes that would repair a failed check, given the

@@ -23,11 +23,13 @@ func All() []Check {
 		ArgoComponents(),
 		SealedSecrets(),
 		ArgoCRDsOwnership(),
+		HelmOwnership(),
 		ExistingRuntime(),
 		// inputs
 		RuntimeName(),
 		RuntimeNamespace(),
 		Values(),
+		ChartRenders(),
 		// access modes: ingress, service-mesh, tunnel, existing Argo CD
 		IngressClassCheck(),
 		IngressControllerCheck(),

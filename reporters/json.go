@@ -34,6 +34,9 @@ type SummaryDocument struct {
 	Fail  int `json:"fail"`
 	Skip  int `json:"skip"`
 	Error int `json:"error"`
+	// Impact counts the checks that did not pass (warn, fail, error) by
+	// what that means: install-fails, runtime-breaks, advisory.
+	Impact map[string]int `json:"impact"`
 }
 
 // CheckDocument is one check's outcome.
@@ -47,6 +50,9 @@ type CheckDocument struct {
 	Docs     string             `json:"docs"`
 	Objects  []checks.ObjectRef `json:"objects"`
 	Fixable  bool               `json:"fixable"`
+	// Impact is what a non-pass of this check means: install-fails,
+	// runtime-breaks or advisory.
+	Impact string `json:"impact"`
 }
 
 // NewDocument converts a report to its contract shape.
@@ -59,11 +65,15 @@ func NewDocument(r *checks.Report) Document {
 		Summary: SummaryDocument{
 			Pass: s[checks.StatusPass], Warn: s[checks.StatusWarn], Fail: s[checks.StatusFail],
 			Skip: s[checks.StatusSkip], Error: s[checks.StatusError],
+			Impact: map[string]int{},
 		},
 		Checks: make([]CheckDocument, 0, len(r.Outcomes)),
 	}
 	if r.Mode == checks.ModePost {
 		doc.Mode = "post"
+	}
+	for i, n := range r.ImpactSummary() {
+		doc.Summary.Impact[string(i)] = n
 	}
 	for _, o := range r.Outcomes {
 		objs := o.Objects
@@ -75,6 +85,7 @@ func NewDocument(r *checks.Report) Document {
 			Message: o.Message, Hint: o.Hint, Docs: o.Docs(), Objects: objs,
 			// A check is fixable in a report when --fix can repair this failure.
 			Fixable: o.Fixable && o.Status.Failed(),
+			Impact:  string(o.Impact()),
 		})
 	}
 	return doc

@@ -55,13 +55,16 @@ type junitProperty struct {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Error     *junitFailure `xml:"error,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut *junitText    `xml:"system-out,omitempty"`
+	Name      string `xml:"name,attr"`
+	Classname string `xml:"classname,attr"`
+	Time      string `xml:"time,attr"`
+	// Properties carry the check's impact (install-fails, runtime-breaks,
+	// advisory).
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitFailure   `xml:"failure,omitempty"`
+	Error      *junitFailure   `xml:"error,omitempty"`
+	Skipped    *junitSkipped   `xml:"skipped,omitempty"`
+	SystemOut  *junitText      `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {
@@ -99,9 +102,10 @@ func (j JUnit) Report(w io.Writer, r *checks.Report) error {
 	for _, o := range r.Outcomes {
 		total += o.Duration
 		c := junitCase{
-			Name:      o.ID,
-			Classname: "gitops-preflight." + string(o.Category),
-			Time:      seconds(o.Duration),
+			Name:       o.ID,
+			Classname:  "gitops-preflight." + string(o.Category),
+			Time:       seconds(o.Duration),
+			Properties: []junitProperty{{"impact", string(o.Impact())}},
 		}
 		switch o.Status {
 		case checks.StatusFail:

@@ -109,7 +109,15 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
-	for _, l := range t.fit("Summary: "+strings.Join(parts, ", "), 0, 0) {
+	imp := r.ImpactSummary()
+	iparts := make([]string, 0, len(checks.Impacts))
+	for _, i := range checks.Impacts {
+		iparts = append(iparts, fmt.Sprintf("%d %s", imp[i], i))
+	}
+	lines := t.fit("Summary: "+strings.Join(parts, ", "), 0, 0)
+	lines = append(lines, t.fit(fmt.Sprintf("Not passing, by impact: %s (%s = helm install will fail)",
+		strings.Join(iparts, ", "), installFailsMarker), 0, 0)...)
+	for _, l := range lines {
 		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
 		}
@@ -180,9 +188,14 @@ func (t Table) stacked(w io.Writer, r *checks.Report, styles map[checks.Status]s
 	return nil
 }
 
-// marker is the short per-check tag of the stacked layout's check line
-// (none yet).
-func (t Table) marker(checks.Outcome) string { return "" }
+// marker is the short per-check tag of the stacked layout's check line:
+// installFailsMarker on a failed check whose impact is install-fails.
+func (t Table) marker(o checks.Outcome) string {
+	if o.Status.Failed() && o.Impact() == checks.ImpactInstallFails {
+		return installFailsMarker
+	}
+	return ""
+}
 
 // wide is the full table (piped output and -o wide): STATUS, CHECK, MESSAGE
 // columns, one line per message line, never wrapped.
@@ -192,6 +205,9 @@ func (t Table) wide(w io.Writer, r *checks.Report, styles map[checks.Status]styl
 	for _, o := range r.Outcomes {
 		st := styles[o.Status]
 		msgLines := strings.Split(o.Message, "\n")
+		if o.Status.Failed() && o.Impact() == checks.ImpactInstallFails {
+			msgLines[0] = installFailsMarker + " " + msgLines[0]
+		}
 		if err := table.Append([]string{st.c.Sprint(st.glyph + " " + string(o.Status)), o.ID, msgLines[0]}); err != nil {
 			return err
 		}
@@ -216,6 +232,10 @@ func (t Table) wide(w io.Writer, r *checks.Report, styles map[checks.Status]styl
 func (t Table) fit(s string, first, rest int) []string {
 	return wrapIndent(s, t.Options.Width, first, rest)
 }
+
+// installFailsMarker starts the message of a failed check whose impact is
+// install-fails.
+const installFailsMarker = "✱"
 
 func clusterLine(c checks.ClusterInfo) string {
 	var parts []string

@@ -97,10 +97,7 @@ func (o *Options) planWriter() io.Writer {
 func (o *Options) runFix(ctx context.Context, env *checks.Env, clients *cluster.Clients, outcomes []checks.Outcome) ([]checks.Outcome, bool, error) {
 	w := o.planWriter()
 	plans := fix.Plan(ctx, env, o.registry.Get, outcomes)
-	refused := false
-	for _, p := range plans {
-		refused = refused || p.Err != nil
-	}
+	refused := fix.Refused(plans)
 	if err := fix.WritePlan(w, plans, o.DryRun); err != nil {
 		return nil, false, &ExitError{Code: checks.ExitFailed, Err: err}
 	}

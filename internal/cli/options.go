@@ -14,7 +14,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
@@ -92,6 +94,8 @@ type Options struct {
 	// Values (-f, --set) and network probe controls.
 	ValueFiles         []string
 	SetValues          []string
+	Chart              string
+	ChartVersion       string
 	ConnectTo          []string
 	CAFile             string
 	ArgoCDVersionRange string
@@ -122,6 +126,7 @@ type Options struct {
 	selected   []checks.Check
 	inputs     checks.Inputs
 	prober     *probe.Prober
+	chart      *chart.Loader // nil when no selected check reads the chart
 }
 
 // NewOptions returns options with the chart's defaults.
@@ -150,6 +155,7 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		Timeout:     5 * time.Minute,
 		// The chart's supported Argo CD range (checks.DefaultArgoCDVersionRange).
 		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
+		Chart:              plan.DefaultChart,
 	}
 }
 
@@ -216,17 +222,7 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
 		ns = *o.ConfigFlags.Namespace
 	}
-	o.inputs = checks.Inputs{
-		RuntimeName:        o.RuntimeName,
-		Namespace:          ns,
-		NamespaceExplicit:  namespaceChanged,
-		ReleaseName:        o.ReleaseName,
-		CRDs:               crds,
-		TLSSecret:          o.TLSSecret,
-		ArgoCDVersionRange: o.ArgoCDVersionRange,
-		Post:               o.Post,
-	}
-	if err := o.completeValues(ctx); err != nil {
+	if err := o.completeValues(ctx, ns, namespaceChanged, crds); err != nil {
 		return err
 	}
 	return nil
@@ -272,7 +268,7 @@ func (o *Options) Run(ctx context.Context) error {
 			// Rights in the runtime namespace are enough after the install.
 			snap.SetNamespaceFallback(o.inputs.Namespace)
 		}
-		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober}
+		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober, Chart: o.startRender(ctx, snap)}
 		runOpts, progressDone := o.runOptions(len(cs))
 		defer progressDone()
 		return checks.Run(ctx, env, cs, runOpts)

@@ -114,6 +114,8 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 
 	flags.StringArrayVarP(&o.ValueFiles, "values", "f", nil, "chart values file of the planned install (repeatable; merged as helm does)")
 	flags.StringArrayVar(&o.SetValues, "set", nil, "chart value of the planned install, helm --set syntax (repeatable; after -f)")
+	flags.StringVar(&o.Chart, "chart", o.Chart, "the gitops-runtime chart to render, as helm install takes it: directory, .tgz, oci:// reference or repo/name")
+	flags.StringVar(&o.ChartVersion, "chart-version", "", "chart version constraint (helm --version; default: the latest)")
 	flags.StringArrayVar(&o.ConnectTo, "connect-to", nil, "probe ADDR:PORT when asked for HOST:PORT, keeping SNI and Host (HOST:PORT:ADDR:PORT, repeatable, as curl)")
 	flags.StringVar(&o.CAFile, "ca-file", "", "PEM file of extra CA certificates trusted by the TLS probes")
 	flags.StringVar(&o.ArgoCDVersionRange, "argocd-version-range", o.ArgoCDVersionRange, "Argo CD versions the chart supports, with --existing-argocd (semver constraint)")

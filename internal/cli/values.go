@@ -9,6 +9,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
@@ -17,40 +18,35 @@ import (
 // shortcut flags over them, derives the planned access mode as the chart
 // does (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369) and builds the network prober. Every error is a
 // one-line usage error (exit 2), before anything touches the cluster.
-func (o *Options) completeValues(ctx context.Context) error {
-	v, err := values.Load(ctx, o.ValueFiles, o.SetValues, o.Streams.In)
+func (o *Options) completeValues(ctx context.Context, ns string, namespaceChanged bool, crds string) error {
+	in, err := plan.New(plan.Flags{
+		RuntimeName:       o.RuntimeName,
+		Namespace:         ns,
+		NamespaceExplicit: namespaceChanged,
+		ReleaseName:       o.ReleaseName,
+		Chart:             o.Chart,
+		ChartVersion:      o.ChartVersion,
+		ValueFiles:        o.ValueFiles,
+		SetValues:         o.SetValues,
+		Ctx:               ctx,
+		Stdin:             o.Streams.In,
+		Shortcuts: values.Shortcuts{
+			AccessMode:            o.AccessMode,
+			IngressHost:           o.IngressHost,
+			IngressClass:          o.IngressClass,
+			IngressURL:            o.IngressURL,
+			ExistingArgoCD:        o.ExistingArgoCD,
+			SkipIngressValidation: o.SkipIngressValidation,
+		},
+	})
 	if err != nil {
 		if i := interruption(ctx); i != nil {
 			return &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%v while reading values; nothing checked", i)}
 		}
 		return usageError("%v", err)
 	}
-	given := len(o.ValueFiles) > 0 || len(o.SetValues) > 0
-	if err := values.ApplyShortcuts(v, values.Shortcuts{
-		AccessMode:            o.AccessMode,
-		IngressHost:           o.IngressHost,
-		IngressClass:          o.IngressClass,
-		IngressURL:            o.IngressURL,
-		ExistingArgoCD:        o.ExistingArgoCD,
-		SkipIngressValidation: o.SkipIngressValidation,
-	}); err != nil {
-		return usageError("%v", err)
-	}
-	p := values.Derive(v)
-	in := &o.inputs
-	in.AccessMode = checks.AccessMode(p.Mode)
-	in.IngressHost = p.IngressHost
-	in.IngressClass = p.IngressClass
-	in.IngressURL = p.IngressURL
-	in.ExistingArgoCD = p.ExistingArgoCD
-	in.SkipIngressValidation = p.SkipIngressValidation
-	if given {
-		in.Values = v
-		// global.runtime.name names the runtime when --runtime-name is left at its default.
-		if p.RuntimeName != "" && o.RuntimeName == checks.DefaultRuntimeName {
-			in.RuntimeName = p.RuntimeName
-		}
-	}
+	in.CRDs, in.TLSSecret, in.ArgoCDVersionRange, in.Post = crds, o.TLSSecret, o.ArgoCDVersionRange, o.Post
+	o.inputs = in
 	if _, err := semver.NewConstraint(o.ArgoCDVersionRange); err != nil {
 		return usageError("--argocd-version-range %q: %v", o.ArgoCDVersionRange, err)
 	}
@@ -71,6 +67,7 @@ func (o *Options) completeValues(ctx context.Context) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
+	o.completeChart(timeout)
 	return nil
 }
 

@@ -19,6 +19,8 @@ type ObjectMeta struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string // without kubectl's last-applied-configuration
+	// ResourceVersion is set by Objects (for --fix's conflict guard).
+	ResourceVersion string
 }
 
 // ConfigMapsNamed lists the ConfigMaps called name in every namespace, once

@@ -51,13 +51,34 @@ func Plan(ctx context.Context, env *checks.Env, byID func(string) (checks.Check,
 	return out
 }
 
-// CountChanges returns the number of objects plans would patch.
+// CountChanges returns the number of objects plans would patch (refused
+// objects excluded).
 func CountChanges(plans []CheckPlan) int {
 	n := 0
 	for _, p := range plans {
-		n += len(p.Changes)
+		for _, c := range p.Changes {
+			if c.Refused == "" {
+				n++
+			}
+		}
 	}
 	return n
+}
+
+// Refused reports whether any plan was refused, whole or for an object
+// (checks.Change.Refused): the run then exits 1.
+func Refused(plans []CheckPlan) bool {
+	for _, p := range plans {
+		if p.Err != nil {
+			return true
+		}
+		for _, c := range p.Changes {
+			if c.Refused != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // None is how an unset field is shown in a plan.
@@ -97,6 +118,10 @@ func WritePlan(w io.Writer, plans []CheckPlan, dryRun bool) error {
 		}
 		fmt.Fprintf(&b, "  %s:\n", p.CheckID)
 		for _, c := range p.Changes {
+			if c.Refused != "" {
+				fmt.Fprintf(&b, "    %s: refused, not changed: %s\n", c.Object, c.Refused)
+				continue
+			}
 			fmt.Fprintf(&b, "    %s\n", c.Object)
 			for _, f := range c.Fields {
 				fmt.Fprintf(&b, "      %s: %s → %s\n", f.Field, show(f.Old), show(f.New))
@@ -142,6 +167,9 @@ func Apply(ctx context.Context, dyn dynamic.Interface, plans []CheckPlan, dryRun
 			continue
 		}
 		for _, c := range p.Changes {
+			if c.Refused != "" {
+				continue
+			}
 			res := Result{CheckID: p.CheckID, Change: c}
 			var ri dynamic.ResourceInterface = dyn.Resource(c.Resource)
 			if c.Object.Namespace != "" {

@@ -111,3 +111,32 @@ func TestExplainConflict(t *testing.T) {
 		t.Errorf("explain = %v", err)
 	}
 }
+
+func TestRefusedChangesAreNeverSent(t *testing.T) {
+	dyn := dynfake.NewSimpleDynamicClient(runtime.NewScheme(), cm("one"), cm("owned"))
+	var seen []string
+	dyn.PrependReactor("patch", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		seen = append(seen, a.(k8stesting.PatchActionImpl).GetName())
+		return false, nil, nil
+	})
+	refused := checks.Change{Object: checks.ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "owned"},
+		Refused: "owned by deployed release cf-gitops-runtime in namespace codefresh: uninstall it or install as that release"}
+	plans := []CheckPlan{{CheckID: "helm-ownership", Changes: []checks.Change{change("one"), refused}}}
+	if CountChanges(plans) != 1 || !Refused(plans) {
+		t.Fatalf("count %d refused %v", CountChanges(plans), Refused(plans))
+	}
+	if Refused([]CheckPlan{{CheckID: "x", Changes: []checks.Change{change("one")}}}) {
+		t.Error("a plan without refusals is refused")
+	}
+	var b strings.Builder
+	if err := WritePlan(&b, plans, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "ConfigMap/ns/owned: refused, not changed: owned by deployed release cf-gitops-runtime") || !strings.Contains(b.String(), "will patch 1 object") {
+		t.Errorf("plan:\n%s", b.String())
+	}
+	res := Apply(context.Background(), dyn, plans, false)
+	if len(res) != 1 || len(seen) != 1 || seen[0] != "one" {
+		t.Errorf("results %+v, patched %v", res, seen)
+	}
+}

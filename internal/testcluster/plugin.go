@@ -75,10 +75,14 @@ func Check(t testing.TB, doc reporters.Document, id string) reporters.CheckDocum
 // default platform hosts (g.codefresh.io and register-tunnels.cf-cd.com, the
 // chart's defaults) to a closed port on 127.0.0.1, so that no test ever
 // dials out of this machine. Run appends them to every check run; --connect-to
-// rules match first to last, so a test's own mappings still win.
+// rules match first to last, so a test's own mappings still win. quay.io is
+// where the default chart (oci://quay.io/codefresh/gitops-runtime) is pulled
+// from: its pull fails at once and the chart checks skip, unless the test
+// passes --chart.
 var Blackhole = []string{
 	"--connect-to", "g.codefresh.io:443:127.0.0.1:9",
 	"--connect-to", "register-tunnels.cf-cd.com:443:127.0.0.1:9",
+	"--connect-to", "quay.io:443:127.0.0.1:9",
 }
 
 // Run runs the plugin binary with args and env (KEY=VALUE, added to a minimal

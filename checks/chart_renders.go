@@ -1,0 +1,70 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+)
+
+// ChartRenders passes when the gitops-runtime chart (--chart,
+// --chart-version) renders with the planned values, release name and
+// namespace against the cluster's Kubernetes version and API versions, as
+// `helm install` renders it (Helm's action.Install in client-only dry-run
+// mode; CHECKS.md). It fails with the chart's own message (its `fail` and
+// `required` texts, template paths removed) and skips, with the reason and
+// the flag to use, when no chart could be loaded. Rules the chart's
+// validate-values hook enforces at install time stay with the `values`
+// check: rendering cannot see them. Templates that call `lookup` see no
+// cluster objects here, as under `helm template`.
+func ChartRenders() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "chart-renders",
+			Category: CategoryInputs,
+			Modes:    ModePre,
+			Title:    "The gitops-runtime chart renders with the given values",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runChartRenders,
+	}
+}
+
+// chartSkip is the skip result for a chart that could not be loaded.
+func chartSkip(err error) Result {
+	return Skip("no chart loaded (%v): pass --chart with a local directory or .tgz, or a reachable oci:// mirror (and --chart-version)", err)
+}
+
+func runChartRenders(ctx context.Context, env *Env) (Result, error) {
+	r, err := env.Rendering(ctx)
+	var le *chart.LoadError
+	if errors.As(err, &le) {
+		return chartSkip(le.Err), nil
+	}
+	if re, ok := chart.IsRenderError(err); ok {
+		msg := re.Message()
+		return Fail("the chart does not render with these values for release %s in namespace %s: %s",
+			env.Inputs.ReleaseName, env.Inputs.Namespace, msg).WithHint(renderHint(msg)), nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Pass("chart %s %s renders %d objects and %d hooks for release %s in namespace %s",
+		r.ChartName, r.ChartVersion, len(r.Objects), len(r.Hooks), env.Inputs.ReleaseName, env.Inputs.Namespace), nil
+}
+
+// valuePath finds the first dotted value path in a chart message, e.g.
+// "global.runtime.name" in "global.runtime.name is required for tunnel
+// based runtime".
+var valuePath = regexp.MustCompile(`\b[a-zA-Z][\w-]*(\.[a-zA-Z][\w-]*)+\b`)
+
+func renderHint(msg string) string {
+	if p := strings.TrimPrefix(valuePath.FindString(msg), "Values."); p != "" && strings.Contains(p, ".") {
+		return fmt.Sprintf("set %s in your values file (or --set %s=...), then run again with the same -f/--set you will give helm install", p, p)
+	}
+	return "fix the values the message names, then run again with the same -f/--set you will give helm install"
+}

@@ -1,0 +1,72 @@
+package checks
+
+// Impact says what a check's non-pass means for the install (CHECKS.md JSON
+// "impact"): Helm refuses it, Helm installs but the runtime then misbehaves,
+// or it is advice.
+type Impact string
+
+// Impacts.
+const (
+	// ImpactInstallFails: `helm install` will fail (the chart refuses the
+	// values, an object cannot be adopted, the credentials cannot create
+	// what the chart renders, the validate-values hook fails).
+	ImpactInstallFails Impact = "install-fails"
+	// ImpactRuntimeBreaks: Helm installs, and the runtime then misbehaves
+	// (stray Argo controllers, a documented prerequisite missing).
+	ImpactRuntimeBreaks Impact = "runtime-breaks"
+	// ImpactAdvisory: worth knowing; neither Helm nor the runtime fails
+	// because of it (the checks whose severity is warn).
+	ImpactAdvisory Impact = "advisory"
+)
+
+// Impacts lists every impact in summary order.
+var Impacts = []Impact{ImpactInstallFails, ImpactRuntimeBreaks, ImpactAdvisory}
+
+// installFails are the checks whose failure makes `helm install` (or, after
+// the install, the release) fail: Helm's ownership rule
+// (pkg/action/validate.go), the chart's templates and its validate-values
+// pre-install hook (https://codefresh.io/docs/gitops/gitops-runtimes/gitops-values-yaml-validation),
+// the rights to create cluster-scoped objects, a reachable API server, the
+// Helm client's version.
+var installFails = map[string]bool{
+	"cluster-reachable":   true,
+	"cluster-admin":       true,
+	"helm-version":        true,
+	"argo-crds-ownership": true,
+	"helm-ownership":      true,
+	"existing-runtime":    true,
+	"runtime-name":        true,
+	"runtime-namespace":   true,
+	"values":              true,
+	"chart-renders":       true,
+	"release-deployed":    true,
+	"validate-values-job": true,
+}
+
+// Impact returns what a non-pass of the check means: install-fails for the
+// checks above, advisory for checks of severity warn, runtime-breaks for
+// the rest.
+func (m Meta) Impact() Impact {
+	switch {
+	case installFails[m.ID]:
+		return ImpactInstallFails
+	case m.Severity == SeverityWarn:
+		return ImpactAdvisory
+	}
+	return ImpactRuntimeBreaks
+}
+
+// ImpactSummary counts the checks that did not pass (warn, fail or error)
+// by impact; every impact is present.
+func (r *Report) ImpactSummary() map[Impact]int {
+	out := make(map[Impact]int, len(Impacts))
+	for _, i := range Impacts {
+		out[i] = 0
+	}
+	for _, o := range r.Outcomes {
+		if o.Status == StatusWarn || o.Status.Failed() {
+			out[o.Impact()]++
+		}
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+)
+
+// APIResources is the cluster's discovery document: every group/version and
+// its resources, read once per snapshot (ServerGroupsAndResources; with
+// aggregated discovery that is two requests).
+type APIResources struct {
+	Groups    []*metav1.APIGroup
+	Resources []*metav1.APIResourceList
+}
+
+// APIResources reads the discovery document once per snapshot. A partial
+// answer (some aggregated API unavailable) is returned with what was read.
+func (s *Snapshot) APIResources() (*APIResources, error) {
+	return Memo(s, "discovery/resources", func() (*APIResources, error) {
+		groups, resources, err := s.clients.Discovery.ServerGroupsAndResources()
+		if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+			return nil, &ListError{Verb: "get", Resource: "/apis (discovery)", Err: err}
+		}
+		return &APIResources{Groups: groups, Resources: resources}, nil
+	})
+}
+
+// Resource resolves a kind at an apiVersion ("apps/v1", "Deployment") to its
+// resource and scope. ok is false when the cluster does not serve the kind
+// (for example HTTPRoute without the Gateway API CRDs).
+func (a *APIResources) Resource(apiVersion, kind string) (gvr schema.GroupVersionResource, namespaced, ok bool) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return gvr, false, false
+	}
+	for _, l := range a.Resources {
+		if l.GroupVersion != apiVersion {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if r.Kind == kind && !strings.Contains(r.Name, "/") {
+				return gv.WithResource(r.Name), r.Namespaced, true
+			}
+		}
+	}
+	return gvr, false, false
+}
+
+// Objects lists every object of resource gvr (metadata only, paginated) in
+// namespace ("" = cluster-wide or cluster-scoped), once per snapshot, keyed
+// by namespace/name.
+func (s *Snapshot) Objects(gvr schema.GroupVersionResource, namespace string) (map[string]ObjectMeta, error) {
+	return Memo(s, "objects/"+gvr.String()+"/"+namespace, func() (map[string]ObjectMeta, error) {
+		out := map[string]ObjectMeta{}
+		if gvr == CRDResource {
+			// Already listed, metadata-only, by CRDs: never list a kind twice.
+			crds, err := s.CRDs()
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range crds {
+				out["/"+c.Name] = ObjectMeta{Name: c.Name, Labels: c.Labels, Annotations: c.Annotations, ResourceVersion: c.ResourceVersion}
+			}
+			return out, nil
+		}
+		err := each(s.ctx, gvr.Resource, namespace, metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				if namespace == "" {
+					return s.clients.Metadata.Resource(gvr).List(ctx, o)
+				}
+				return s.clients.Metadata.Resource(gvr).Namespace(namespace).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				m, ok := obj.(*metav1.PartialObjectMetadata)
+				if !ok {
+					return fmt.Errorf("unexpected %T in %s list", obj, gvr.Resource)
+				}
+				out[m.Namespace+"/"+m.Name] = ObjectMeta{
+					Namespace: m.Namespace, Name: m.Name,
+					Labels: copyMap(m.Labels), Annotations: copyMap(m.Annotations),
+					ResourceVersion: m.ResourceVersion,
+				}
+				return nil
+			})
+		return out, err
+	})
+}

@@ -1,0 +1,163 @@
+// Package plan holds the planned install, derived once per run from the
+// flags: release, namespace, runtime name, chart reference, the merged chart
+// values (-f, --set and the shortcut flags, in Helm's order) and what the
+// chart derives from them (access mode, ingress host and class, runtime URL).
+// Checks read this typed plan (checks.Inputs is an alias of Install) instead
+// of re-deriving anything from the raw values map, the way stern builds its
+// typed stern.Config once from its flags.
+package plan
+
+import (
+	"context"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"io"
+)
+
+// AccessMode is how the runtime is reached from the platform: tunnel (the
+// chart's default), ingress or service-mesh (Codefresh docs, "Hybrid GitOps
+// Runtime installation", Step 3).
+type AccessMode string
+
+// Access modes.
+const (
+	AccessTunnel      AccessMode = "tunnel"
+	AccessIngress     AccessMode = "ingress"
+	AccessServiceMesh AccessMode = "service-mesh"
+)
+
+// Defaults of the chart and its docs: runtime name, namespace and release
+// name of the documented `helm upgrade --install cf-gitops-runtime ...
+// --namespace codefresh`, and the chart it installs.
+const (
+	DefaultRuntimeName = "codefresh"
+	DefaultNamespace   = "codefresh"
+	DefaultReleaseName = "cf-gitops-runtime"
+	// DefaultChart is the chart the Codefresh docs install.
+	DefaultChart = "oci://quay.io/codefresh/gitops-runtime"
+)
+
+// Install describes the planned install (CHECKS.md "Invocation"). Defaults
+// are the chart's: runtime name "codefresh", namespace "codefresh", release
+// "cf-gitops-runtime".
+type Install struct {
+	RuntimeName string
+	Namespace   string
+	// NamespaceExplicit is true when the user gave the namespace (-n).
+	NamespaceExplicit bool
+	ReleaseName       string
+
+	// Chart is the chart reference as `helm install` takes it (a directory,
+	// a .tgz, an oci:// reference or repo/name); ChartVersion is
+	// --chart-version ("" = latest). Empty Chart means no chart is used.
+	Chart        string
+	ChartVersion string
+
+	// Values are the merged chart values (-f, --set and the shortcuts applied,
+	// in Helm's order); nil when none were given. Read them through the
+	// helpers of internal/values, never by hand-walking maps elsewhere.
+	Values map[string]any
+	// RenderValues are the same merged values, never nil: what the chart is
+	// rendered with.
+	RenderValues map[string]any
+	// AccessMode is derived from Values as the chart does, or set by
+	// --access-mode: tunnel (the chart's default), ingress or service-mesh.
+	AccessMode AccessMode
+	// HTTPRoute is true when global.runtime.httpRoute.enabled routes the
+	// runtime through Gateway API objects (service-mesh mode).
+	HTTPRoute bool
+	// IngressHost is global.runtime.ingress.hosts[0] (or --ingress-host).
+	IngressHost string
+	// IngressClass is global.runtime.ingress.className (or --ingress-class;
+	// chart default "nginx").
+	IngressClass string
+	// IngressURL is global.runtime.ingressUrl (or --ingress-url).
+	IngressURL string
+	// ExistingArgoCD means argo-cd.enabled=false: Argo CD is already installed
+	// in the runtime namespace (--existing-argocd).
+	ExistingArgoCD bool
+	// SkipIngressValidation is --skip-ingress-validation or
+	// global.runtime.ingress.skipValidation.
+	SkipIngressValidation bool
+
+	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
+	// validator (--argocd-version-range).
+	ArgoCDVersionRange string
+
+	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is
+	// --tls-secret for nginx-tls-secret.
+	CRDs      string
+	TLSSecret string
+
+	// Post is true for a --post run (post-install diagnostics); checks that
+	// run in both modes use it to pick their status (warn before, fail after).
+	Post bool
+}
+
+// Flags are the raw flags the plan is derived from.
+type Flags struct {
+	RuntimeName       string
+	Namespace         string // "" = DefaultNamespace
+	NamespaceExplicit bool
+	ReleaseName       string
+	Chart             string
+	ChartVersion      string
+	ValueFiles        []string
+	SetValues         []string
+	Shortcuts         values.Shortcuts
+	// Ctx bounds reading the values files (--timeout, signals); nil means
+	// context.Background(). Stdin is what `-f -` reads.
+	Ctx   context.Context
+	Stdin io.Reader
+}
+
+// New derives the planned install from the flags: it merges -f/--set with
+// Helm's semantics (values.Load), applies the shortcut flags over them and
+// derives what the chart derives (values.Derive). global.runtime.name names
+// the runtime when --runtime-name is left at its default. The error is a
+// one-line usage error (unreadable or invalid values, unknown access mode).
+func New(f Flags) (Install, error) {
+	in := Install{
+		RuntimeName:       f.RuntimeName,
+		Namespace:         f.Namespace,
+		NamespaceExplicit: f.NamespaceExplicit,
+		ReleaseName:       f.ReleaseName,
+		Chart:             f.Chart,
+		ChartVersion:      f.ChartVersion,
+	}
+	if in.RuntimeName == "" {
+		in.RuntimeName = DefaultRuntimeName
+	}
+	if in.Namespace == "" {
+		in.Namespace = DefaultNamespace
+	}
+	if in.ReleaseName == "" {
+		in.ReleaseName = DefaultReleaseName
+	}
+	ctx := f.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	v, err := values.Load(ctx, f.ValueFiles, f.SetValues, f.Stdin)
+	if err != nil {
+		return Install{}, err
+	}
+	if err := values.ApplyShortcuts(v, f.Shortcuts); err != nil {
+		return Install{}, err
+	}
+	p := values.Derive(v)
+	in.RenderValues = v
+	in.AccessMode = AccessMode(p.Mode)
+	in.HTTPRoute = p.HTTPRoute
+	in.IngressHost = p.IngressHost
+	in.IngressClass = p.IngressClass
+	in.IngressURL = p.IngressURL
+	in.ExistingArgoCD = p.ExistingArgoCD
+	in.SkipIngressValidation = p.SkipIngressValidation
+	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 {
+		in.Values = v
+		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {
+			in.RuntimeName = p.RuntimeName
+		}
+	}
+	return in, nil
+}
