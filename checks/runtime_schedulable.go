@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -48,15 +50,37 @@ type RuntimePodSpec struct {
 	Spec     corev1.PodSpec
 }
 
-// RuntimePodsSource says where the runtime's pods were read from, for the
-// message: the chart's defaults until the rendered release is the input.
+// RuntimePodsSource says where the runtime's pods were read from when no
+// rendered release is at hand: the chart's defaults.
 const RuntimePodsSource = "the gitops-runtime chart 0.30.0 defaults (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml)"
 
 // RuntimePods returns the pods the runtime will run and where they were read
-// from. Today: DefaultRuntimePods, the chart 0.30.0 defaults. A rendered
-// release plugs in through RuntimePodsFromManifest.
-func RuntimePods(_ *Env) ([]RuntimePodSpec, string, error) {
-	return DefaultRuntimePods(), RuntimePodsSource, nil
+// from: the run's rendered release (--chart with the given values) through
+// RuntimePodsFromManifest, else DefaultRuntimePods, the chart 0.30.0
+// defaults, with the reason the rendering was not used. The error is a
+// manifest that does not decode.
+func RuntimePods(ctx context.Context, env *Env) ([]RuntimePodSpec, string, error) {
+	r, err := env.Rendering(ctx)
+	if err != nil {
+		reason := "no chart rendered"
+		var le *chart.LoadError
+		switch {
+		case env.Chart == nil:
+			reason = "no chart given"
+		case errors.As(err, &le):
+			reason = "the chart could not be loaded: " + strings.Join(strings.Fields(le.Error()), " ")
+		default:
+			if _, ok := chart.IsRenderError(err); ok {
+				reason = "the chart does not render with these values (see chart-renders)"
+			}
+		}
+		return DefaultRuntimePods(), RuntimePodsSource + "; " + reason, nil
+	}
+	specs, err := RuntimePodsFromManifest(r.Manifest)
+	if err != nil {
+		return nil, "", err
+	}
+	return specs, fmt.Sprintf("the rendered chart %s %s with the given values", r.ChartName, r.ChartVersion), nil
 }
 
 // DefaultRuntimePods are the pods the gitops-runtime chart 0.30.0 runs with
@@ -322,8 +346,8 @@ func formatMi(b int64) string {
 	return resource.NewQuantity(b, resource.BinarySI).String()
 }
 
-func runRuntimeSchedulable(_ context.Context, env *Env) (Result, error) {
-	specs, source, err := RuntimePods(env)
+func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
+	specs, source, err := RuntimePods(ctx, env)
 	if err != nil {
 		return Result{}, err
 	}

@@ -144,6 +144,9 @@ type Rendering struct {
 	Objects []Object
 	// Hooks are the hook objects.
 	Hooks []Object
+	// Manifest is the release's rendered YAML, its hooks' documents
+	// appended, as `helm template` prints it (documents separated by "---").
+	Manifest string
 }
 
 // Render renders c with vals as `helm install RELEASE -n NAMESPACE` would
@@ -174,6 +177,12 @@ func Render(ctx context.Context, c *helmchart.Chart, releaseName, namespace stri
 		return nil, &RenderError{Raw: err.Error()}
 	}
 	r := &Rendering{ChartName: c.Metadata.Name, ChartVersion: c.Metadata.Version}
+	var manifest strings.Builder
+	manifest.WriteString(rel.Manifest)
+	for _, h := range rel.Hooks {
+		manifest.WriteString("\n---\n# Source: " + h.Path + "\n" + h.Manifest + "\n")
+	}
+	r.Manifest = manifest.String()
 	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
 		o, ok, err := parse(m)
 		if err != nil {

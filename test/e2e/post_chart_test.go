@@ -143,6 +143,11 @@ func TestRuntimeChartBroken(t *testing.T) {
 	wantCode(t, res, 1)
 	expectCheck(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
 		"closest node small-1 has free cpu", "chart 0.30.0 defaults")
+	// The same verdict from the rendered release: --chart and the values.
+	res, doc = c.RunJSON(t, nil, "--only=runtime-schedulable", "--chart", fixtureChart(t), "-f", runtimeValues(t, ""))
+	wantCode(t, res, 1)
+	expectCheck(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
+		"the rendered chart gitops-runtime 0.30.0 with the given values")
 
 	// The validation hook's pod exits 1: Helm stops the install, the Job
 	// controller marks the Job Failed.
