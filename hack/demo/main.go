@@ -80,6 +80,14 @@ func run(plugin, fixtures string) error {
 	defer live.Stop()
 	d.dir, d.kubeconfig = live.Dir, live.Kubeconfig
 
+	values := filepath.Join(d.dir, "values.yaml")
+	if err := os.WriteFile(values, []byte("global:\n  codefresh:\n    accountId: demo-account\n    userToken:\n      token: demo-token\n  runtime:\n    name: demo\n"), 0o600); err != nil {
+		return err
+	}
+	// The pre-install runs read the chart the demo installs, with the same
+	// values, as a user passes them (--chart, -f): no chart is pulled.
+	pre := []string{"--chart", chart, "-f", values}
+
 	if err := d.step("A community Argo CD on one small node (1 CPU, 2Gi)", func() error {
 		if err := testcluster.CreateKwokNode(ctx, live.Kube, testcluster.NodeSpec{Name: "small-1", CPU: "1", Memory: "2Gi"}); err != nil {
 			return err
@@ -96,12 +104,12 @@ func run(plugin, fixtures string) error {
 	}
 
 	if err := d.step("What would break", func() error {
-		return d.preflight("--skip", "platform-reachable")
+		return d.preflight(append([]string{"--skip", "platform-reachable"}, pre...)...)
 	}); err != nil {
 		return err
 	}
 	if err := d.step("Fix what can be fixed: adopt the Argo CD CRDs for the runtime's release", func() error {
-		return d.preflight("--only", "argo-crds-ownership", "--fix", "--yes")
+		return d.preflight(append([]string{"--only", "argo-crds-ownership,helm-ownership", "--fix", "--yes"}, pre...)...)
 	}); err != nil {
 		return err
 	}
@@ -111,15 +119,11 @@ func run(plugin, fixtures string) error {
 				return err
 			}
 		}
-		return d.preflight("--only", "node-resources,runtime-schedulable,argo-crds-ownership")
+		return d.preflight(append([]string{"--only", "node-resources,runtime-schedulable,argo-crds-ownership,helm-ownership,chart-renders"}, pre...)...)
 	}); err != nil {
 		return err
 	}
 
-	values := filepath.Join(d.dir, "values.yaml")
-	if err := os.WriteFile(values, []byte("global:\n  codefresh:\n    accountId: demo-account\n    userToken:\n      token: demo-token\n  runtime:\n    name: demo-runtime\n"), 0o600); err != nil {
-		return err
-	}
 	if err := d.step("helm install the gitops-runtime chart 0.30.0 (hooks included, --wait)", func() error {
 		return d.run(d.helm, "install", "cf-gitops-runtime", chart, "-n", "codefresh", "--create-namespace", "-f", values,
 			"--wait", "--timeout", "3m", "--kubeconfig", d.kubeconfig)
@@ -146,6 +150,9 @@ func (d *demo) preflight(args ...string) error {
 		}
 	}
 	fmt.Printf("$ kubectl gitops-preflight %s\n", strings.Join(args, " "))
+	// Nothing dials out of this machine: the platform hosts and the default
+	// chart registry go to a closed port on 127.0.0.1 (not shown).
+	args = append(append([]string(nil), args...), testcluster.Blackhole...)
 	var cmd *exec.Cmd
 	if _, err := exec.LookPath("kubectl"); err == nil {
 		cmd = exec.Command("kubectl", append([]string{"gitops-preflight", "--kubeconfig", d.kubeconfig}, args...)...)
