@@ -81,7 +81,10 @@ func keyValues(s string) string {
 		valStart, valEnd := loc[10], loc[11]
 		val := s[valStart:valEnd]
 		spaceOnly := strings.TrimSpace(sep) == ""
-		skip := reference(key) ||
+		// A prefixed annotation key (nginx.ingress.kubernetes.io/proxy-ssl-secret,
+		// .../auth-secret) names a Secret as namespace/name: a reference.
+		annotation := loc[2] > 0 && s[loc[2]-1] == '/'
+		skip := reference(key) || annotation ||
 			strings.HasPrefix(val, Mask) ||
 			(spaceOnly && !apiKeyName.MatchString(key))
 		if !skip && valEnd < len(s) && (s[valEnd] == ':' || s[valEnd] == '=') && keyValue.MatchString(s[valStart:valEnd+1]+"x") {
@@ -117,7 +120,7 @@ func keyValues(s string) string {
 			// Rescan from just after the key's first character, so that a
 			// sensitive key inside this candidate's value is still seen.
 			next := loc[3]
-			if !spaceOnly || reference(key) {
+			if !spaceOnly || reference(key) || annotation {
 				next = loc[6] // after the separator
 				if next < 0 || next <= loc[2] {
 					next = loc[3]

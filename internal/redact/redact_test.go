@@ -27,11 +27,13 @@ func TestString(t *testing.T) {
 		`jwt eyJhbGciOiJSUzI1NiIs.eyJzdWIiOiJhZG1pbiJ9.sig-nature ok`:            `jwt *** ok`,
 		"-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----": "-----BEGIN PRIVATE KEY----- *** -----END PRIVATE KEY-----",
 		// References stay readable.
-		`secretKeyRef: {name: runtime-token, key: token}`: `secretKeyRef: {name: runtime-token, key: token}`,
-		`secretName: runtime-tls`:                         `secretName: runtime-tls`,
-		`existingSecret: codefresh-token`:                 `existingSecret: codefresh-token`,
-		`passwordKey: admin.password`:                     `passwordKey: admin.password`,
-		`tokenSecretRef=my-secret`:                        `tokenSecretRef=my-secret`,
+		`secretKeyRef: {name: runtime-token, key: token}`:                            `secretKeyRef: {name: runtime-token, key: token}`,
+		`secretName: runtime-tls`:                                                    `secretName: runtime-tls`,
+		`existingSecret: codefresh-token`:                                            `existingSecret: codefresh-token`,
+		`passwordKey: admin.password`:                                                `passwordKey: admin.password`,
+		`tokenSecretRef=my-secret`:                                                   `tokenSecretRef=my-secret`,
+		`nginx.ingress.kubernetes.io/proxy-ssl-secret is "osm-system/osm-ca-bundle"`: `nginx.ingress.kubernetes.io/proxy-ssl-secret is "osm-system/osm-ca-bundle"`,
+		`nginx.ingress.kubernetes.io/auth-secret: basic-auth`:                        `nginx.ingress.kubernetes.io/auth-secret: basic-auth`,
 		// Prose.
 		`failed validating file "values.yaml"`: `failed validating file "values.yaml"`,
 		`missing "global.runtime.name" field`:  `missing "global.runtime.name" field`,

@@ -340,7 +340,11 @@ func TestHostileCluster(t *testing.T) {
 	t.Run("a namespace-scoped user gets --post from the runtime namespace", func(t *testing.T) {
 		const ns = "codefresh"
 		writeRelease(t, c, ns, "cf-gitops-runtime", 2, rspb.StatusDeployed, "Upgrade complete")
+		// A node with room: the scheduler, kwok and the Deployment controller
+		// make app-proxy available (the hand-written status is overwritten).
+		c.AddNode(t, tc.NodeSpec{Name: "worker", CPU: "4", Memory: "8Gi"})
 		deployment(t, c, ns, "app-proxy", 1, 1)
+		waitAvailable(t, c, ns, "app-proxy")
 		tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "codefresh-token"}, Data: map[string][]byte{"token": []byte("x")}}
 		if _, err := c.Kube.CoreV1().Secrets(ns).Create(context.Background(), tok, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -16,7 +16,9 @@ import (
 // controllerWorkload creates an ingress controller as its install leaves it:
 // IngressClass class of spec.controller, a Deployment ns/name running image
 // with args and podLabels, and a LoadBalancer Service ns/name selecting it.
-// No kubelet runs it: setAvailable and setLoadBalancer play the controllers.
+// The scheduler, controllers and kwok run it once a node joins; only the
+// LoadBalancer address is written by the test (setLoadBalancer): no cloud
+// controller runs here.
 func controllerWorkload(t *testing.T, c *testcluster.Cluster, class, controller, ns, name, image string, args []string, podLabels map[string]string) {
 	t.Helper()
 	if _, err := c.Kube.NetworkingV1().IngressClasses().Create(bg, &networkingv1.IngressClass{
@@ -78,7 +80,6 @@ func expectCode(t *testing.T, c *testcluster.Cluster, code int, want map[string]
 // documented VirtualService, before and after install.
 func TestIstioIngressClass(t *testing.T) {
 	c := testcluster.Start(t)
-	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
 	root := testcluster.RepoRoot(t)
 	for _, f := range []string{"gateway-crd.yaml", "virtualservice-crd.yaml"} {
 		c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(root, "testdata", "istio", f))
@@ -109,7 +110,10 @@ spec:
 	pre := []string{"--access-mode", "ingress", "--ingress-host", host, "--ingress-class", "istio", "--skip-ingress-validation",
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-report-status"}
 	expectCode(t, c, 1, map[string]string{"ingress-class": "pass", "ingress-controller": "fail"}, pre...)
-	setAvailable(t, c, "istio-system", "istio-ingressgateway", 1)
+	// A node joins: the scheduler binds the controller's pods, kwok runs them,
+	// the Deployment controller reports it available.
+	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
+	waitAvailable(t, c, "istio-system", "istio-ingressgateway")
 	expectCode(t, c, 1, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "skip"}, pre...)
 	setLoadBalancer(t, c, "istio-system", "istio-ingressgateway", "127.0.0.7")
 	expectCode(t, c, 0, map[string]string{"ingress-class": "pass", "ingress-controller": "pass", "ingress-external-address": "pass", "ingress-report-status": "skip"}, pre...)
@@ -150,7 +154,6 @@ spec:
 // (getambassador.io/ingress-controller), found by its image.
 func TestAmbassadorIngress(t *testing.T) {
 	c := testcluster.Start(t)
-	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
 	controllerWorkload(t, c, "ambassador", "getambassador.io/ingress-controller", "ambassador", "ambassador",
 		"docker.io/emissaryingress/emissary:3.9.1", nil, map[string]string{"app.kubernetes.io/name": "emissary-ingress"})
 	// A workload with another image does not serve the class.
@@ -160,7 +163,10 @@ func TestAmbassadorIngress(t *testing.T) {
 	pre := []string{"--access-mode", "ingress", "--ingress-host", host, "--ingress-class", "ambassador", "--skip-ingress-validation",
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-report-status"}
 	expectCode(t, c, 1, map[string]string{"ingress-class": "pass", "ingress-controller": "fail"}, pre...)
-	setAvailable(t, c, "ambassador", "ambassador", 2)
+	// A node joins: the scheduler binds the controller's pods, kwok runs them,
+	// the Deployment controller reports it available.
+	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
+	waitAvailable(t, c, "ambassador", "ambassador")
 	expectCode(t, c, 1, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "skip"}, pre...)
 	setLoadBalancer(t, c, "ambassador", "ambassador", "127.0.0.8")
 	expectCode(t, c, 0, map[string]string{"ingress-controller": "pass", "ingress-external-address": "pass"}, pre...)
