@@ -50,14 +50,6 @@ type ingressController struct {
 	ServiceNamed string
 }
 
-// inIngressMode returns a skip result when the planned access mode is not ingress.
-func inIngressMode(env *Env) (Result, bool) {
-	if env.Inputs.AccessMode != AccessIngress {
-		return Skip("access mode is %s, not ingress (set global.runtime.ingress.enabled=true or --access-mode ingress)", env.Inputs.AccessMode), false
-	}
-	return Result{}, true
-}
-
 // lookupIngress finds the planned class's controller, once per run.
 func lookupIngress(env *Env) (*ingressController, error) {
 	name := env.Inputs.IngressClass
@@ -293,20 +285,18 @@ func serviceRef(s *cluster.Service) ObjectRef {
 	return ObjectRef{Kind: "Service", Namespace: s.Namespace, Name: s.Name}
 }
 
-// ingressNeeds returns a skip when the planned class is missing (ingress-class
-// reports that) so the dependants do not repeat it.
-func ingressNeeds(env *Env) (*ingressController, Result, bool, error) {
-	if r, ok := inIngressMode(env); !ok {
-		return nil, r, false, nil
-	}
+// ingressNeeds returns the planned class's controller, or a skip result
+// (non-empty Status) when the class is missing: ingress-class reports that,
+// so the dependants do not repeat it.
+func ingressNeeds(env *Env) (*ingressController, Result, error) {
 	ic, err := lookupIngress(env)
 	if err != nil {
-		return nil, Result{}, false, err
+		return nil, Result{}, err
 	}
 	if ic.Class == nil {
-		return ic, Skip("IngressClass %s does not exist (see ingress-class)", ic.ClassName), false, nil
+		return ic, Skip("IngressClass %s does not exist (see ingress-class)", ic.ClassName), nil
 	}
-	return ic, Result{}, true, nil
+	return ic, Result{}, nil
 }
 
 func flavour(c *cluster.IngressClass) string {

@@ -157,7 +157,8 @@ func TestOSMIngress(t *testing.T) {
 		{"no OSM", osmWorld{nsExists: true, monitored: true}, ingress, StatusSkip, []string{"Open Service Mesh is not installed"}},
 		{"namespace absent", with(v10, func(w *osmWorld) { w.nsExists = false }), ingress, StatusSkip, []string{"namespace codefresh does not exist yet"}},
 		{"not monitored", with(v10, func(w *osmWorld) { w.monitored = false }), ingress, StatusSkip, []string{"not monitored by Open Service Mesh", "openservicemesh.io/monitored-by"}},
-		{"tunnel", v10, Inputs{AccessMode: AccessTunnel}, StatusSkip, []string{"access mode tunnel"}},
+		{"tunnel", v10, Inputs{AccessMode: AccessTunnel}, StatusSkip, []string{NotApplicable + "access mode is tunnel"}},
+		{"tunnel after install", v10, post(Inputs{AccessMode: AccessTunnel}), StatusSkip, []string{"access mode tunnel: the tunnel client"}},
 		{"CRD without MeshConfig is OSM too", osmWorld{ibCRD: true, nsExists: true, monitored: true}, ingress, StatusWarn, []string{"no IngressBackend admits"}},
 		{"controller only: generation unknown", osmWorld{controller: true, nsExists: true, monitored: true}, ingress, StatusSkip, []string{"without the IngressBackend API"}},
 		{"v0.10 no IngressBackend, pre", v10, ingress, StatusWarn, []string{"OSM mesh osm", "no IngressBackend admits the ingress controller's Service ingress-nginx/ingress-nginx-controller to internal-router:8080", "create it after install", "name: ingress-nginx-controller", "number: 8080"}},
@@ -212,10 +213,7 @@ func TestOSMIngress(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := tt.world.env(t, tt.in)
-			got, err := runOSMIngress(t.Context(), env)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := runThrough(t, OSMIngress(), env)
 			if got.Status != tt.want {
 				t.Fatalf("status %s (%s; hint %q), want %s", got.Status, got.Message, got.Hint, tt.want)
 			}

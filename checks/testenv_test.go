@@ -27,3 +27,11 @@ func fakeEnv(t *testing.T, gitVersion string, objs ...runtime.Object) (*Env, *fa
 	env.withDefaults()
 	return env, kube
 }
+
+// runThrough runs c alone on env through the runner, as a run does
+// (applicability first, errors resolved to skip or error), and returns its
+// result.
+func runThrough(t *testing.T, c Check, env *Env) Result {
+	t.Helper()
+	return Run(t.Context(), env, []Check{c}, RunOptions{})[0].Result
+}
