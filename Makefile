@@ -5,7 +5,7 @@
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
 #   make dist           release archives, checksums.txt and the krew manifest in dist/
-#   make docs           regenerate docs/checks.md from docs/checks/*.md and the registry
+#   make docs           regenerate docs/checks.md and the README tables from docs/checks/*.md, the registry and the flags
 #   make test-binaries  build etcd and kube-apiserver into bin/k8s (cached)
 #   make bench          time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
@@ -47,9 +47,10 @@ dist:
 		-mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" \
 		-sign-keyring '$(SIGN_KEYRING)' -sign-passphrase-env '$(SIGN_PASSPHRASE_ENV)'
 
-# docs/checks.md is generated: one section per registered check from docs/checks/<id>.md.
+# docs/checks.md is generated: one section per registered check from docs/checks/<id>.md;
+# so are the README's check and flag tables, between their markers.
 docs:
-	$(GO) run ./hack/docgen -out docs/checks.md
+	$(GO) run ./hack/docgen -out docs/checks.md -readme README.md
 
 $(K8S_BIN)/etcd:
 	@mkdir -p $(K8S_BIN)
