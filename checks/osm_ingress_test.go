@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,15 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -90,34 +83,7 @@ func (w osmWorld) env(t *testing.T, in Inputs) *Env {
 			Spec:       networkingv1.IngressSpec{IngressClassName: &cls, Rules: []networkingv1.IngressRule{{Host: "rt.example.com"}}},
 		})
 	}
-	kube := fake.NewClientset(objs...)
-	scheme := metadatafake.NewTestScheme()
-	if err := metav1.AddMetaToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	meta := metadatafake.NewSimpleMetadataClient(scheme, metaObjs...)
-	var dynObjs []runtime.Object
-	for _, doc := range w.backends {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		dynObjs = append(dynObjs, u)
-	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{cluster.OSMIngressBackendGVR: "IngressBackendList"}, dynObjs...)
-	if !w.ibCRD {
-		// No IngressBackend API: the list is a 404, as on a real API server.
-		dyn.PrependReactor("list", "ingressbackends", func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "policy.openservicemesh.io", Resource: "ingressbackends"}, "")
-		})
-	}
-	if in.Namespace == "" {
-		in.Namespace = DefaultNamespace
-	}
-	env := &Env{Inputs: in, Cluster: cluster.NewSnapshot(context.Background(), &cluster.Clients{Kube: kube, Metadata: meta, Dynamic: dyn})}
-	env.withDefaults()
-	return env
+	return newKit(t, w.backends...).objects(objs...).objects(metaObjs...).with(in).env()
 }
 
 func ingressBackend(name, backend string, port int, protocol string, sources string) string {
