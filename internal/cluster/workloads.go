@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -111,59 +110,29 @@ func DaemonSetFrom(d *appsv1.DaemonSet) Workload {
 // Deployments lists the Deployments of all namespaces once per snapshot.
 func (s *Snapshot) Deployments() ([]Workload, error) {
 	return s.deployments.get(func() ([]Workload, error) {
-		var out []Workload
-		err := each(s.ctx, "deployments", "", metav1.ListOptions{},
+		return listAll(s.ctx, "deployments", "", metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				d, ok := obj.(*appsv1.Deployment)
-				if !ok {
-					return fmt.Errorf("unexpected %T in deployment list", obj)
-				}
-				out = append(out, DeploymentFrom(d))
-				return nil
-			})
-		return out, err
+			}, DeploymentFrom)
 	})
 }
 
 // StatefulSets lists the StatefulSets of all namespaces once per snapshot.
 func (s *Snapshot) StatefulSets() ([]Workload, error) {
 	return s.statefulSets.get(func() ([]Workload, error) {
-		var out []Workload
-		err := each(s.ctx, "statefulsets", "", metav1.ListOptions{},
+		return listAll(s.ctx, "statefulsets", "", metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.AppsV1().StatefulSets(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				d, ok := obj.(*appsv1.StatefulSet)
-				if !ok {
-					return fmt.Errorf("unexpected %T in statefulset list", obj)
-				}
-				out = append(out, StatefulSetFrom(d))
-				return nil
-			})
-		return out, err
+			}, StatefulSetFrom)
 	})
 }
 
 // DaemonSets lists the DaemonSets of all namespaces once per snapshot.
 func (s *Snapshot) DaemonSets() ([]Workload, error) {
 	return s.daemonSets.get(func() ([]Workload, error) {
-		var out []Workload
-		err := each(s.ctx, "daemonsets", "", metav1.ListOptions{},
+		return listAll(s.ctx, "daemonsets", "", metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.AppsV1().DaemonSets(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				d, ok := obj.(*appsv1.DaemonSet)
-				if !ok {
-					return fmt.Errorf("unexpected %T in daemonset list", obj)
-				}
-				out = append(out, DaemonSetFrom(d))
-				return nil
-			})
-		return out, err
+			}, DaemonSetFrom)
 	})
 }
