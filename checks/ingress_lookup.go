@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"fmt"
 	"path"
 	"strings"
 
@@ -313,11 +312,4 @@ func ingressProtocol(env *Env) string {
 		p = values.DefaultIngressProtocol
 	}
 	return p
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

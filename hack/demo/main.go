@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/go-logr/logr"
@@ -124,7 +125,7 @@ func runPlugin(dir, plugin, kubeconfig string, args []string) error {
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		fmt.Printf("(exit code %d: some checks failed, as this demo cluster intends)\n", ee.ExitCode())
 		return nil
 	}
