@@ -8,7 +8,9 @@ func TestIngressTCP(t *testing.T) {
 	ctrl := controllerYAML("Deployment", "ingress-nginx", "ctrl", "registry.k8s.io/ingress-nginx/controller:v1.12.0", nil, nil, 1)
 	awsNode := "apiVersion: v1\nkind: Node\nmetadata: {name: ip-10-0-0-1}\nspec: {providerID: aws:///eu-west-1a/i-0abc}\n"
 	gceNode := "apiVersion: v1\nkind: Node\nmetadata: {name: gke-1}\nspec: {providerID: gce://p/z/gke-1}\n"
-	svc := func(ann string) string { return lbServiceYAML("ingress-nginx", "lb", "ctrl", "LoadBalancer", ann, "lb.example.com") }
+	svc := func(ann string) string {
+		return lbServiceYAML("ingress-nginx", "lb", "ctrl", "LoadBalancer", ann, "lb.example.com")
+	}
 	tests := []struct {
 		name string
 		in   Inputs
