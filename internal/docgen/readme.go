@@ -175,18 +175,29 @@ func applies(m checks.Meta, mode checks.Mode) string {
 		for i, a := range m.Applies.Access {
 			modes[i] = string(a)
 		}
-		parts = append(parts, strings.Join(modes, " or ")+" mode")
+		parts = append(parts, "in "+strings.Join(modes, " or ")+" mode")
 	}
 	if m.Applies.ExistingArgoCD {
-		parts = append(parts, "`--existing-argocd`")
+		parts = append(parts, "with `--existing-argocd`")
 	}
 	for _, n := range m.Applies.Needs {
-		parts = append(parts, "with "+string(n))
+		parts = append(parts, "with "+inputPhrase(n))
 	}
 	if len(parts) == 0 {
 		return "always"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// inputPhrase names a needed input for the tables.
+func inputPhrase(n checks.Input) string {
+	switch n {
+	case checks.InputValues:
+		return "values (`-f`, `--set`)"
+	case checks.InputIngressHost:
+		return "an ingress host"
+	}
+	return string(n)
 }
 
 // restFlags returns the visible flags not in named, in cobra's order, with
