@@ -1,12 +1,13 @@
 # kubectl gitops-preflight
 #
 #   make demo           the story on a local cluster: report, --fix, helm install, --post (~40 s once built)
-#   make test           unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use)
+#   make test           vet, lint, unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use)
+#   make lint           golangci-lint (pinned, built once into bin/) with .golangci.yaml
 #   make fuzz           each fuzz target for FUZZTIME (default 5s), from its checked-in seeds
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
 #   make dist           release archives, checksums.txt and the krew manifest in dist/
-#   make docs           regenerate docs/checks.md from docs/checks/*.md and the registry
+#   make docs           regenerate docs/checks.md and the README tables from docs/checks/*.md, the registry and the flags
 #   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/k8s (cached)
 #   make bench          time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
@@ -48,9 +49,10 @@ dist:
 		-mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" \
 		-sign-keyring '$(SIGN_KEYRING)' -sign-passphrase-env '$(SIGN_PASSPHRASE_ENV)'
 
-# docs/checks.md is generated: one section per registered check from docs/checks/<id>.md.
+# docs/checks.md is generated: one section per registered check from docs/checks/<id>.md;
+# so are the README's check and flag tables, between their markers.
 docs:
-	$(GO) run ./hack/docgen -out docs/checks.md
+	$(GO) run ./hack/docgen -out docs/checks.md -readme README.md
 
 $(K8S_BIN)/etcd:
 	@mkdir -p $(K8S_BIN)
@@ -123,7 +125,22 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
 
-test: vet unit fuzz e2e
+# golangci-lint, pinned, built once from the Go module proxy into bin/ by
+# `go install ...@version` with GOBIN: the project's go.mod is untouched.
+# The linters and their rules are in .golangci.yaml.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT_DIR     := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+GOLANGCI_LINT         := $(GOLANGCI_LINT_DIR)/golangci-lint
+
+$(GOLANGCI_LINT):
+	@mkdir -p $(GOLANGCI_LINT_DIR)
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (once, a few minutes; cached in $(GOLANGCI_LINT_DIR))"
+	GOBIN=$(CURDIR)/$(GOLANGCI_LINT_DIR) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+
+test: vet lint unit fuzz e2e
 
 # make bench: seeds the test control plane with 5,000 nodes, 20,000 Services,
 # 10,000 Deployments... and writes bench/results.md (hack/bench). ~10 minutes.

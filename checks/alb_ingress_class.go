@@ -15,15 +15,13 @@ func ALBIngressClassCheck() Check {
 			Title:    "ALB IngressClass has spec.controller ingress.k8s.aws/alb",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}},
 		},
 		Run: runALBIngressClass,
 	}
 }
 
 func runALBIngressClass(_ context.Context, env *Env) (Result, error) {
-	if r, ok := inIngressMode(env); !ok {
-		return r, nil
-	}
 	ic, err := lookupIngress(env)
 	if err != nil {
 		return Result{}, err

@@ -21,13 +21,6 @@ const DefaultArgoCDVersionRange = ">=3 <=3.3"
 // https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml; https://codefresh.io/docs/docs/installation/gitops/runtime-install-with-existing-argo-cd/).
 const argoServerSelector = "app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd"
 
-func inExistingArgoCD(env *Env) (Result, bool) {
-	if !env.Inputs.ExistingArgoCD {
-		return Skip("Argo CD is installed by the chart (argo-cd.enabled=true); use --existing-argocd for an existing one"), false
-	}
-	return Result{}, true
-}
-
 // ArgoCDServerCheck passes when a Service labelled
 // app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd is in
 // the runtime namespace: the chart's hook fails with "No Argo CD service found
@@ -39,15 +32,13 @@ func ArgoCDServerCheck() Check {
 			ID: "argocd-server", Category: CategoryExistingArgoCD, Modes: ModePre,
 			Title:    "Existing Argo CD server Service is in the runtime namespace",
 			Severity: SeverityFail, Requires: []string{"cluster-reachable"},
+			Applies: Applies{ExistingArgoCD: true},
 		},
 		Run: runArgoCDServer,
 	}
 }
 
 func runArgoCDServer(_ context.Context, env *Env) (Result, error) {
-	if r, ok := inExistingArgoCD(env); !ok {
-		return r, nil
-	}
 	ns := env.Inputs.Namespace
 	svcs, err := env.Cluster.ServicesByLabel(ns, argoServerSelector)
 	if err != nil {
@@ -76,15 +67,13 @@ func ArgoCDVersionCheck() Check {
 			ID: "argocd-version", Category: CategoryExistingArgoCD, Modes: ModePre,
 			Title:    "Existing Argo CD version is in the chart's supported range",
 			Severity: SeverityFail, Requires: []string{"argocd-server"},
+			Applies: Applies{ExistingArgoCD: true},
 		},
 		Run: runArgoCDVersion,
 	}
 }
 
 func runArgoCDVersion(_ context.Context, env *Env) (Result, error) {
-	if r, ok := inExistingArgoCD(env); !ok {
-		return r, nil
-	}
 	rng := env.Inputs.ArgoCDVersionRange
 	if rng == "" {
 		rng = DefaultArgoCDVersionRange
@@ -150,15 +139,13 @@ func ArgoCDAdminAPIKeyCheck() Check {
 			ID: "argocd-admin-apikey", Category: CategoryExistingArgoCD, Modes: ModePre,
 			Title:    "Argo CD admin account has apiKey and login",
 			Severity: SeverityFail, Requires: []string{"argocd-server"},
+			Applies: Applies{ExistingArgoCD: true},
 		},
 		Run: runArgoCDAdminAPIKey,
 	}
 }
 
 func runArgoCDAdminAPIKey(_ context.Context, env *Env) (Result, error) {
-	if r, ok := inExistingArgoCD(env); !ok {
-		return r, nil
-	}
 	v := env.Inputs.Values
 	if t := values.String(v, "global.integrations.argo-cd.server.auth.type"); t == "token" {
 		return Skip("global.integrations.argo-cd.server.auth.type is token: no account capability needed"), nil

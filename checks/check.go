@@ -103,6 +103,10 @@ type Meta struct {
 	Fixable bool
 	// Offline checks do not need the cluster and still run when it is unreachable.
 	Offline bool
+	// Applies is the check's applicability (access modes, --existing-argocd,
+	// needed inputs), evaluated by the runner before the check runs; the
+	// zero value applies to every install.
+	Applies Applies
 }
 
 // Docs returns the documentation URL of the check.

@@ -13,8 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/fake"
-	metafake "k8s.io/client-go/metadata/fake"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -164,27 +162,21 @@ func TestCheckCRDOwnership(t *testing.T) {
 	}
 }
 
-// conflictEnv builds an Env whose snapshot reads fake clientsets: objs through
-// the typed client, CRDs through the metadata client.
+// conflictEnv builds an Env with the kit: objs, and the CRDs of crds (their
+// metadata is all the snapshot reads of a CRD).
 func conflictEnv(t *testing.T, in Inputs, crds []crdFixture, objs ...runtime.Object) *Env {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := metav1.AddMetaToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	var metaObjs []runtime.Object
+	k := newKit(t).objects(objs...)
 	for _, f := range crds {
-		metaObjs = append(metaObjs, &metav1.PartialObjectMetadata{
+		k.objects(&metav1.PartialObjectMetadata{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
 			ObjectMeta: metav1.ObjectMeta{Name: f.Name, Labels: f.Labels, Annotations: f.Annotations, ResourceVersion: "42"},
 		})
 	}
-	meta := metafake.NewSimpleMetadataClient(scheme, metaObjs...)
-	clients := &cluster.Clients{Kube: fake.NewClientset(objs...), Metadata: meta}
 	if in.ReleaseName == "" {
 		in.ReleaseName, in.Namespace, in.CRDs = DefaultReleaseName, DefaultNamespace, "all"
 	}
-	return &Env{Inputs: in, Cluster: cluster.NewSnapshot(context.Background(), clients)}
+	return k.with(in).env()
 }
 
 func TestPlanArgoCRDsOwnership(t *testing.T) {

@@ -21,15 +21,13 @@ func IngressClassCheck() Check {
 			Title:    "IngressClass exists and its controller is supported",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}},
 		},
 		Run: runIngressClass,
 	}
 }
 
 func runIngressClass(_ context.Context, env *Env) (Result, error) {
-	if r, ok := inIngressMode(env); !ok {
-		return r, nil
-	}
 	ic, err := lookupIngress(env)
 	if err != nil {
 		return Result{}, err

@@ -23,14 +23,15 @@ func IngressControllerCheck() Check {
 			Title:    "An ingress controller for the IngressClass is running",
 			Severity: SeverityFail,
 			Requires: []string{"ingress-class"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}},
 		},
 		Run: runIngressController,
 	}
 }
 
 func runIngressController(_ context.Context, env *Env) (Result, error) {
-	ic, r, ok, err := ingressNeeds(env)
-	if !ok || err != nil {
+	ic, r, err := ingressNeeds(env)
+	if err != nil || r.Status != "" {
 		return r, err
 	}
 	if len(ic.Workloads) == 0 {

@@ -24,14 +24,15 @@ func IngressExternalAddressCheck() Check {
 			Title:    "Ingress controller has an external address",
 			Severity: SeverityFail,
 			Requires: []string{"ingress-controller"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}},
 		},
 		Run: runIngressExternalAddress,
 	}
 }
 
 func runIngressExternalAddress(_ context.Context, env *Env) (Result, error) {
-	ic, r, ok, err := ingressNeeds(env)
-	if !ok || err != nil {
+	ic, r, err := ingressNeeds(env)
+	if err != nil || r.Status != "" {
 		return r, err
 	}
 	if ic.Class.Controller == ControllerALB {

@@ -22,20 +22,15 @@ func IngressHostReachableCheck() Check {
 			Title:    "Ingress host answers HTTP",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}, Needs: []Input{InputIngressHost}},
 		},
 		Run: runIngressHostReachable,
 	}
 }
 
 func runIngressHostReachable(ctx context.Context, env *Env) (Result, error) {
-	if r, ok := inIngressMode(env); !ok {
-		return r, nil
-	}
 	if env.Inputs.SkipIngressValidation {
 		return Skip("ingress validation disabled (--skip-ingress-validation / global.runtime.ingress.skipValidation)"), nil
-	}
-	if env.Inputs.IngressHost == "" {
-		return Skip("no ingress host (global.runtime.ingress.hosts[0]; see values)"), nil
 	}
 	proto := ingressProtocol(env)
 	host, port := values.HostPort(env.Inputs.IngressHost, map[string]string{"http": "80"}[proto])

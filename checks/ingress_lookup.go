@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"fmt"
 	"path"
 	"strings"
 
@@ -48,14 +47,6 @@ type ingressController struct {
 	// ServiceNamed is set when the controller's args name a Service that
 	// does not exist (ns/name).
 	ServiceNamed string
-}
-
-// inIngressMode returns a skip result when the planned access mode is not ingress.
-func inIngressMode(env *Env) (Result, bool) {
-	if env.Inputs.AccessMode != AccessIngress {
-		return Skip("access mode is %s, not ingress (set global.runtime.ingress.enabled=true or --access-mode ingress)", env.Inputs.AccessMode), false
-	}
-	return Result{}, true
 }
 
 // lookupIngress finds the planned class's controller, once per run.
@@ -293,20 +284,18 @@ func serviceRef(s *cluster.Service) ObjectRef {
 	return ObjectRef{Kind: "Service", Namespace: s.Namespace, Name: s.Name}
 }
 
-// ingressNeeds returns a skip when the planned class is missing (ingress-class
-// reports that) so the dependants do not repeat it.
-func ingressNeeds(env *Env) (*ingressController, Result, bool, error) {
-	if r, ok := inIngressMode(env); !ok {
-		return nil, r, false, nil
-	}
+// ingressNeeds returns the planned class's controller, or a skip result
+// (non-empty Status) when the class is missing: ingress-class reports that,
+// so the dependants do not repeat it.
+func ingressNeeds(env *Env) (*ingressController, Result, error) {
 	ic, err := lookupIngress(env)
 	if err != nil {
-		return nil, Result{}, false, err
+		return nil, Result{}, err
 	}
 	if ic.Class == nil {
-		return ic, Skip("IngressClass %s does not exist (see ingress-class)", ic.ClassName), false, nil
+		return ic, Skip("IngressClass %s does not exist (see ingress-class)", ic.ClassName), nil
 	}
-	return ic, Result{}, true, nil
+	return ic, Result{}, nil
 }
 
 func flavour(c *cluster.IngressClass) string {
@@ -323,11 +312,4 @@ func ingressProtocol(env *Env) string {
 		p = values.DefaultIngressProtocol
 	}
 	return p
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

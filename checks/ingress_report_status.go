@@ -29,6 +29,7 @@ func IngressReportStatusCheck() Check {
 			Title:    "Ingress controller reports status to Ingress objects",
 			Severity: SeverityFail,
 			Requires: []string{"ingress-controller"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}},
 		},
 		Run: runIngressReportStatus,
 	}
@@ -51,8 +52,8 @@ const (
 )
 
 func runIngressReportStatus(_ context.Context, env *Env) (Result, error) {
-	ic, r, ok, err := ingressNeeds(env)
-	if !ok || err != nil {
+	ic, r, err := ingressNeeds(env)
+	if err != nil || r.Status != "" {
 		return r, err
 	}
 	switch ic.Class.Controller {

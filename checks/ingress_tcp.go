@@ -28,14 +28,15 @@ func IngressTCPCheck() Check {
 			Title:    "Ingress load balancer handles TCP (AWS)",
 			Severity: SeverityFail,
 			Requires: []string{"ingress-controller"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}},
 		},
 		Run: runIngressTCP,
 	}
 }
 
 func runIngressTCP(_ context.Context, env *Env) (Result, error) {
-	ic, r, ok, err := ingressNeeds(env)
-	if !ok || err != nil {
+	ic, r, err := ingressNeeds(env)
+	if err != nil || r.Status != "" {
 		return r, err
 	}
 	nodes, err := env.Cluster.Nodes()

@@ -30,6 +30,7 @@ func IngressTLSCheck() Check {
 			Title:    "Ingress host serves a valid TLS certificate",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress}, Needs: []Input{InputIngressHost}},
 		},
 		Run: runIngressTLS,
 	}
@@ -55,14 +56,8 @@ func dialPlan(ctx context.Context, env *Env, host, port string) (via, note strin
 }
 
 func runIngressTLS(ctx context.Context, env *Env) (Result, error) {
-	if r, ok := inIngressMode(env); !ok {
-		return r, nil
-	}
 	if p := ingressProtocol(env); p != "https" {
 		return Skip("global.runtime.ingress.protocol is %s: no TLS", p), nil
-	}
-	if env.Inputs.IngressHost == "" {
-		return Skip("no ingress host (global.runtime.ingress.hosts[0]; see values)"), nil
 	}
 	host, port := values.HostPort(env.Inputs.IngressHost, "443")
 

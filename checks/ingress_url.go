@@ -18,15 +18,13 @@ func IngressURLCheck() Check {
 			Title:    "Runtime ingress URL is valid and answers",
 			Severity: SeverityFail,
 			Offline:  true,
+			Applies:  Applies{Access: []AccessMode{AccessServiceMesh}},
 		},
 		Run: runIngressURL,
 	}
 }
 
 func runIngressURL(ctx context.Context, env *Env) (Result, error) {
-	if env.Inputs.AccessMode != AccessServiceMesh {
-		return Skip("access mode is %s, not service-mesh", env.Inputs.AccessMode), nil
-	}
 	raw := env.Inputs.IngressURL
 	u, err := url.Parse(raw)
 	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -111,7 +111,7 @@ func tlsSecretProblem(sec cluster.Secret, ns, name, host string) error {
 		return fmt.Errorf("Secret %s holds no PEM certificate in %s", name, corev1.TLSCertKey)
 	}
 	if err := sec.Certs[0].VerifyHostname(host); err != nil {
-		return fmt.Errorf("the certificate of Secret %s does not cover %s: %v", name, host, err)
+		return fmt.Errorf("the certificate of Secret %s does not cover %s: %w", name, host, err)
 	}
 	return nil
 }
@@ -145,7 +145,7 @@ func PlanNginxTLSSecret(_ context.Context, env *Env) ([]Change, error) {
 		return nil, err
 	}
 	if problem := tlsSecretProblem(sec, env.Inputs.Namespace, name, f.Host); problem != nil {
-		return nil, fmt.Errorf("refusing to set --tls-secret %s: %v", name, problem)
+		return nil, fmt.Errorf("refusing to set --tls-secret %s: %w", name, problem)
 	}
 	if cur, ok := tlsEntryFor(f.Ingress.TLS, f.Host); ok && cur.SecretName == name {
 		return nil, nil

@@ -79,6 +79,7 @@ func OSMIngress() Check {
 			Title:    "Open Service Mesh admits ingress traffic to internal-router (IngressBackend, or v0.8 HTTPS ingress annotations)",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
+			Applies:  Applies{Access: []AccessMode{AccessIngress, AccessServiceMesh}},
 		},
 		Run: runOSMIngress,
 	}
@@ -144,8 +145,10 @@ func detectOSM(env *Env) (osmInstall, error) {
 }
 
 func runOSMIngress(_ context.Context, env *Env) (Result, error) {
-	// The access mode first: in tunnel mode (the chart's default) nothing
-	// enters the namespace from outside the mesh, and no OSM lookup is spent.
+	// Before the install, the runner skips tunnel mode (Applies). After it,
+	// the installed runtime's mode is read from the cluster, first: in tunnel
+	// mode (the chart's default) nothing enters the namespace from outside
+	// the mesh, and no OSM lookup is spent.
 	mode, class := env.Inputs.AccessMode, env.Inputs.IngressClass
 	var facts RuntimeFacts
 	if env.Inputs.Post {
@@ -154,9 +157,9 @@ func runOSMIngress(_ context.Context, env *Env) (Result, error) {
 			return Result{}, err
 		}
 		mode, class = facts.Mode, facts.Class
-	}
-	if mode == AccessTunnel || mode == "" {
-		return Skip("access mode tunnel: the tunnel client reaches internal-router from inside the namespace, no ingress traffic to admit"), nil
+		if mode == AccessTunnel || mode == "" {
+			return Skip("access mode tunnel: the tunnel client reaches internal-router from inside the namespace, no ingress traffic to admit"), nil
+		}
 	}
 
 	osm, err := detectOSM(env)

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,15 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -90,34 +83,7 @@ func (w osmWorld) env(t *testing.T, in Inputs) *Env {
 			Spec:       networkingv1.IngressSpec{IngressClassName: &cls, Rules: []networkingv1.IngressRule{{Host: "rt.example.com"}}},
 		})
 	}
-	kube := fake.NewClientset(objs...)
-	scheme := metadatafake.NewTestScheme()
-	if err := metav1.AddMetaToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	meta := metadatafake.NewSimpleMetadataClient(scheme, metaObjs...)
-	var dynObjs []runtime.Object
-	for _, doc := range w.backends {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatal(err)
-		}
-		dynObjs = append(dynObjs, u)
-	}
-	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{cluster.OSMIngressBackendGVR: "IngressBackendList"}, dynObjs...)
-	if !w.ibCRD {
-		// No IngressBackend API: the list is a 404, as on a real API server.
-		dyn.PrependReactor("list", "ingressbackends", func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "policy.openservicemesh.io", Resource: "ingressbackends"}, "")
-		})
-	}
-	if in.Namespace == "" {
-		in.Namespace = DefaultNamespace
-	}
-	env := &Env{Inputs: in, Cluster: cluster.NewSnapshot(context.Background(), &cluster.Clients{Kube: kube, Metadata: meta, Dynamic: dyn})}
-	env.withDefaults()
-	return env
+	return newKit(t, w.backends...).objects(objs...).objects(metaObjs...).with(in).env()
 }
 
 func ingressBackend(name, backend string, port int, protocol string, sources string) string {
@@ -157,7 +123,8 @@ func TestOSMIngress(t *testing.T) {
 		{"no OSM", osmWorld{nsExists: true, monitored: true}, ingress, StatusSkip, []string{"Open Service Mesh is not installed"}},
 		{"namespace absent", with(v10, func(w *osmWorld) { w.nsExists = false }), ingress, StatusSkip, []string{"namespace codefresh does not exist yet"}},
 		{"not monitored", with(v10, func(w *osmWorld) { w.monitored = false }), ingress, StatusSkip, []string{"not monitored by Open Service Mesh", "openservicemesh.io/monitored-by"}},
-		{"tunnel", v10, Inputs{AccessMode: AccessTunnel}, StatusSkip, []string{"access mode tunnel"}},
+		{"tunnel", v10, Inputs{AccessMode: AccessTunnel}, StatusSkip, []string{NotApplicable + "access mode is tunnel"}},
+		{"tunnel after install", v10, post(Inputs{AccessMode: AccessTunnel}), StatusSkip, []string{"access mode tunnel: the tunnel client"}},
 		{"CRD without MeshConfig is OSM too", osmWorld{ibCRD: true, nsExists: true, monitored: true}, ingress, StatusWarn, []string{"no IngressBackend admits"}},
 		{"controller only: generation unknown", osmWorld{controller: true, nsExists: true, monitored: true}, ingress, StatusSkip, []string{"without the IngressBackend API"}},
 		{"v0.10 no IngressBackend, pre", v10, ingress, StatusWarn, []string{"OSM mesh osm", "no IngressBackend admits the ingress controller's Service ingress-nginx/ingress-nginx-controller to internal-router:8080", "create it after install", "name: ingress-nginx-controller", "number: 8080"}},
@@ -212,10 +179,7 @@ func TestOSMIngress(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := tt.world.env(t, tt.in)
-			got, err := runOSMIngress(t.Context(), env)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := runThrough(t, OSMIngress(), env)
 			if got.Status != tt.want {
 				t.Fatalf("status %s (%s; hint %q), want %s", got.Status, got.Message, got.Hint, tt.want)
 			}

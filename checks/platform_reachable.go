@@ -25,15 +25,13 @@ func PlatformReachableCheck() Check {
 			Title:    "Codefresh platform and tunnel server answer over TLS",
 			Severity: SeverityWarn,
 			Offline:  true,
+			Applies:  Applies{Access: []AccessMode{AccessTunnel}},
 		},
 		Run: runPlatformReachable,
 	}
 }
 
 func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
-	if env.Inputs.AccessMode != AccessTunnel {
-		return Skip("access mode is %s, not tunnel", env.Inputs.AccessMode), nil
-	}
 	v := env.Inputs.Values
 	platform := values.String(v, "global.codefresh.url")
 	if platform == "" {

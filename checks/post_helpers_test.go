@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,34 +16,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
-// postEnv builds an Env on fake clientsets holding objs (typed objects for
-// the typed client; metaObjs for the metadata client).
+// postEnv builds an Env with the kit holding objs and metaObjs (objects the
+// snapshot reads through the metadata client: Secrets, CRDs).
 func postEnv(t *testing.T, in Inputs, objs []runtime.Object, metaObjs ...runtime.Object) (*Env, *fake.Clientset) {
 	t.Helper()
-	kube := fake.NewClientset(objs...)
-	scheme := metadatafake.NewTestScheme()
-	if err := metav1.AddMetaToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	meta := metadatafake.NewSimpleMetadataClient(scheme, metaObjs...)
-	snap := cluster.NewSnapshot(context.Background(), &cluster.Clients{Kube: kube, Metadata: meta})
-	if in.Namespace == "" {
-		in.Namespace = DefaultNamespace
-	}
-	if in.ReleaseName == "" {
-		in.ReleaseName = DefaultReleaseName
-	}
-	if in.RuntimeName == "" {
-		in.RuntimeName = DefaultRuntimeName
-	}
-	env := &Env{Inputs: in, Cluster: snap}
-	env.withDefaults()
-	return env, kube
+	k := newKit(t).objects(objs...).objects(metaObjs...).with(in)
+	return k.env(), k.Kube
 }
 
 // secretMeta is the metadata-only form of a Secret for the metadata fake.

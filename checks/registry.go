@@ -82,6 +82,11 @@ func NewRegistry(checks []Check) (*Registry, error) {
 		case c.Severity != SeverityFail && c.Severity != SeverityWarn:
 			return nil, fmt.Errorf("check %s has severity %q", c.ID, c.Severity)
 		}
+		for _, n := range c.Applies.Needs {
+			if _, ok := inputs[n]; !ok {
+				return nil, fmt.Errorf("check %s needs unknown input %q", c.ID, n)
+			}
+		}
 		if _, dup := r.byID[c.ID]; dup {
 			return nil, fmt.Errorf("duplicate check ID %q", c.ID)
 		}

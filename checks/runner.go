@@ -26,7 +26,8 @@ type RunOptions struct {
 
 // Run executes checks and returns their outcomes in the order given.
 //
-// Fatal checks run first, one by one; if one does not pass, every other check
+// A check whose Applies (or run modes) exclude the inputs is skipped first,
+// with Applies.Reason, and does not run. Fatal checks run first, one by one; if one does not pass, every other check
 // is skipped ("cluster not reachable") except Offline ones. The others run
 // concurrently; a check waits for its selected prerequisites and is skipped
 // when one of them did not pass or warn. A check that panics or overruns its
@@ -46,9 +47,19 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 		index[c.ID] = i
 	}
 
+	notApplicable := make([]string, len(checks))
+	for i, c := range checks {
+		notApplicable[i] = c.Applies.Reason(c.Modes, env.Inputs)
+	}
+
 	fatal := ""
 	for i, c := range checks {
 		if !c.Fatal {
+			continue
+		}
+		if notApplicable[i] != "" {
+			out[i] = skipped(c, notApplicable[i])
+			notify(opts, out[i])
 			continue
 		}
 		out[i] = runOne(ctx, env, c, opts)
@@ -72,6 +83,11 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 		go func() {
 			defer wg.Done()
 			defer close(done[i])
+			if notApplicable[i] != "" {
+				out[i] = skipped(c, notApplicable[i])
+				notify(opts, out[i])
+				return
+			}
 			if fatal != "" && !c.Offline {
 				out[i] = skipped(c, fmt.Sprintf("not run: %s failed (%s)", fatal, out[index[fatal]].Message))
 				notify(opts, out[i])

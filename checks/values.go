@@ -38,6 +38,7 @@ func Values() Check {
 			Title:    "Values hold what the chart requires for the access mode",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
+			Applies:  Applies{Needs: []Input{InputValues}},
 		},
 		Run: runValues,
 	}
@@ -45,9 +46,6 @@ func Values() Check {
 
 func runValues(_ context.Context, env *Env) (Result, error) {
 	v := env.Inputs.Values
-	if v == nil {
-		return Skip("no values given: pass the -f/--values files and --set flags you will give helm install"), nil
-	}
 	ns := env.Inputs.Namespace
 	var problems, hints []string
 	var objs []ObjectRef

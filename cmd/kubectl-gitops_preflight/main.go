@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -55,7 +56,7 @@ func run() int {
 	err := cmd.ExecuteContext(ctx)
 	code := cli.ExitCode(err)
 	if err != nil {
-		if e, ok := err.(*cli.ExitError); !ok || e.Err != nil {
+		if e := (*cli.ExitError)(nil); !errors.As(err, &e) || e.Err != nil {
 			fmt.Fprintf(os.Stderr, "Error: %s\n", redact.String(err.Error()))
 		}
 	}

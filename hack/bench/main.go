@@ -555,7 +555,7 @@ func waitEstablished(ctx context.Context, ext apiextensionsclient.Interface, crd
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("CRD %s not Established after 2m (%v)", want.Name, err)
+				return fmt.Errorf("CRD %s not Established after 2m (%w)", want.Name, err)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -599,7 +599,7 @@ func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, admin *res
 		return err
 	}
 	if out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kc, "apply", "--server-side", "-f", f).CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl apply: %v\n%s", err, out)
+		return fmt.Errorf("kubectl apply: %w\n%s", err, out)
 	}
 	d, err := kube.AppsV1().Deployments("ingress-nginx").Get(ctx, "ingress-nginx-controller", metav1.GetOptions{})
 	if err != nil {
@@ -636,7 +636,6 @@ type measurer struct {
 	admin           *rest.Config
 	plugin, dir     string
 	adminKubeconfig string
-	users           int
 }
 
 // sample is one timed run of a program.
@@ -798,7 +797,7 @@ func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	s, err := timed(cmd)
 	if err != nil {
-		return s, fmt.Errorf("plugin: %v\n%s", err, stderr.String())
+		return s, fmt.Errorf("plugin: %w\n%s", err, stderr.String())
 	}
 	s.user = name
 	if s.code != 0 && s.code != 1 {
@@ -814,7 +813,7 @@ func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 		Checks []struct{ ID, Status, Message string }
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
-		return s, fmt.Errorf("plugin output is not JSON: %v", err)
+		return s, fmt.Errorf("plugin output is not JSON: %w", err)
 	}
 	s.statuses = map[string]int{}
 	for _, c := range doc.Checks {
@@ -865,7 +864,7 @@ func (m *measurer) runFloor() (sample, error) {
 			cmd.Stdout, cmd.Stderr = &out, &out
 			s, err := timed(cmd)
 			if err != nil || s.code != 0 {
-				return fmt.Errorf("curl %s: %v %s", p, err, out.String())
+				return fmt.Errorf("curl %s: %w %s", p, err, out.String())
 			}
 			n, _ := strconv.ParseInt(strings.TrimSpace(out.String()), 10, 64)
 			mu.Lock()

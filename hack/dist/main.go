@@ -196,7 +196,7 @@ func archiveFiles(goos, binPath string) []release.File {
 // sign runs hack/sign (a module of its own, so that the plugin does not
 // depend on Helm 4) on every archive in dir: <archive>.prov next to each.
 func sign(dir string, sums map[string]string, keyring, key, passEnv string) error {
-	abs := func(p string) (string, error) { return filepath.Abs(p) }
+	abs := filepath.Abs
 	ring, err := abs(keyring)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
@@ -34,7 +35,7 @@ func ExitCode(err error) int {
 	if err == nil {
 		return checks.ExitOK
 	}
-	if e, ok := err.(*ExitError); ok {
+	if e := (*ExitError)(nil); errors.As(err, &e) {
 		return e.Code
 	}
 	return checks.ExitUsage

@@ -87,7 +87,7 @@ func TestFixFlagPairs(t *testing.T) {
 		"--fix --list-checks":                                  "--fix cannot be combined with --list-checks",
 		"--fix --only=kubernetes-version":                      "none of the selected checks can be fixed",
 		"--fix --post":                                         "",
-		"--fix --skip=argo-crds-ownership":                     "none of the selected checks can be fixed",
+		"--fix --skip=argo-crds-ownership":                     "", // helm-ownership is still selected and fixable
 		"--fix --tls-secret=t":                                 "--tls-secret fixes nginx-tls-secret, a post check: add --post",
 		"--fix --yes":                                          "",
 		"--list-checks --only=kubernetes-version":              "",
@@ -143,6 +143,7 @@ func TestFixFlagPairs(t *testing.T) {
 	}{
 		{[]string{"--fix", "--post", "--tls-secret=t"}, ""},
 		{[]string{"--fix", "--post", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, a pre check: run it without --post"},
+		{[]string{"--fix", "--skip=argo-crds-ownership,helm-ownership"}, "none of the selected checks can be fixed"},
 		{[]string{"--fix", "--skip=argo-crds-ownership", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, which --only/--skip left out"},
 		{[]string{"--fix", "--post", "--tls-secret=t", "--only=runtime-workloads"}, "--tls-secret fixes nginx-tls-secret, which --only/--skip left out"},
 	} {
@@ -150,6 +151,10 @@ func TestFixFlagPairs(t *testing.T) {
 		for _, f := range tc.set {
 			if f == "--only=runtime-workloads" {
 				o.Only = []string{"runtime-workloads"}
+				continue
+			}
+			if f == "--skip=argo-crds-ownership,helm-ownership" {
+				o.Skip = []string{"argo-crds-ownership", "helm-ownership"}
 				continue
 			}
 			flags[f](o)

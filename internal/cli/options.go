@@ -295,9 +295,9 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	if interrupted != nil {
 		if code == checks.ExitUnreachable {
-			return &ExitError{Code: code, Err: fmt.Errorf("%v before the cluster %s was reached; nothing checked", interrupted, restCfg.Host)}
+			return &ExitError{Code: code, Err: fmt.Errorf("%w before the cluster %s was reached; nothing checked", interrupted, restCfg.Host)}
 		}
-		return &ExitError{Code: interrupted.Code, Err: fmt.Errorf("%v: the report is partial", interrupted)}
+		return &ExitError{Code: interrupted.Code, Err: fmt.Errorf("%w: the report is partial", interrupted)}
 	}
 	if unverified := nothingVerified(report); len(unverified) > 0 && code == checks.ExitOK {
 		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("nothing about the runtime was verified: %s ended skip for lack of permission; run with rights to read the runtime namespace %s (get/list Secrets, Deployments, StatefulSets, Pods, Events)", strings.Join(unverified, " and "), o.inputs.Namespace)}
@@ -412,7 +412,7 @@ func (o *Options) loadKubeconfig(ctx context.Context) (*rest.Config, string, err
 		return l.cfg, l.name, nil
 	case <-ctx.Done():
 		if i := interruption(ctx); i != nil {
-			return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%v while reading the kubeconfig; nothing checked", i)}
+			return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%w while reading the kubeconfig; nothing checked", i)}
 		}
 		return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("reading the kubeconfig did not finish within --timeout %s; nothing checked", o.Timeout)}
 	}

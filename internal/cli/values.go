@@ -41,7 +41,7 @@ func (o *Options) completeValues(ctx context.Context, ns string, namespaceChange
 	})
 	if err != nil {
 		if i := interruption(ctx); i != nil {
-			return &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%v while reading values; nothing checked", i)}
+			return &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%w while reading values; nothing checked", i)}
 		}
 		return usageError("%v", err)
 	}

@@ -4,8 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // ConfigMap is one ConfigMap's data; Exists is false when it is absent.
@@ -17,16 +16,10 @@ type ConfigMap struct {
 // ConfigMap gets one ConfigMap by name (a GET), once per snapshot. Only use it
 // for small, non-secret configuration such as argocd-cm.
 func (s *Snapshot) ConfigMap(namespace, name string) (ConfigMap, error) {
-	return Memo(s, "configmap/"+namespace+"/"+name, func() (ConfigMap, error) {
-		cm, err := s.clients.Kube.CoreV1().ConfigMaps(namespace).Get(s.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return ConfigMap{}, nil
-		}
-		if err != nil {
-			return ConfigMap{}, &ListError{Verb: "get", Resource: "configmaps/" + name, Namespace: namespace, Err: err}
-		}
-		return ConfigMap{Exists: true, Data: copyMap(cm.Data)}, nil
-	})
+	cm, _, err := getOne(s, "configmap/"+namespace+"/"+name, "configmaps/"+name, namespace, name,
+		s.clients.Kube.CoreV1().ConfigMaps(namespace).Get,
+		func(cm *corev1.ConfigMap) ConfigMap { return ConfigMap{Exists: true, Data: copyMap(cm.Data)} })
+	return cm, err
 }
 
 // Secret is what the checks may know of a Secret: never a value. KeyLengths
@@ -43,35 +36,33 @@ type Secret struct {
 // key names, lengths and the parsed public certificate of tls.crt; the
 // values are dropped before this returns.
 func (s *Snapshot) Secret(namespace, name string) (Secret, error) {
-	return Memo(s, "secret/"+namespace+"/"+name, func() (Secret, error) {
-		sec, err := s.clients.Kube.CoreV1().Secrets(namespace).Get(s.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return Secret{}, nil
+	sec, _, err := getOne(s, "secret/"+namespace+"/"+name, "secrets/"+name, namespace, name,
+		s.clients.Kube.CoreV1().Secrets(namespace).Get, secretFrom)
+	return sec, err
+}
+
+// secretFrom keeps key names, lengths and the certificates of tls.crt.
+func secretFrom(sec *corev1.Secret) Secret {
+	out := Secret{Exists: true, Type: string(sec.Type), KeyLengths: map[string]int{}}
+	for k, v := range sec.Data {
+		out.KeyLengths[k] = len(v)
+	}
+	for k, v := range sec.StringData {
+		out.KeyLengths[k] = len(v)
+	}
+	rest := sec.Data["tls.crt"]
+	for {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
 		}
-		if err != nil {
-			return Secret{}, &ListError{Verb: "get", Resource: "secrets/" + name, Namespace: namespace, Err: err}
+		if b.Type != "CERTIFICATE" {
+			continue
 		}
-		out := Secret{Exists: true, Type: string(sec.Type), KeyLengths: map[string]int{}}
-		for k, v := range sec.Data {
-			out.KeyLengths[k] = len(v)
+		if c, err := x509.ParseCertificate(b.Bytes); err == nil {
+			out.Certs = append(out.Certs, c)
 		}
-		for k, v := range sec.StringData {
-			out.KeyLengths[k] = len(v)
-		}
-		rest := sec.Data["tls.crt"]
-		for {
-			var b *pem.Block
-			b, rest = pem.Decode(rest)
-			if b == nil {
-				break
-			}
-			if b.Type != "CERTIFICATE" {
-				continue
-			}
-			if c, err := x509.ParseCertificate(b.Bytes); err == nil {
-				out.Certs = append(out.Certs, c)
-			}
-		}
-		return out, nil
-	})
+	}
+	return out
 }

@@ -2,8 +2,6 @@ package cluster
 
 import (
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -82,19 +80,6 @@ func IngressFrom(in *networkingv1.Ingress) Ingress {
 // Ingress gets one Ingress by name (a GET), once per snapshot. found is false
 // when it does not exist.
 func (s *Snapshot) Ingress(namespace, name string) (in Ingress, found bool, err error) {
-	type res struct {
-		in    Ingress
-		found bool
-	}
-	r, err := Memo(s, "ingress/"+namespace+"/"+name, func() (res, error) {
-		obj, err := s.clients.Kube.NetworkingV1().Ingresses(namespace).Get(s.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return res{}, nil
-		}
-		if err != nil {
-			return res{}, &ListError{Verb: "get", Resource: "ingresses", Namespace: namespace, Err: err}
-		}
-		return res{in: IngressFrom(obj), found: true}, nil
-	})
-	return r.in, r.found, err
+	return getOne(s, "ingress/"+namespace+"/"+name, "ingresses", namespace, name,
+		s.clients.Kube.NetworkingV1().Ingresses(namespace).Get, IngressFrom)
 }

@@ -3,8 +3,6 @@ package cluster
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -46,19 +44,6 @@ func JobFrom(j *batchv1.Job) Job {
 // Job gets one Job by name (a GET), once per snapshot; found is false when
 // it does not exist.
 func (s *Snapshot) Job(namespace, name string) (job Job, found bool, err error) {
-	type res struct {
-		job   Job
-		found bool
-	}
-	r, err := Memo(s, "job/"+namespace+"/"+name, func() (res, error) {
-		j, err := s.clients.Kube.BatchV1().Jobs(namespace).Get(s.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return res{}, nil
-		}
-		if err != nil {
-			return res{}, &ListError{Verb: "get", Resource: "jobs", Namespace: namespace, Err: err}
-		}
-		return res{job: JobFrom(j), found: true}, nil
-	})
-	return r.job, r.found, err
+	return getOne(s, "job/"+namespace+"/"+name, "jobs", namespace, name,
+		s.clients.Kube.BatchV1().Jobs(namespace).Get, JobFrom)
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,19 +78,9 @@ func NodeFrom(n *corev1.Node) Node {
 // Nodes lists all nodes once per snapshot.
 func (s *Snapshot) Nodes() ([]Node, error) {
 	return s.nodes.get(func() ([]Node, error) {
-		var out []Node
-		err := each(s.ctx, "nodes", "", metav1.ListOptions{},
+		return listAll(s.ctx, "nodes", "", metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().Nodes().List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				n, ok := obj.(*corev1.Node)
-				if !ok {
-					return fmt.Errorf("unexpected %T in node list", obj)
-				}
-				out = append(out, NodeFrom(n))
-				return nil
-			})
-		return out, err
+			}, NodeFrom)
 	})
 }

@@ -81,20 +81,10 @@ func PodFrom(p *corev1.Pod) Pod {
 // runtime namespace.
 func (s *Snapshot) Pods(namespace string) ([]Pod, error) {
 	return Memo(s, "pods/"+namespace, func() ([]Pod, error) {
-		var out []Pod
-		err := each(s.ctx, "pods", namespace, metav1.ListOptions{},
+		return listAll(s.ctx, "pods", namespace, metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().Pods(namespace).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				p, ok := obj.(*corev1.Pod)
-				if !ok {
-					return fmt.Errorf("unexpected %T in pod list", obj)
-				}
-				out = append(out, PodFrom(p))
-				return nil
-			})
-		return out, err
+			}, PodFrom)
 	})
 }
 

@@ -2,10 +2,8 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -63,39 +61,16 @@ func (s *Snapshot) ServicesByLabel(namespace, selector string) ([]Service, error
 
 func (s *Snapshot) services(namespace, selector string) ([]Service, error) {
 	return Memo(s, "services/"+namespace+"?"+selector, func() ([]Service, error) {
-		var out []Service
-		err := each(s.ctx, "services", namespace, metav1.ListOptions{LabelSelector: selector},
+		return listAll(s.ctx, "services", namespace, metav1.ListOptions{LabelSelector: selector},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().Services(namespace).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				svc, ok := obj.(*corev1.Service)
-				if !ok {
-					return fmt.Errorf("unexpected %T in service list", obj)
-				}
-				out = append(out, ServiceFrom(svc))
-				return nil
-			})
-		return out, err
+			}, ServiceFrom)
 	})
 }
 
 // Service gets one Service by name (a GET), once per snapshot; ok is false
 // when it does not exist.
 func (s *Snapshot) Service(namespace, name string) (svc Service, ok bool, err error) {
-	type res struct {
-		svc Service
-		ok  bool
-	}
-	r, err := Memo(s, "service/"+namespace+"/"+name, func() (res, error) {
-		got, err := s.clients.Kube.CoreV1().Services(namespace).Get(s.ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return res{}, nil
-		}
-		if err != nil {
-			return res{}, &ListError{Verb: "get", Resource: "services/" + name, Namespace: namespace, Err: err}
-		}
-		return res{svc: ServiceFrom(got), ok: true}, nil
-	})
-	return r.svc, r.ok, err
+	return getOne(s, "service/"+namespace+"/"+name, "services/"+name, namespace, name,
+		s.clients.Kube.CoreV1().Services(namespace).Get, ServiceFrom)
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,18 +112,12 @@ func (s *Snapshot) Deployments() ([]Workload, error) {
 	return s.deployments.get(func() ([]Workload, error) {
 		var out []Workload
 		err := s.listAllOrFallback("deployments", func() { out = nil }, func(ns string) error {
-			return each(s.ctx, "deployments", ns, metav1.ListOptions{},
+			items, err := listAll(s.ctx, "deployments", ns, metav1.ListOptions{},
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 					return s.clients.Kube.AppsV1().Deployments(ns).List(ctx, o)
-				},
-				func(obj runtime.Object) error {
-					d, ok := obj.(*appsv1.Deployment)
-					if !ok {
-						return fmt.Errorf("unexpected %T in deployment list", obj)
-					}
-					out = append(out, DeploymentFrom(d))
-					return nil
-				})
+				}, DeploymentFrom)
+			out = append(out, items...)
+			return err
 		})
 		return out, err
 	})
@@ -135,18 +128,12 @@ func (s *Snapshot) StatefulSets() ([]Workload, error) {
 	return s.statefulSets.get(func() ([]Workload, error) {
 		var out []Workload
 		err := s.listAllOrFallback("statefulsets", func() { out = nil }, func(ns string) error {
-			return each(s.ctx, "statefulsets", ns, metav1.ListOptions{},
+			items, err := listAll(s.ctx, "statefulsets", ns, metav1.ListOptions{},
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 					return s.clients.Kube.AppsV1().StatefulSets(ns).List(ctx, o)
-				},
-				func(obj runtime.Object) error {
-					d, ok := obj.(*appsv1.StatefulSet)
-					if !ok {
-						return fmt.Errorf("unexpected %T in statefulset list", obj)
-					}
-					out = append(out, StatefulSetFrom(d))
-					return nil
-				})
+				}, StatefulSetFrom)
+			out = append(out, items...)
+			return err
 		})
 		return out, err
 	})
@@ -157,18 +144,12 @@ func (s *Snapshot) DaemonSets() ([]Workload, error) {
 	return s.daemonSets.get(func() ([]Workload, error) {
 		var out []Workload
 		err := s.listAllOrFallback("daemonsets", func() { out = nil }, func(ns string) error {
-			return each(s.ctx, "daemonsets", ns, metav1.ListOptions{},
+			items, err := listAll(s.ctx, "daemonsets", ns, metav1.ListOptions{},
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 					return s.clients.Kube.AppsV1().DaemonSets(ns).List(ctx, o)
-				},
-				func(obj runtime.Object) error {
-					d, ok := obj.(*appsv1.DaemonSet)
-					if !ok {
-						return fmt.Errorf("unexpected %T in daemonset list", obj)
-					}
-					out = append(out, DaemonSetFrom(d))
-					return nil
-				})
+				}, DaemonSetFrom)
+			out = append(out, items...)
+			return err
 		})
 		return out, err
 	})

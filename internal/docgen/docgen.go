@@ -77,7 +77,7 @@ func Generate(list []checks.Check, dir string) ([]byte, error) {
 	for _, c := range list {
 		fmt.Fprintf(&b, "\n## %s\n\n", c.ID)
 		fmt.Fprintf(&b, "**Passes when:** %s.\n\n", strings.TrimSuffix(c.Title, "."))
-		fmt.Fprintf(&b, "Category `%s` · mode %s · %s%s%s\n", c.Category, modes(c.Modes), failsAs(c.Meta), requires(c.Meta), fixable(c.Meta))
+		fmt.Fprintf(&b, "Category `%s` · mode %s · %s%s%s%s\n", c.Category, modes(c.Modes), failsAs(c.Meta), requires(c.Meta), fixable(c.Meta), appliesNote(c.Meta))
 		if body := bodies[c.ID]; body != "" {
 			b.WriteString("\n" + body + "\n")
 		}
@@ -142,6 +142,22 @@ func requires(m checks.Meta) string {
 func fixable(m checks.Meta) string {
 	if m.Fixable {
 		return " · fixable with `--fix`"
+	}
+	return ""
+}
+
+// appliesNote is " · runs ..." when the check's Applies restricts it
+// (before the install, for the access modes), else "".
+func appliesNote(m checks.Meta) string {
+	mode := checks.ModePre
+	if !m.Modes.Has(checks.ModePre) {
+		mode = checks.ModePost
+	}
+	if a := applies(m, mode); a != "always" {
+		if m.Modes.Has(checks.ModePre) && m.Modes.Has(checks.ModePost) && len(m.Applies.Access) > 0 {
+			return " · before the install, runs " + a
+		}
+		return " · runs " + a
 	}
 	return ""
 }

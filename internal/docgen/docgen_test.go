@@ -48,7 +48,7 @@ func TestDocsAnchors(t *testing.T) {
 }
 
 func TestGenerateRules(t *testing.T) {
-	list := []checks.Check{{Meta: checks.Meta{ID: "alpha-one", Category: checks.CategoryCluster, Modes: checks.ModePre, Title: "Alpha holds", Severity: checks.SeverityWarn, Requires: []string{"cluster-reachable"}, Fixable: true}}}
+	list := []checks.Check{{Meta: checks.Meta{ID: "alpha-one", Category: checks.CategoryCluster, Modes: checks.ModePre, Title: "Alpha holds", Severity: checks.SeverityWarn, Requires: []string{"cluster-reachable"}, Fixable: true, Applies: checks.Applies{Access: []checks.AccessMode{checks.AccessIngress}, ExistingArgoCD: true}}}}
 	dir := t.TempDir()
 	write := func(name, content string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
@@ -74,7 +74,7 @@ func TestGenerateRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\n## alpha-one\n", "\n### How to fix\n", "\n# a shell comment, not a heading\n", "on failure: `warn` (advisory)", "requires [cluster-reachable](#cluster-reachable)", "fixable with `--fix`", "| [alpha-one](#alpha-one) | cluster | pre-install | Alpha holds |"} {
+	for _, want := range []string{"\n## alpha-one\n", "\n### How to fix\n", "\n# a shell comment, not a heading\n", "on failure: `warn` (advisory)", "requires [cluster-reachable](#cluster-reachable)", "fixable with `--fix`", " · runs in ingress mode, with `--existing-argocd`\n", "| [alpha-one](#alpha-one) | cluster | pre-install | Alpha holds |"} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("generated doc lacks %q:\n%s", want, doc)
 		}

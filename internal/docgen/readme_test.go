@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 )
 
@@ -27,8 +29,92 @@ func TestReadmeTables(t *testing.T) {
 		}
 	}
 	for _, c := range checks.All() {
-		if !strings.Contains(string(data), "| `"+c.ID+"` |") {
+		if !strings.Contains(string(data), "| [`"+c.ID+"`](docs/checks.md#"+c.ID+") |") {
 			t.Errorf("README.md has no table row for check %s", c.ID)
 		}
 	}
+}
+
+// TestReadmeUpToDate: the README's generated tables (checks from the
+// registry, flags from the command) are what `make docs` writes now.
+func TestReadmeUpToDate(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Readme(data, checks.All(), CommandFlags())
+	if err != nil {
+		t.Fatalf("generating the README tables: %v", err)
+	}
+	if string(data) != string(want) {
+		t.Errorf("README.md's generated tables are stale: run `make docs` and commit it")
+	}
+}
+
+func TestReadmeRules(t *testing.T) {
+	flags := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	flags.StringP("output", "o", "table", "output format: table|json")
+	flags.Bool("post", false, "after the install")
+	flags.String("kubeconfig", "", "Path to the kubeconfig file to use for CLI requests.")
+	flags.Int("secret", 0, "hidden")
+	_ = flags.MarkHidden("secret")
+	pre := testCheck("pre-one", checks.ModePre, checks.CategoryCluster)
+	ing := testCheck("ing-one", checks.ModePre, checks.CategoryIngress)
+	ing.Applies = checks.Applies{Access: []checks.AccessMode{checks.AccessIngress}}
+	post := testCheck("post-one", checks.ModePost, checks.CategoryRuntime)
+	list := []checks.Check{pre, ing, post}
+
+	readme := strings.Join([]string{
+		"# x",
+		"<!-- BEGIN GENERATED flags: post (make docs) -->",
+		"stale",
+		EndMarker,
+		"<!-- BEGIN GENERATED flags: rest (make docs) -->",
+		EndMarker,
+		"<!-- BEGIN GENERATED checks: mode=pre (make docs) -->",
+		EndMarker,
+		"<!-- BEGIN GENERATED checks: mode=post (make docs) -->",
+		EndMarker,
+		"end",
+	}, "\n")
+	got, err := Readme([]byte(readme), list, flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| `--post` |  | after the install |\n" + EndMarker,
+		"| `-o, --output string` | `table` | output format: table\\|json |",
+		"| kubectl flags | | kubectl's connection flags, as `kubectl options` describes them: `--kubeconfig` |",
+		"| [`ing-one`](docs/checks.md#ing-one) | ing-one | in ingress mode | `fail` |",
+		"| [`post-one`](docs/checks.md#post-one) | post-one | always | `fail` |\n" + EndMarker + "\nend",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("generated README lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(string(got), "stale") || strings.Contains(string(got), "secret") || strings.Count(string(got), "--post") != 1 {
+		t.Errorf("stale text, a hidden flag, or a named flag repeated in rest:\n%s", got)
+	}
+	again, err := Readme(got, list, flags)
+	if err != nil || string(again) != string(got) {
+		t.Errorf("not idempotent: %v", err)
+	}
+
+	for name, bad := range map[string]string{
+		"unclosed":       "<!-- BEGIN GENERATED flags: rest (make docs) -->\n<!-- BEGIN GENERATED checks: mode=pre (make docs) -->\n" + EndMarker,
+		"unknown flag":   "<!-- BEGIN GENERATED flags: nope (make docs) -->\n" + EndMarker + "\n<!-- BEGIN GENERATED flags: rest (make docs) -->\n" + EndMarker + "\n<!-- BEGIN GENERATED checks: (make docs) -->\n" + EndMarker,
+		"check nowhere":  "<!-- BEGIN GENERATED flags: rest (make docs) -->\n" + EndMarker + "\n<!-- BEGIN GENERATED checks: mode=pre (make docs) -->\n" + EndMarker,
+		"no rest block":  "<!-- BEGIN GENERATED checks: (make docs) -->\n" + EndMarker,
+		"malformed":      "<!-- BEGIN GENERATED tables: x -->\n" + EndMarker,
+		"bad checks arg": "<!-- BEGIN GENERATED flags: rest (make docs) -->\n" + EndMarker + "\n<!-- BEGIN GENERATED checks: mode=later (make docs) -->\n" + EndMarker,
+	} {
+		if _, err := Readme([]byte(bad), list, flags); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// testCheck returns a registered-looking check for the README tests.
+func testCheck(id string, mode checks.Mode, cat checks.Category) checks.Check {
+	return checks.Check{Meta: checks.Meta{ID: id, Category: cat, Modes: mode, Title: id, Severity: checks.SeverityFail}}
 }

@@ -109,7 +109,7 @@ func New(timeout time.Duration, connectTo []ConnectTo, caFile string) (*Prober, 
 	if caFile != "" {
 		data, err := os.ReadFile(caFile)
 		if err != nil {
-			return nil, fmt.Errorf("--ca-file: %v", err)
+			return nil, fmt.Errorf("--ca-file: %w", err)
 		}
 		if !appendPEM(roots, data) {
 			return nil, fmt.Errorf("--ca-file %s: no PEM certificate found", caFile)

@@ -23,13 +23,11 @@ import (
 
 // Cluster is one running control plane.
 type Cluster struct {
-	Env    *envtest.Environment
-	Admin  *rest.Config
-	Kube   kubernetes.Interface
-	dir    string
-	admin  string // admin kubeconfig path
-	nUsers int
-	mu     sync.Mutex
+	Env   *envtest.Environment
+	Admin *rest.Config
+	Kube  kubernetes.Interface
+	dir   string
+	admin string // admin kubeconfig path
 	// Components are the controller-manager, scheduler and kwok (nil for a
 	// bare cluster).
 	Components *Components

@@ -99,7 +99,7 @@ func ReadFile(ctx context.Context, name string, stdin io.Reader) ([]byte, error)
 		}
 		return r.data, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("reading values file %s: stopped before it ended (%v)", label, context.Cause(ctx))
+		return nil, fmt.Errorf("reading values file %s: stopped before it ended (%w)", label, context.Cause(ctx))
 	}
 }
 

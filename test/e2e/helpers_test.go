@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -22,20 +21,11 @@ func fakeHelm(t *testing.T, version string) string {
 	return "HELM_BIN=" + p
 }
 
-// wantStatus asserts the status of check id, and that its message contains
-// each of msgs.
+// wantStatus is expectCheck, the one assertion on a check of a report (the
+// older name).
 func wantStatus(t *testing.T, doc reporters.Document, id, status string, msgs ...string) reporters.CheckDocument {
 	t.Helper()
-	c := tc.Check(t, doc, id)
-	if c.Status != status {
-		t.Errorf("%s = %s (%q), want %s", id, c.Status, c.Message, status)
-	}
-	for _, m := range msgs {
-		if !strings.Contains(c.Message, m) {
-			t.Errorf("%s message %q does not contain %q", id, c.Message, m)
-		}
-	}
-	return c
+	return expectCheck(t, doc, id, status, msgs...)
 }
 
 func wantCode(t *testing.T, res tc.Result, code int) {

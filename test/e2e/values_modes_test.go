@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func TestServiceMeshTunnelArgoCD(t *testing.T) {
 	pc, _ := ca.leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
 	tc, _ := ca.leaf(t, "tunnel.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
 	pp, tp := serveTLS(t, pc), serveTLS(t, tc)
-	tun := append(mesh, "--set", "global.codefresh.url=https://platform.example.test", "--set", "tunnel-client.tunnelServer.host=tunnel.example.test",
+	tun := append(slices.Clone(mesh), "--set", "global.codefresh.url=https://platform.example.test", "--set", "tunnel-client.tunnelServer.host=tunnel.example.test",
 		"--connect-to", "platform.example.test:443:127.0.0.1:"+pp, "--connect-to", "tunnel.example.test:443:127.0.0.1:"+tp)
 	expect(t, c, map[string]string{"platform-reachable": "pass", "ingress-url": "skip"}, append(tun, "--ca-file", ca.PEM)...)
 	res, doc := c.RunJSON(t, nil, tun...) // unknown CA: warn only

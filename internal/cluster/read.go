@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The snapshot's two readers. Every list of a kind and every GET of one
+// object goes through them, so paging, memoising, error wrapping and the
+// not-found convention are written once.
+
+// listAll pages through list (see each) and returns from(item) for every
+// item, which must be a T. resource and namespace name the list in a
+// ListError ("" namespace: all namespaces).
+func listAll[T runtime.Object, R any](ctx context.Context, resource, namespace string, opts metav1.ListOptions,
+	list func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error), from func(T) R) ([]R, error) {
+	var out []R
+	err := each(ctx, resource, namespace, opts, list, func(obj runtime.Object) error {
+		o, ok := obj.(T)
+		if !ok {
+			return fmt.Errorf("unexpected %T in %s list", obj, resource)
+		}
+		out = append(out, from(o))
+		return nil
+	})
+	return out, err
+}
+
+// getOne GETs one object once per snapshot (memo key key) and returns
+// from(object). The not-found convention: an object that does not exist is
+// not an error, found is false and the value is R's zero value. Any other
+// error is a *ListError with Verb "get" and resource (e.g. "services/name").
+func getOne[T any, R any](s *Snapshot, key, resource, namespace, name string,
+	get func(ctx context.Context, name string, opts metav1.GetOptions) (T, error), from func(T) R) (v R, found bool, err error) {
+	type res struct {
+		v     R
+		found bool
+	}
+	r, err := Memo(s, key, func() (res, error) {
+		obj, err := get(s.ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return res{}, nil
+		}
+		if err != nil {
+			return res{}, &ListError{Verb: "get", Resource: resource, Namespace: namespace, Err: err}
+		}
+		return res{v: from(obj), found: true}, nil
+	})
+	return r.v, r.found, err
+}

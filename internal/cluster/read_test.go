@@ -1,0 +1,64 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// TestGetOne: the one not-found convention (found false, no error), one GET
+// per snapshot and key, and other errors as a "get" ListError.
+func TestGetOne(t *testing.T) {
+	kube := fake.NewClientset(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web"}})
+	gets := 0
+	kube.PrependReactor("get", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		gets++
+		if a.(k8stesting.GetAction).GetName() == "denied" {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "denied", errors.New("RBAC"))
+		}
+		return false, nil, nil
+	})
+	s := NewSnapshot(context.Background(), &Clients{Kube: kube})
+	for range 2 {
+		svc, ok, err := s.Service("a", "web")
+		if err != nil || !ok || svc.Name != "web" {
+			t.Fatalf("Service(a, web) = %+v, %v, %v", svc, ok, err)
+		}
+	}
+	if gets != 1 {
+		t.Errorf("%d GETs for one object read twice, want 1", gets)
+	}
+	svc, ok, err := s.Service("a", "absent")
+	if err != nil || ok || svc.Name != "" {
+		t.Errorf("absent: %+v, %v, %v; want zero, false, nil", svc, ok, err)
+	}
+	_, _, err = s.Service("a", "denied")
+	var le *ListError
+	if !errors.As(err, &le) || le.Verb != "get" || !le.Forbidden() || !strings.Contains(le.Reason(), "services/denied") {
+		t.Errorf("denied: %v, want a forbidden get ListError naming services/denied", err)
+	}
+	ns, err := s.Namespace("nowhere")
+	if err != nil || ns.Exists || ns.Name != "nowhere" {
+		t.Errorf("Namespace(nowhere) = %+v, %v", ns, err)
+	}
+}
+
+// TestListAllWrongType: an item of another type is an error naming the list.
+func TestListAllWrongType(t *testing.T) {
+	_, err := listAll(context.Background(), "services", "", metav1.ListOptions{},
+		func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &corev1.PodList{Items: []corev1.Pod{{}}}, nil
+		}, ServiceFrom)
+	if err == nil || !strings.Contains(err.Error(), "unexpected *v1.Pod in services list") {
+		t.Fatalf("listAll = %v, want an unexpected-type error", err)
+	}
+}

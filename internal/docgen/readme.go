@@ -1,0 +1,268 @@
+package docgen
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+)
+
+// README tables are generated between a begin marker, whose arguments say
+// what the block holds, and EndMarker (the way stern's hack/update-readme
+// writes its flag table):
+//
+//	<!-- BEGIN GENERATED checks: mode=pre category=cluster,tools,inputs (make docs) -->
+//	<!-- BEGIN GENERATED flags: values,set,access-mode (make docs) -->
+//	<!-- BEGIN GENERATED flags: rest (make docs) -->
+//
+// A checks block lists, in catalogue order, the checks that run in that mode
+// (pre or post) and are of one of those categories (any category when
+// omitted). A flags block lists the named flags in that order; "rest" lists
+// every other visible flag of the command in cobra's order, with the
+// kubectl connection flags (cli-runtime's ConfigFlags) folded into one row
+// unless their help text was rewritten by the plugin.
+const (
+	beginPrefix = "<!-- BEGIN GENERATED "
+	// EndMarker closes a generated block.
+	EndMarker = "<!-- END GENERATED -->"
+)
+
+var beginRE = regexp.MustCompile(`^<!-- BEGIN GENERATED (checks|flags): ?(.*?) \(make docs\) -->$`)
+
+// Readme returns readme with every generated block rewritten from list (the
+// check registry) and flags (the root command's flags). It fails, naming each
+// problem, on an unclosed or malformed marker, an unknown flag, a registered
+// check that is in no checks block, or a visible flag in no flags block.
+func Readme(readme []byte, list []checks.Check, flags *pflag.FlagSet) ([]byte, error) {
+	lines := strings.Split(strings.ReplaceAll(string(readme), "\r\n", "\n"), "\n")
+	type block struct {
+		kind, args string
+		begin, end int // line indexes of the markers
+	}
+	var blocks []block
+	var errs []error
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], beginPrefix) {
+			continue
+		}
+		m := beginRE.FindStringSubmatch(lines[i])
+		if m == nil {
+			errs = append(errs, fmt.Errorf("README.md line %d: malformed marker %q (want %q)", i+1, lines[i], beginPrefix+"checks|flags: ARGS (make docs) -->"))
+			continue
+		}
+		b := block{kind: m[1], args: strings.TrimSpace(m[2]), begin: i, end: -1}
+		for j := i + 1; j < len(lines); j++ {
+			if lines[j] == EndMarker {
+				b.end = j
+				break
+			}
+			if strings.HasPrefix(lines[j], beginPrefix) {
+				break
+			}
+		}
+		if b.end < 0 {
+			errs = append(errs, fmt.Errorf("README.md line %d: no %s after the marker", i+1, EndMarker))
+			continue
+		}
+		blocks = append(blocks, b)
+		i = b.end
+	}
+
+	// Flags named by a block; "rest" takes the others.
+	named := map[string]bool{}
+	for _, b := range blocks {
+		if b.kind == "flags" && b.args != "rest" {
+			for _, n := range strings.Split(b.args, ",") {
+				named[strings.TrimSpace(n)] = true
+			}
+		}
+	}
+	listed := map[string]bool{}
+	restSeen := false
+	bodies := make([]string, len(blocks))
+	for i, b := range blocks {
+		var body string
+		var err error
+		switch {
+		case b.kind == "checks":
+			body, err = checksTable(b.args, list, listed)
+		case b.args == "rest":
+			restSeen = true
+			body = flagsTable(restFlags(flags, named))
+		default:
+			var fs []*pflag.Flag
+			for _, n := range strings.Split(b.args, ",") {
+				f := flags.Lookup(strings.TrimSpace(n))
+				if f == nil {
+					err = errors.Join(err, fmt.Errorf("README.md line %d: no flag --%s", b.begin+1, strings.TrimSpace(n)))
+					continue
+				}
+				fs = append(fs, f)
+			}
+			body = flagsTable(fs)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		bodies[i] = body
+	}
+	for _, c := range list {
+		if !listed[c.ID] {
+			errs = append(errs, fmt.Errorf("check %s is in no README table: add its category to a %q marker", c.ID, beginPrefix+"checks: ..."))
+		}
+	}
+	if !restSeen {
+		errs = append(errs, errors.New("README.md has no "+beginPrefix+"flags: rest (make docs) --> block"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	var out []string
+	prev := 0
+	for i, b := range blocks {
+		out = append(out, lines[prev:b.begin+1]...)
+		out = append(out, bodies[i])
+		prev = b.end
+	}
+	out = append(out, lines[prev:]...)
+	return []byte(strings.Join(out, "\n")), nil
+}
+
+// checksTable renders the checks selected by args ("mode=pre category=a,b").
+func checksTable(args string, list []checks.Check, listed map[string]bool) (string, error) {
+	mode := checks.ModePre | checks.ModePost
+	var cats []string
+	for _, kv := range strings.Fields(args) {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "mode" && v == "pre":
+			mode = checks.ModePre
+		case k == "mode" && v == "post":
+			mode = checks.ModePost
+		case k == "category":
+			cats = strings.Split(v, ",")
+		default:
+			return "", fmt.Errorf("checks marker: unknown argument %q (mode=pre|post, category=a,b)", kv)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| check | passes when | runs | on failure |\n|---|---|---|---|\n")
+	for _, c := range list {
+		if !c.Modes.Has(mode) || (cats != nil && !slices.Contains(cats, string(c.Category))) {
+			continue
+		}
+		listed[c.ID] = true
+		fmt.Fprintf(&b, "| [`%s`](docs/checks.md#%s) | %s | %s | %s |\n", c.ID, c.ID, cell(strings.TrimSuffix(c.Title, ".")), applies(c.Meta, mode), strings.TrimPrefix(failsAs(c.Meta), "on failure: "))
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// applies says when a check runs, from its Meta.Applies (after the install,
+// the access mode is the installed runtime's: the check decides).
+func applies(m checks.Meta, mode checks.Mode) string {
+	var parts []string
+	if len(m.Applies.Access) > 0 && mode.Has(checks.ModePre) {
+		modes := make([]string, len(m.Applies.Access))
+		for i, a := range m.Applies.Access {
+			modes[i] = string(a)
+		}
+		parts = append(parts, "in "+strings.Join(modes, " or ")+" mode")
+	}
+	if m.Applies.ExistingArgoCD {
+		parts = append(parts, "with `--existing-argocd`")
+	}
+	for _, n := range m.Applies.Needs {
+		parts = append(parts, "with "+inputPhrase(n))
+	}
+	if len(parts) == 0 {
+		return "always"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// inputPhrase names a needed input for the tables.
+func inputPhrase(n checks.Input) string {
+	switch n {
+	case checks.InputValues:
+		return "values (`-f`, `--set`)"
+	case checks.InputIngressHost:
+		return "an ingress host"
+	}
+	return string(n)
+}
+
+// restFlags returns the visible flags not in named, in cobra's order, with
+// the kubectl connection flags whose help is cli-runtime's folded away.
+func restFlags(flags *pflag.FlagSet, named map[string]bool) []*pflag.Flag {
+	stock := pflag.NewFlagSet("kubectl", pflag.ContinueOnError)
+	genericclioptions.NewConfigFlags(true).AddFlags(stock)
+	var out, kubectl []*pflag.Flag
+	flags.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || named[f.Name] || f.Name == "help" {
+			return
+		}
+		if s := stock.Lookup(f.Name); s != nil && s.Usage == f.Usage {
+			kubectl = append(kubectl, f)
+			return
+		}
+		out = append(out, f)
+	})
+	if len(kubectl) > 0 {
+		names := make([]string, len(kubectl))
+		for i, f := range kubectl {
+			names[i] = "`--" + f.Name + "`"
+		}
+		out = append(out, &pflag.Flag{Name: "", Usage: "kubectl's connection flags, as `kubectl options` describes them: " + strings.Join(names, ", ")})
+	}
+	return out
+}
+
+// flagsTable renders fs as "| flag | default | meaning |".
+func flagsTable(fs []*pflag.Flag) string {
+	var b strings.Builder
+	b.WriteString("| flag | default | meaning |\n|---|---|---|\n")
+	for _, f := range fs {
+		if f.Name == "" { // the folded kubectl row
+			fmt.Fprintf(&b, "| kubectl flags | | %s |\n", cell(f.Usage))
+			continue
+		}
+		name := "--" + f.Name
+		if f.Shorthand != "" {
+			name = "-" + f.Shorthand + ", " + name
+		}
+		varname, usage := pflag.UnquoteUsage(f)
+		if varname != "" && f.Value.Type() != "bool" {
+			name += " " + varname
+		}
+		def := ""
+		switch f.DefValue {
+		case "", "false", "[]", "0", "0s":
+		default:
+			def = "`" + f.DefValue + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, cell(def), cell(usage))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// cell escapes a Markdown table cell: pipes (also inside code spans, which
+// GitHub splits cells on) and newlines.
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// CommandFlags returns the flags of the plugin's root command as a user with
+// an empty environment sees them (no HELM_* variables: kubectl's defaults).
+func CommandFlags() *pflag.FlagSet {
+	cmd := cli.NewCommand(genericiooptions.IOStreams{}, cli.Host{Getenv: func(string) string { return "" }})
+	return cmd.Flags()
+}
