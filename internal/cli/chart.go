@@ -15,7 +15,7 @@ import (
 
 // chartChecks read the rendered chart; the chart is loaded and rendered
 // only when one of them is selected.
-var chartChecks = map[string]bool{"chart-renders": true, "helm-ownership": true, "argo-crds-ownership": true}
+var chartChecks = map[string]bool{"chart-renders": true, "helm-ownership": true, "argo-crds-ownership": true, "runtime-schedulable": true}
 
 // completeChart prepares the chart loader: the chart of --chart and
 // --chart-version, pulled with Helm's environment (HELM_* variables, set by

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,14 +32,39 @@ type proc struct {
 	cmd            *exec.Cmd
 	stdout, stderr bytes.Buffer
 	start          time.Time
+	rssFile        string // GNU time's report (startPluginMeasured)
 }
 
 // startPlugin starts the plugin (minimal environment, as tc.Run) without
 // waiting, so that a test can signal it; stdin is in (nil: none).
 func startPlugin(t *testing.T, env []string, in *os.File, args ...string) *proc {
 	t.Helper()
+	return startPluginWith(t, false, env, in, args...)
+}
+
+// startPluginMeasured is startPlugin under GNU time (/usr/bin/time, in the
+// machine image), so that wait returns the plugin's own peak RSS. The
+// plugin's rusage as this process sees it is no measure: Go starts children
+// with vfork, and Linux carries the parent's high-water mark across exec, so
+// a child's ru_maxrss is at least this test binary's. time forks the plugin
+// from its own small image. Signals go to time, not the plugin: measure only
+// runs that end by themselves.
+func startPluginMeasured(t *testing.T, env []string, in *os.File, args ...string) *proc {
+	t.Helper()
+	return startPluginWith(t, true, env, in, args...)
+}
+
+func startPluginWith(t *testing.T, measure bool, env []string, in *os.File, args ...string) *proc {
+	t.Helper()
 	args = append(append([]string(nil), args...), tc.Blackhole...)
-	p := &proc{cmd: exec.Command(tc.Binary(t), args...)}
+	name := tc.Binary(t)
+	p := &proc{}
+	if measure {
+		p.rssFile = filepath.Join(t.TempDir(), "maxrss")
+		args = append([]string{"-o", p.rssFile, "-f", "%M", name}, args...)
+		name = "/usr/bin/time"
+	}
+	p.cmd = exec.Command(name, args...)
 	p.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if in != nil {
@@ -73,9 +99,19 @@ func (p *proc) wait(t *testing.T, limit time.Duration) (tc.Result, int64) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	var rss int64
-	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss
+	if p.rssFile == "" {
+		return res, 0
+	}
+	b, err := os.ReadFile(p.rssFile)
+	if err != nil {
+		t.Fatalf("reading the peak RSS GNU time wrote: %v", err)
+	}
+	// The report's last line is %M (KiB); a line before it says how the
+	// command ended when it exited non-zero.
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	rss, err := strconv.ParseInt(strings.TrimSpace(lines[len(lines)-1]), 10, 64)
+	if err != nil || rss <= 0 {
+		t.Fatalf("peak RSS not measured: GNU time wrote %q", b)
 	}
 	return res, rss
 }
@@ -169,7 +205,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 			t.Skip("no /dev/zero")
 		}
 		defer zero.Close()
-		p := startPlugin(t, nil, zero, "--kubeconfig", "/nonexistent", "-f", "-")
+		p := startPluginMeasured(t, nil, zero, "--kubeconfig", "/nonexistent", "-f", "-")
 		res, rss := p.wait(t, 20*time.Second)
 		wantCode(t, res, 2)
 		if !strings.Contains(res.Stderr, "- (stdin) is larger than 10 MiB") {
@@ -218,7 +254,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		kc := tc.WriteKubeconfig(t, t.TempDir()+"/kc", server, "x")
-		p := startPlugin(t, []string{"HELM_BIN=" + helm}, nil, "--kubeconfig", kc, "--only", "helm-version", "-o", "json")
+		p := startPluginMeasured(t, []string{"HELM_BIN=" + helm}, nil, "--kubeconfig", kc, "--only", "helm-version", "-o", "json")
 		res, rss := p.wait(t, 20*time.Second)
 		wantCode(t, res, 3)
 		wantStatus(t, res.JSON(t), "helm-version", "fail", "stdout exceeded 64 KiB")
@@ -276,7 +312,7 @@ func TestHostileCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p := startPlugin(t, nil, nil, "--kubeconfig", c.AdminKubeconfig(), "--only", "existing-runtime", "-o", "json")
+		p := startPluginMeasured(t, nil, nil, "--kubeconfig", c.AdminKubeconfig(), "--only", "existing-runtime", "-o", "json")
 		res, rss := p.wait(t, 60*time.Second)
 		wantCode(t, res, 0)
 		ch := wantStatus(t, res.JSON(t), "existing-runtime", "warn", "3 Helm release(s) could not be read", "bombs/bomb-0 (payload larger than 10 MiB once decompressed)")

@@ -208,7 +208,7 @@ func TestNginxIngressOperator(t *testing.T) {
 	controllerWorkload(t, c, "nginx", "nginx.org/ingress-controller", "nginx-operator", "my-nginx",
 		"docker.io/nginx/nginx-ingress:3.7.0", []string{"-nginx-configmaps=nginx-operator/my-nginx", "-ingress-class=nginx"},
 		map[string]string{"app": "my-nginx"})
-	setAvailable(t, c, "nginx-operator", "my-nginx", 1)
+	waitAvailable(t, c, "nginx-operator", "my-nginx") // scheduled by the scheduler, run by kwok
 	setLoadBalancer(t, c, "nginx-operator", "my-nginx", "127.0.0.9")
 	nic := filepath.Join(t.TempDir(), "nic.yaml")
 	apply := func(enable string) {
