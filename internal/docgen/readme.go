@@ -155,13 +155,13 @@ func checksTable(args string, list []checks.Check, listed map[string]bool) (stri
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| check | passes when | runs | on failure |\n|---|---|---|---|\n")
+	b.WriteString("| check | passes when | runs | on failure (impact; how to fix: the check's page) |\n|---|---|---|---|\n")
 	for _, c := range list {
 		if !c.Modes.Has(mode) || (cats != nil && !slices.Contains(cats, string(c.Category))) {
 			continue
 		}
 		listed[c.ID] = true
-		fmt.Fprintf(&b, "| [`%s`](docs/checks.md#%s) | %s | %s | %s |\n", c.ID, c.ID, cell(strings.TrimSuffix(c.Title, ".")), applies(c.Meta, mode), strings.TrimPrefix(failsAs(c.Meta), "on failure: "))
+		fmt.Fprintf(&b, "| [`%s`](docs/checks.md#%s) | %s | %s | %s |\n", c.ID, c.ID, cell(strings.TrimSuffix(c.Title, ".")), applies(c.Meta, mode), onFailure(c.Meta))
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
@@ -265,4 +265,15 @@ func cell(s string) string {
 func CommandFlags() *pflag.FlagSet {
 	cmd := cli.NewCommand(genericiooptions.IOStreams{}, cli.Host{Getenv: func(string) string { return "" }})
 	return cmd.Flags()
+}
+
+// onFailure is the README's "on failure" cell: the status, what it means
+// for the install (Meta.Impact) and whether --fix repairs it, e.g.
+// "`fail` · install-fails · fixable with `--fix`".
+func onFailure(m checks.Meta) string {
+	s := strings.TrimPrefix(failsAs(m), "on failure: ")
+	if !m.Fatal && m.Severity != checks.SeverityWarn {
+		s += " · " + string(m.Impact())
+	}
+	return s + fixable(m)
 }

@@ -85,8 +85,8 @@ func TestReadmeRules(t *testing.T) {
 		"| `--post` |  | after the install |\n" + EndMarker,
 		"| `-o, --output string` | `table` | output format: table\\|json |",
 		"| kubectl flags | | kubectl's connection flags, as `kubectl options` describes them: `--kubeconfig` |",
-		"| [`ing-one`](docs/checks.md#ing-one) | ing-one | in ingress mode | `fail` |",
-		"| [`post-one`](docs/checks.md#post-one) | post-one | always | `fail` |\n" + EndMarker + "\nend",
+		"| [`ing-one`](docs/checks.md#ing-one) | ing-one | in ingress mode | `fail` · runtime-breaks |",
+		"| [`post-one`](docs/checks.md#post-one) | post-one | always | `fail` · runtime-breaks |\n" + EndMarker + "\nend",
 	} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("generated README lacks %q:\n%s", want, got)

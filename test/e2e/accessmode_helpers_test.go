@@ -65,22 +65,6 @@ func applyUpstream(t *testing.T, c *testcluster.Cluster, rel string, extra ...st
 	}
 }
 
-// setAvailable sets a Deployment's status as a running controller would: for
-// StartBare clusters only (on Start the controllers and kwok do it; see
-// waitAvailable).
-func setAvailable(t *testing.T, c *testcluster.Cluster, ns, name string, n int32) {
-	t.Helper()
-	ctx := context.Background()
-	d, err := c.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Status.Replicas, d.Status.AvailableReplicas, d.Status.ReadyReplicas = n, n, n
-	if _, err := c.Kube.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // setLoadBalancer sets (or, with no addresses, clears) a Service's
 // status.loadBalancer.ingress as a cloud controller would.
 func setLoadBalancer(t *testing.T, c *testcluster.Cluster, ns, name string, ips ...string) {
