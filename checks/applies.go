@@ -16,7 +16,7 @@ import (
 // selects by it (Registry.Select). Only what the inputs tell belongs here;
 // what only the cluster can tell (no Istio CRD, not on AWS, the installed
 // runtime's mode in a --post run) stays a run-time Skip in the check.
-// CHECKS.md: "Checks of an access mode other than the selected one end as
+// The contract (README "Checks"): "Checks of an access mode other than the selected one end as
 // `skip` with the reason."
 type Applies struct {
 	// Access lists the access modes (Inputs.AccessMode: tunnel, ingress,

@@ -14,7 +14,7 @@ import (
 // --chart-version) renders with the planned values, release name and
 // namespace against the cluster's Kubernetes version and API versions, as
 // `helm install` renders it (Helm's action.Install in client-only dry-run
-// mode; CHECKS.md). It fails with the chart's own message (its `fail` and
+// mode; docs/checks/chart-renders.md). It fails with the chart's own message (its `fail` and
 // `required` texts, template paths removed) and skips, with the reason and
 // the flag to use, when no chart could be loaded. Rules the chart's
 // validate-values hook enforces at install time stay with the `values`

@@ -25,7 +25,7 @@ import (
 // RuntimeSchedulable passes when every pod the runtime will run fits on a
 // Ready, schedulable node, given what the pods already bound there request
 // and the pods' nodeSelector, required node affinity and tolerations
-// (CHECKS.md: runtime-schedulable). The pods come from RuntimePods; the
+// (docs/checks/runtime-schedulable.md). The pods come from RuntimePods; the
 // placement is first-fit decreasing (FitRuntimePods), which is what the
 // scheduler's NodeResourcesFit filter admits, one pod at a time.
 func RuntimeSchedulable() Check {

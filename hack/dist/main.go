@@ -15,7 +15,7 @@
 // the krew-release-bot template .krew.yaml rendered for <version> with the
 // sha256 of these archives, then checked with krew's rules
 // (internal/release). <version> must be vX.Y.Z[-pre][+build]: krew requires
-// the leading v (shared/spec/plugin-conventions.md §1.2).
+// the leading v (krew's manifest rules: https://krew.sigs.k8s.io/docs/developer-guide/plugin-manifest/).
 package main
 
 import (

@@ -18,6 +18,8 @@ var rules = []struct {
 	{"private chart notes", regexp.MustCompile(`chart` + `-facts`)},
 	{"absolute path of a development machine's shared folder", regexp.MustCompile(`(^|[^.])/` + `shared/fixtures`)},
 	{"README part named after a work item", regexp.MustCompile(`docs/readme/` + `issue`)},
+	{"private plugin notes", regexp.MustCompile(`plugin` + `-conventions`)},
+	{"the private contract notes (cite the README's sections)", regexp.MustCompile(`\b(CHECKS|peers)` + `\.md\b`)},
 }
 
 // Forbidden returns the name of the first rule line breaks, or "" when the

@@ -20,7 +20,7 @@ const completionTimeout = 5 * time.Second
 
 // CompletionHelper is the executable kubectl (1.26 or newer) runs to complete
 // `kubectl gitops-preflight <TAB>`: kubectl_complete-<plugin name with
-// dashes as underscores> on PATH (plugin-conventions.md §2.4). The script of
+// dashes as underscores> on PATH (https://kubernetes.io/docs/tasks/extend-kubectl/kubectl-plugins/, "Shell completion"). The script of
 // that name at the repository root forwards to the hidden `__complete`
 // command cobra adds.
 const CompletionHelper = "kubectl_complete-gitops_preflight"

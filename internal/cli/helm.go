@@ -9,7 +9,7 @@ import (
 // helmEnv is the cluster selection Helm hands its plugins. Helm strips its
 // own flags (-n/--namespace, --kube-context, --kubeconfig, --kube-token, ...)
 // from a plugin's arguments and passes them as environment variables
-// (plugin-conventions.md §3.3, §3.4; helm/helm pkg/cli/environment.go).
+// (https://helm.sh/docs/topics/plugins/; helm/helm pkg/cli/environment.go).
 // HELM_PLUGIN_NAME is set only when Helm runs the binary.
 type helmEnv struct {
 	// Active is true when the binary runs as a Helm plugin.

@@ -349,7 +349,7 @@ func (o *Options) renameInHints(outcomes []checks.Outcome) {
 
 // CoreChecks are the checks of each mode without which a run verified
 // nothing about its subject: after the install, the release and the
-// workloads (CHECKS.md "Statuses and exit codes").
+// workloads (README "Exit codes").
 var CoreChecks = map[checks.Mode][]string{
 	checks.ModePost: {"release-deployed", "runtime-workloads"},
 }

@@ -36,7 +36,7 @@ const (
 	DefaultChart = "oci://quay.io/codefresh/gitops-runtime"
 )
 
-// Install describes the planned install (CHECKS.md "Invocation"). Defaults
+// Install describes the planned install (README "Usage"). Defaults
 // are the chart's: runtime name "codefresh", namespace "codefresh", release
 // "cf-gitops-runtime".
 type Install struct {

@@ -23,7 +23,7 @@ type File struct {
 }
 
 // krewLicenseNames are the names validate-krew-manifest accepts as a license
-// file (case-insensitive; plugin-conventions §1.3).
+// file (case-insensitive; https://github.com/kubernetes-sigs/krew/tree/v0.5.0/cmd/validate-krew-manifest).
 var krewLicenseNames = []string{"license", "license.txt", "license.md", "licenses", "licenses.txt", "licenses.md", "copying", "copying.txt"}
 
 // WriteArchive writes files to dst as a zip (when dst ends in .zip) or a
@@ -176,7 +176,7 @@ func ListArchive(p string) ([]ArchiveEntry, error) {
 // CheckKrewArchive checks what a krew install of the archive relies on: the
 // platform's bin is in it (executable, except on Windows where the mode is
 // not used), and so is a license file, which krew-index CI requires to be
-// extracted (plugin-conventions §1.3, §1.6). Every file is extracted since the
+// extracted (https://github.com/kubernetes-sigs/krew/tree/v0.5.0/cmd/validate-krew-manifest). Every file is extracted since the
 // manifest leaves `files` unset.
 func CheckKrewArchive(p, bin string, windows bool) error {
 	entries, err := ListArchive(p)

@@ -21,7 +21,7 @@ type HelmPlatformCommand struct {
 // HelmPluginMetadata mirrors the fields of Helm 3's legacy plugin.yaml that
 // Helm 3.4 to 3.17 know (helm/helm pkg/plugin/plugin.go Metadata). Decoding
 // into it strictly is what those Helm versions do, so a key they do not know
-// fails here as it would fail there (plugin-conventions §3.1).
+// fails here as it would fail there (https://helm.sh/docs/topics/plugins/).
 type HelmPluginMetadata struct {
 	Name            string                `json:"name"`
 	Version         string                `json:"version"`
@@ -39,7 +39,7 @@ var helmPluginName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // ReadHelmPlugin reads a plugin.yaml and checks that both Helm 3 (strict
 // decoding since 3.4, no 3.18-only keys) and Helm 4 (legacy schema: no
 // apiVersion, not both platformCommand and command, version strict SemVer
-// without "v" since 4.1.4) load it (plugin-conventions §3.1, §3.8).
+// without "v" since 4.1.4) load it (https://helm.sh/docs/topics/plugins/; helm/helm v4 pkg/plugin).
 func ReadHelmPlugin(path string) (HelmPluginMetadata, error) {
 	var m HelmPluginMetadata
 	data, err := os.ReadFile(path)

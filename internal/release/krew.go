@@ -21,7 +21,7 @@ const (
 	KrewAPIVersion = "krew.googlecontainertools.github.com/v1alpha2"
 	KrewKind       = "Plugin"
 	// MaxShortDescription is this project's limit: `kubectl krew search`
-	// cuts the column at 50 characters (plugin-conventions §1.2).
+	// cuts the column at 50 characters (krew's plugin list; https://krew.sigs.k8s.io/docs/developer-guide/plugin-manifest/).
 	MaxShortDescription = 50
 )
 
