@@ -1,6 +1,6 @@
 # kubectl gitops-preflight
 #
-#   make demo           the story on a local cluster: report, --fix, helm install, --post (~40 s once built)
+#   make demo           the story on a local cluster: report, --fix, helm install, --post (40-60 s once built)
 #   make test           vet, lint, unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use)
 #   make lint           golangci-lint (pinned, built once into bin/) with .golangci.yaml
 #   make fuzz           each fuzz target for FUZZTIME (default 5s), from its checked-in seeds
