@@ -1,6 +1,6 @@
 // Command bench measures kubectl gitops-preflight on a large cluster (make
-// bench). It starts the test control plane (bin/k8s: etcd and kube-apiserver,
-// through envtest) with an audit log, seeds it concurrently with client-go
+// bench). It starts the bare test control plane (internal/testcluster's
+// StartBareLive: etcd and kube-apiserver from bin/k8s) with an audit log, seeds it concurrently with client-go
 // (by default 5,000 Ready nodes, 2,000 namespaces, 20,000 Services, 10,000
 // Deployments, the real Argo CD and Argo Rollouts CRDs, 50 other CRDs and an
 // ingress-nginx controller), then measures, over -runs runs each:
@@ -40,7 +40,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -51,10 +50,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -161,27 +156,21 @@ func run(c config) error {
 	}
 	defer os.RemoveAll(dir)
 
-	ctrllog.SetLogger(logr.Discard())
-	env, admin, err := startControlPlane(c, dir)
+	live, err := startControlPlane(c, dir)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		_ = env.Stop()
-		if d := env.ControlPlane.Etcd.DataDir; strings.HasPrefix(d, "/dev/shm/") {
-			_ = os.RemoveAll(d)
-		}
-	}()
-	fmt.Printf("control plane up in %s (etcd data in %s)\n", time.Since(start).Round(time.Millisecond), env.ControlPlane.Etcd.DataDir)
+	defer live.Stop()
+	fmt.Printf("control plane up in %s (etcd data in %s)\n", time.Since(start).Round(time.Millisecond), live.EtcdDataDir())
 
 	seedStart := time.Now()
-	if err := seed(c, admin, fixtures, dir); err != nil {
+	if err := seed(c, live.Admin, live.Kubeconfig, fixtures, dir); err != nil {
 		return fmt.Errorf("seeding: %w", err)
 	}
 	seedTime := time.Since(seedStart)
 	fmt.Printf("seeded in %s\n", seedTime.Round(time.Second))
 
-	m := &measurer{c: c, env: env, admin: admin, plugin: plugin, dir: dir}
+	m := &measurer{c: c, live: live, admin: live.Admin, plugin: plugin, dir: dir, adminKubeconfig: live.Kubeconfig}
 	res, err := m.measure()
 	if err != nil {
 		if c.keep {
@@ -215,51 +204,42 @@ func run(c config) error {
 	return nil
 }
 
-// startControlPlane starts etcd (data on tmpfs when /dev/shm is writable)
-// and kube-apiserver with raised in-flight limits and the audit log, and adds
-// the admin user the seeding and the references use.
-func startControlPlane(c config, dir string) (*envtest.Environment, *rest.Config, error) {
+// startControlPlane starts the bare test control plane (testcluster:
+// etcd, data on tmpfs when /dev/shm is writable, and kube-apiserver; no
+// scheduler, controllers or kubelet) with raised in-flight limits and the
+// audit log, with the admin user the seeding and the references use.
+func startControlPlane(c config, dir string) (*testcluster.Live, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory:    c.assets,
-		ControlPlaneStartTimeout: 120 * time.Second,
-		ControlPlaneStopTimeout:  60 * time.Second,
-	}
-	// etcd on tmpfs: the bench measures the plugin, not the disk. envtest
-	// leaves a DataDir it was given in place; run removes it.
-	env.ControlPlane.Etcd = &envtest.Etcd{}
-	env.ControlPlane.APIServer = &envtest.APIServer{}
-	if shm, err := os.MkdirTemp("/dev/shm", "gitops-preflight-bench-etcd-"); err == nil {
-		env.ControlPlane.Etcd.DataDir = shm
-	}
-	etcd := env.ControlPlane.Etcd.Configure()
-	etcd.Set("quota-backend-bytes", strconv.Itoa(8<<30))
-	etcd.Set("unsafe-no-fsync", "true")
-	api := env.ControlPlane.APIServer.Configure()
-	api.Set("audit-policy-file", policy)
-	api.Set("audit-log-path", filepath.Join(dir, "audit.log"))
-	api.Set("audit-log-mode", "blocking")
-	api.Set("audit-log-maxsize", "0")
-	api.Set("max-requests-inflight", "3000")
-	api.Set("max-mutating-requests-inflight", "1500")
-	// Nodes are created as a kubelet registers them, status included; on a
-	// bare apiserver nothing would remove the not-ready taint
-	// TaintNodesByCondition adds on create, so the plugin is turned off.
-	api.Set("disable-admission-plugins", "ServiceAccount", "TaintNodesByCondition")
-	cfg, err := env.Start()
+	live, err := testcluster.StartBareLive(testcluster.BareOptions{
+		Assets:       c.assets,
+		EtcdOnTmpfs:  true, // the bench measures the plugin, not the disk
+		StartTimeout: 120 * time.Second,
+		StopTimeout:  60 * time.Second,
+		EtcdFlags: map[string][]string{
+			"quota-backend-bytes": {strconv.Itoa(8 << 30)},
+			"unsafe-no-fsync":     {"true"},
+		},
+		APIServerFlags: map[string][]string{
+			"audit-policy-file":              {policy},
+			"audit-log-path":                 {filepath.Join(dir, "audit.log")},
+			"audit-log-mode":                 {"blocking"},
+			"audit-log-maxsize":              {"0"},
+			"max-requests-inflight":          {"3000"},
+			"max-mutating-requests-inflight": {"1500"},
+			// Nodes are created as a kubelet registers them, status
+			// included; on a bare apiserver nothing would remove the
+			// not-ready taint TaintNodesByCondition adds on create, so the
+			// plugin is turned off.
+			"disable-admission-plugins": {"ServiceAccount", "TaintNodesByCondition"},
+		},
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting control plane: %w", err)
+		return nil, fmt.Errorf("starting control plane: %w", err)
 	}
-	u, err := env.AddUser(envtest.User{Name: "bench-admin", Groups: []string{"system:masters"}}, cfg)
-	if err != nil {
-		_ = env.Stop()
-		return nil, nil, err
-	}
-	admin := u.Config()
-	return env, admin, nil
+	return live, nil
 }
 
 // parallel runs f(0..n-1) on workers goroutines and returns the first error.
@@ -284,7 +264,7 @@ func seedClient(admin *rest.Config) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-func seed(c config, admin *rest.Config, fixtures, dir string) error {
+func seed(c config, admin *rest.Config, adminKubeconfig, fixtures, dir string) error {
 	ctx := context.Background()
 	kube, err := seedClient(admin)
 	if err != nil {
@@ -366,7 +346,7 @@ func seed(c config, admin *rest.Config, fixtures, dir string) error {
 	}
 
 	t0 = time.Now()
-	if err := seedIngressNginx(ctx, kube, admin, fixtures, dir); err != nil {
+	if err := seedIngressNginx(ctx, kube, adminKubeconfig, fixtures, dir); err != nil {
 		return fmt.Errorf("ingress-nginx: %w", err)
 	}
 	progress("ingress-nginx (real manifest, status set)", 1, t0)
@@ -579,7 +559,7 @@ var webhookDoc = regexp.MustCompile(`(?m)^kind: (Validating|Mutating)WebhookConf
 // statuses a running cluster would: the controller Deployment available and
 // the LoadBalancer Service's address (127.0.0.1, so that any probe of it
 // stays on this machine).
-func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, admin *rest.Config, fixtures, dir string) error {
+func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, kc, fixtures, dir string) error {
 	data, err := os.ReadFile(filepath.Join(fixtures, "ingress-nginx", "cloud.yaml"))
 	if err != nil {
 		return fmt.Errorf("upstream fixture: %w", err)
@@ -592,10 +572,6 @@ func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, admin *res
 	}
 	f := filepath.Join(dir, "ingress-nginx.yaml")
 	if err := os.WriteFile(f, []byte(strings.Join(keep, "\n---")), 0o600); err != nil {
-		return err
-	}
-	kc, err := writeKubeconfig(admin, filepath.Join(dir, "seed.kubeconfig"))
-	if err != nil {
 		return err
 	}
 	if out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kc, "apply", "--server-side", "-f", f).CombinedOutput(); err != nil {
@@ -618,21 +594,11 @@ func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, admin *res
 	return err
 }
 
-// writeKubeconfig writes cfg (client certificate credentials) as a kubeconfig.
-func writeKubeconfig(cfg *rest.Config, path string) (string, error) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["bench"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench"}
-	kc.CurrentContext = "bench"
-	return path, clientcmd.WriteToFile(*kc, path)
-}
-
 // ---- measuring ----
 
 type measurer struct {
 	c               config
-	env             *envtest.Environment
+	live            *testcluster.Live
 	admin           *rest.Config
 	plugin, dir     string
 	adminKubeconfig string
@@ -709,10 +675,6 @@ var (
 )
 
 func (m *measurer) measure() (*results, error) {
-	var err error
-	if m.adminKubeconfig, err = writeKubeconfig(m.admin, filepath.Join(m.dir, "admin.kubeconfig")); err != nil {
-		return nil, err
-	}
 	r := &results{pre: series{name: "pre-install run"}, chart: series{name: "pre-install run with --chart"}, post: series{name: "--post run"}, floor: series{name: "raw floor (curl)"}, kubectl: series{name: "kubectl get -o json"}}
 	r.server = m.admin.Host
 	r.loadBefore = loadavg()
@@ -781,11 +743,7 @@ func (m *measurer) measure() (*results, error) {
 // that the audit log tells its requests apart).
 func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 	name := "bench-plugin-" + user
-	u, err := m.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters", pluginGroup}}, m.admin)
-	if err != nil {
-		return sample{}, err
-	}
-	kc, err := writeKubeconfig(u.Config(), filepath.Join(m.dir, name+".kubeconfig"))
+	_, kc, err := m.live.AddUser(name, "system:masters", pluginGroup)
 	if err != nil {
 		return sample{}, err
 	}
