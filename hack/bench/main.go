@@ -1,8 +1,8 @@
 // Command bench measures kubectl gitops-preflight on a large cluster (make
 // bench). It starts the bare test control plane (internal/testcluster's
 // StartBareLive: etcd and kube-apiserver from bin/k8s) with an audit log, seeds it concurrently with client-go
-// (by default 5,000 Ready nodes, 2,000 namespaces, 20,000 Services, 10,000
-// Deployments, the real Argo CD and Argo Rollouts CRDs, 50 other CRDs and an
+// (by default 5,000 Ready nodes, 30,000 Running pods bound to them, 2,000
+// namespaces, 20,000 Services, 10,000 Deployments, the real Argo CD and Argo Rollouts CRDs, 50 other CRDs and an
 // ingress-nginx controller), then measures, over -runs runs each:
 //
 //   - the full pre-install run and the --post run of the built plugin: wall
@@ -11,7 +11,7 @@
 //     which also shows whether any kind was listed twice) and peak RSS;
 //   - the physical floor: the same kinds fetched as raw HTTP LISTs with curl,
 //     concurrently, one request per kind, nothing decoded;
-//   - the by-hand path: kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass -A -o json.
+//   - the by-hand path: kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json.
 //
 // It prints a table and writes it, with the machine and date, to -out.
 // The real CRD and ingress-nginx manifests are read from the shared upstream
@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -52,12 +53,16 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 // scale is what to seed.
 type scale struct {
 	Nodes, Namespaces, Services, Deployments, OtherCRDs int
+	// PodsPerNode are Running pods bound to each node, with requests, for
+	// the runtime-schedulable check's list of all active pods.
+	PodsPerNode int
 	// ReleaseBombs are Helm release Secrets whose payload expands to ~760 MB
 	// (each under 1 MiB stored): the plugin must stay within its memory figure.
 	ReleaseBombs int
@@ -76,6 +81,7 @@ func main() {
 	flag.IntVar(&c.Namespaces, "namespaces", 2000, "namespaces to create")
 	flag.IntVar(&c.Services, "services", 20000, "headless Services to create (spread over the namespaces)")
 	flag.IntVar(&c.Deployments, "deployments", 10000, "Deployments to create (spread over the namespaces)")
+	flag.IntVar(&c.PodsPerNode, "pods-per-node", 6, "Running pods bound to each node, with cpu and memory requests (spread over the namespaces; 6 x 5,000 nodes = 30,000 pods)")
 	flag.IntVar(&c.OtherCRDs, "other-crds", 50, "CRDs to create besides the Argo CD and Argo Rollouts ones")
 	flag.IntVar(&c.ReleaseBombs, "release-bombs", 10, "Helm release Secrets whose gzip payload expands to ~760 MB (decompression bombs; 0: none)")
 	flag.IntVar(&c.runs, "runs", 5, "runs of each measurement (the median is reported)")
@@ -320,16 +326,26 @@ func seed(c config, admin *rest.Config, adminKubeconfig, fixtures, dir string) e
 	}); err != nil {
 		return err
 	}
-	if err := seedKind("headless Services", c.Services, func(ctx context.Context, i int) error {
-		_, err := kube.CoreV1().Services(nsName(i%c.Namespaces)).Create(ctx, service(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return err
-	}
-	if err := seedKind("Deployments", c.Deployments, func(ctx context.Context, i int) error {
-		_, err := kube.AppsV1().Deployments(nsName(i%c.Namespaces)).Create(ctx, deployment(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	// Services, Deployments and pods at once, each kind on its own workers.
+	var g errgroup.Group
+	g.Go(func() error {
+		return seedKind("headless Services", c.Services, func(ctx context.Context, i int) error {
+			_, err := kube.CoreV1().Services(nsName(i%c.Namespaces)).Create(ctx, service(i), metav1.CreateOptions{})
+			return err
+		})
+	})
+	g.Go(func() error {
+		return seedKind("Deployments", c.Deployments, func(ctx context.Context, i int) error {
+			_, err := kube.AppsV1().Deployments(nsName(i%c.Namespaces)).Create(ctx, deployment(i), metav1.CreateOptions{})
+			return err
+		})
+	})
+	g.Go(func() error {
+		return seedKind("bound Running pods (status set)", c.Nodes*c.PodsPerNode, func(ctx context.Context, i int) error {
+			return createBoundPod(ctx, kube, i%c.Nodes, i, nsName(i%c.Namespaces))
+		})
+	})
+	if err := g.Wait(); err != nil {
 		return err
 	}
 
@@ -363,11 +379,66 @@ func nsName(i int) string { return fmt.Sprintf("bench-%04d", i) }
 
 var zones = []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}
 
+// nodeName is the name of the i-th node createNode makes.
+func nodeName(i int) string {
+	return fmt.Sprintf("ip-10-%d-%d-%d.eu-west-1.compute.internal", i/65536%256, i/256%256, i%256)
+}
+
+// createBoundPod creates pod i in namespace ns already bound to node
+// (spec.nodeName set in the create, as the scheduler's binding would leave
+// it), with cpu and memory requests, then writes status phase Running
+// directly: the bench cluster has no scheduler to bind pods and no kubelet
+// to run them or report their status, and a create drops the status it is
+// sent.
+func createBoundPod(ctx context.Context, kube kubernetes.Interface, node, i int, ns string) error {
+	app := fmt.Sprintf("app-%05d", i/2)
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   fmt.Sprintf("%s-%08x-%05d", app, i, i%100000),
+			Labels: map[string]string{"app.kubernetes.io/name": app, "app.kubernetes.io/instance": app, "pod-template-hash": fmt.Sprintf("%08x", i/2)},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: nodeName(node),
+			Containers: []corev1.Container{{
+				Name:  "app",
+				Image: fmt.Sprintf("registry.example.com/team-%03d/%s:1.4.2", i%150, app),
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+				},
+			}},
+		},
+	}
+	created, err := kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	created.Status = corev1.PodStatus{
+		Phase:     corev1.PodRunning,
+		HostIP:    fmt.Sprintf("10.%d.%d.%d", node/65536%256, node/256%256, node%256),
+		PodIP:     fmt.Sprintf("100.%d.%d.%d", i/65536%256, i/256%256, i%256),
+		StartTime: &now,
+		QOSClass:  corev1.PodQOSBurstable,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "app", Ready: true, Image: p.Spec.Containers[0].Image, ImageID: fmt.Sprintf("registry.example.com/team-%03d/%s@sha256:%064x", i%150, app, i/2),
+			ContainerID: fmt.Sprintf("containerd://%064x", i), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}},
+	}
+	_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
+}
+
 // createNode creates a node as a kubelet registers it: status (allocatable,
 // capacity, Ready and pressure conditions, addresses, node info, a few
 // images) in the create.
 func createNode(ctx context.Context, kube kubernetes.Interface, i int) error {
-	name := fmt.Sprintf("ip-10-%d-%d-%d.eu-west-1.compute.internal", i/65536%256, i/256%256, i%256)
+	name := nodeName(i)
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("3920m"),
 		corev1.ResourceMemory:           resource.MustParse("15038088Ki"),
@@ -785,8 +856,10 @@ func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 
 var reqLine = regexp.MustCompile(`api-requests: total=(\d+) pages=(\d+)`)
 
-// floorKinds are the kinds the checks read, as raw LIST paths.
+// floorKinds are the kinds the checks read, as raw LIST paths (pods with
+// the runtime-schedulable check's selector: those not Succeeded or Failed).
 var floorKinds = []string{
+	"/api/v1/pods?fieldSelector=" + url.QueryEscape(cluster.ActivePodsSelector),
 	"/api/v1/nodes", "/api/v1/namespaces", "/api/v1/services",
 	"/apis/apps/v1/deployments", "/apis/apps/v1/daemonsets", "/apis/apps/v1/statefulsets",
 	"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "/apis/networking.k8s.io/v1/ingressclasses",
@@ -840,7 +913,7 @@ func (m *measurer) runFloor() (sample, error) {
 // runKubectl is what a user would do by hand: one kubectl get of every kind
 // the checks read, as JSON.
 func (m *measurer) runKubectl() (sample, error) {
-	cmd := exec.Command("kubectl", "--kubeconfig", m.adminKubeconfig, "get", "nodes,ns,svc,deploy,ds,sts,crd,ingressclass", "-A", "-o", "json")
+	cmd := exec.Command("kubectl", "--kubeconfig", m.adminKubeconfig, "get", "nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods", "-A", "-o", "json")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}
 	cw := &countWriter{}
 	var stderr bytes.Buffer
@@ -1072,8 +1145,8 @@ func (r *results) markdown(c config) string {
 	fmt.Fprintf(&b, "# make bench results\n\n")
 	fmt.Fprintf(&b, "Date: %s. Machine: %d CPUs (%s), %s memory, %s/%s, %s; load average %s before measuring, %s after (the machine may be shared: timings are noisy).\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), cpuModel(), memTotal(), runtime.GOOS, runtime.GOARCH, runtime.Version(), r.loadBefore, r.loadAfter)
-	fmt.Fprintf(&b, "Cluster: the test control plane (etcd + kube-apiserver from bin/k8s, no kubelet or controllers) seeded with %d Ready nodes, %d namespaces, %d headless Services, %d Deployments, the Argo CD and Argo Rollouts CRDs (upstream manifests) plus %d other CRDs, ingress-nginx (upstream manifest, statuses set) and %d Helm release-Secret decompression bombs (~760 MB each once gunzipped). Seeding took %s; the whole bench %s.\n\n",
-		c.Nodes, c.Namespaces, c.Services, c.Deployments, c.OtherCRDs, c.ReleaseBombs, r.seedTime.Round(time.Second), r.total.Round(time.Second))
+	fmt.Fprintf(&b, "Cluster: the test control plane (etcd + kube-apiserver from bin/k8s, no kubelet or controllers) seeded with %d Ready nodes, %d Running pods bound to them (%d per node, cpu 100m and memory 128Mi requests each; bound and set Running by the bench, there being no scheduler or kubelet), %d namespaces, %d headless Services, %d Deployments, the Argo CD and Argo Rollouts CRDs (upstream manifests) plus %d other CRDs, ingress-nginx (upstream manifest, statuses set) and %d Helm release-Secret decompression bombs (~760 MB each once gunzipped). Seeding took %s; the whole bench %s.\n\n",
+		c.Nodes, c.Nodes*c.PodsPerNode, c.PodsPerNode, c.Namespaces, c.Services, c.Deployments, c.OtherCRDs, c.ReleaseBombs, r.seedTime.Round(time.Second), r.total.Round(time.Second))
 	fmt.Fprintf(&b, "References: kubectl %s; curl %s.\n\n", toolVersion("kubectl", "version", "--client"), toolVersion("curl", "--version"))
 	fmt.Fprintf(&b, "Pre-install run: `kubectl gitops-preflight %s -o json` (probes sent to a closed port on 127.0.0.1). Post run: `kubectl gitops-preflight --post -o json` with the post-install checks present in this build. Medians of %d runs; API requests exclude LIST continuation pages, which are counted apart.\n\n",
 		strings.Join(preArgs, " "), c.runs)
