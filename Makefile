@@ -9,7 +9,7 @@
 #   make dist           release archives, checksums.txt and the krew manifest in dist/
 #   make docs           regenerate docs/checks.md and the README tables from docs/checks/*.md, the registry and the flags
 #   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/k8s (cached)
-#   make bench          time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
+#   make bench          Go benchmarks, then time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
 GO        ?= go
 BIN       := bin
@@ -142,9 +142,13 @@ lint: $(GOLANGCI_LINT)
 
 test: vet lint unit fuzz e2e
 
-# make bench: seeds the test control plane with 5,000 nodes, 20,000 Services,
+# make bench: first the Go benchmarks of the per-object work at that scale
+# (BENCH_GO_PKGS; make test compiles them but never runs them), then seeds the
+# test control plane with 5,000 nodes, 30,000 bound pods, 20,000 Services,
 # 10,000 Deployments... and writes bench/results.md (hack/bench). ~10 minutes.
+BENCH_GO_PKGS ?= ./internal/cluster ./checks
 bench: test-binaries build
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_PKGS)
 	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md $(BENCH_FLAGS)
 
 demo: test-binaries build

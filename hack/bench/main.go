@@ -1,8 +1,8 @@
 // Command bench measures kubectl gitops-preflight on a large cluster (make
-// bench). It starts the test control plane (bin/k8s: etcd and kube-apiserver,
-// through envtest) with an audit log, seeds it concurrently with client-go
-// (by default 5,000 Ready nodes, 2,000 namespaces, 20,000 Services, 10,000
-// Deployments, the real Argo CD and Argo Rollouts CRDs, 50 other CRDs and an
+// bench). It starts the bare test control plane (internal/testcluster's
+// StartBareLive: etcd and kube-apiserver from bin/k8s) with an audit log, seeds it concurrently with client-go
+// (by default 5,000 Ready nodes, 30,000 Running pods bound to them, 2,000
+// namespaces, 20,000 Services, 10,000 Deployments, the real Argo CD and Argo Rollouts CRDs, 50 other CRDs and an
 // ingress-nginx controller), then measures, over -runs runs each:
 //
 //   - the full pre-install run and the --post run of the built plugin: wall
@@ -11,7 +11,7 @@
 //     which also shows whether any kind was listed twice) and peak RSS;
 //   - the physical floor: the same kinds fetched as raw HTTP LISTs with curl,
 //     concurrently, one request per kind, nothing decoded;
-//   - the by-hand path: kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass -A -o json.
+//   - the by-hand path: kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json.
 //
 // It prints a table and writes it, with the machine and date, to -out.
 // The real CRD and ingress-nginx manifests are read from the shared upstream
@@ -26,6 +26,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -40,7 +41,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -51,18 +51,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 // scale is what to seed.
 type scale struct {
 	Nodes, Namespaces, Services, Deployments, OtherCRDs int
+	// PodsPerNode are Running pods bound to each node, with requests, for
+	// the runtime-schedulable check's list of all active pods.
+	PodsPerNode int
 	// ReleaseBombs are Helm release Secrets whose payload expands to ~760 MB
 	// (each under 1 MiB stored): the plugin must stay within its memory figure.
 	ReleaseBombs int
@@ -81,6 +81,7 @@ func main() {
 	flag.IntVar(&c.Namespaces, "namespaces", 2000, "namespaces to create")
 	flag.IntVar(&c.Services, "services", 20000, "headless Services to create (spread over the namespaces)")
 	flag.IntVar(&c.Deployments, "deployments", 10000, "Deployments to create (spread over the namespaces)")
+	flag.IntVar(&c.PodsPerNode, "pods-per-node", 6, "Running pods bound to each node, with cpu and memory requests (spread over the namespaces; 6 x 5,000 nodes = 30,000 pods)")
 	flag.IntVar(&c.OtherCRDs, "other-crds", 50, "CRDs to create besides the Argo CD and Argo Rollouts ones")
 	flag.IntVar(&c.ReleaseBombs, "release-bombs", 10, "Helm release Secrets whose gzip payload expands to ~760 MB (decompression bombs; 0: none)")
 	flag.IntVar(&c.runs, "runs", 5, "runs of each measurement (the median is reported)")
@@ -161,27 +162,21 @@ func run(c config) error {
 	}
 	defer os.RemoveAll(dir)
 
-	ctrllog.SetLogger(logr.Discard())
-	env, admin, err := startControlPlane(c, dir)
+	live, err := startControlPlane(c, dir)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		_ = env.Stop()
-		if d := env.ControlPlane.Etcd.DataDir; strings.HasPrefix(d, "/dev/shm/") {
-			_ = os.RemoveAll(d)
-		}
-	}()
-	fmt.Printf("control plane up in %s (etcd data in %s)\n", time.Since(start).Round(time.Millisecond), env.ControlPlane.Etcd.DataDir)
+	defer live.Stop()
+	fmt.Printf("control plane up in %s (etcd data in %s)\n", time.Since(start).Round(time.Millisecond), live.EtcdDataDir())
 
 	seedStart := time.Now()
-	if err := seed(c, admin, fixtures, dir); err != nil {
+	if err := seed(c, live.Admin, live.Kubeconfig, fixtures, dir); err != nil {
 		return fmt.Errorf("seeding: %w", err)
 	}
 	seedTime := time.Since(seedStart)
 	fmt.Printf("seeded in %s\n", seedTime.Round(time.Second))
 
-	m := &measurer{c: c, env: env, admin: admin, plugin: plugin, dir: dir}
+	m := &measurer{c: c, live: live, admin: live.Admin, plugin: plugin, dir: dir, adminKubeconfig: live.Kubeconfig}
 	res, err := m.measure()
 	if err != nil {
 		if c.keep {
@@ -215,51 +210,42 @@ func run(c config) error {
 	return nil
 }
 
-// startControlPlane starts etcd (data on tmpfs when /dev/shm is writable)
-// and kube-apiserver with raised in-flight limits and the audit log, and adds
-// the admin user the seeding and the references use.
-func startControlPlane(c config, dir string) (*envtest.Environment, *rest.Config, error) {
+// startControlPlane starts the bare test control plane (testcluster:
+// etcd, data on tmpfs when /dev/shm is writable, and kube-apiserver; no
+// scheduler, controllers or kubelet) with raised in-flight limits and the
+// audit log, with the admin user the seeding and the references use.
+func startControlPlane(c config, dir string) (*testcluster.Live, error) {
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory:    c.assets,
-		ControlPlaneStartTimeout: 120 * time.Second,
-		ControlPlaneStopTimeout:  60 * time.Second,
-	}
-	// etcd on tmpfs: the bench measures the plugin, not the disk. envtest
-	// leaves a DataDir it was given in place; run removes it.
-	env.ControlPlane.Etcd = &envtest.Etcd{}
-	env.ControlPlane.APIServer = &envtest.APIServer{}
-	if shm, err := os.MkdirTemp("/dev/shm", "gitops-preflight-bench-etcd-"); err == nil {
-		env.ControlPlane.Etcd.DataDir = shm
-	}
-	etcd := env.ControlPlane.Etcd.Configure()
-	etcd.Set("quota-backend-bytes", strconv.Itoa(8<<30))
-	etcd.Set("unsafe-no-fsync", "true")
-	api := env.ControlPlane.APIServer.Configure()
-	api.Set("audit-policy-file", policy)
-	api.Set("audit-log-path", filepath.Join(dir, "audit.log"))
-	api.Set("audit-log-mode", "blocking")
-	api.Set("audit-log-maxsize", "0")
-	api.Set("max-requests-inflight", "3000")
-	api.Set("max-mutating-requests-inflight", "1500")
-	// Nodes are created as a kubelet registers them, status included; on a
-	// bare apiserver nothing would remove the not-ready taint
-	// TaintNodesByCondition adds on create, so the plugin is turned off.
-	api.Set("disable-admission-plugins", "ServiceAccount", "TaintNodesByCondition")
-	cfg, err := env.Start()
+	live, err := testcluster.StartBareLive(testcluster.BareOptions{
+		Assets:       c.assets,
+		EtcdOnTmpfs:  true, // the bench measures the plugin, not the disk
+		StartTimeout: 120 * time.Second,
+		StopTimeout:  60 * time.Second,
+		EtcdFlags: map[string][]string{
+			"quota-backend-bytes": {strconv.Itoa(8 << 30)},
+			"unsafe-no-fsync":     {"true"},
+		},
+		APIServerFlags: map[string][]string{
+			"audit-policy-file":              {policy},
+			"audit-log-path":                 {filepath.Join(dir, "audit.log")},
+			"audit-log-mode":                 {"blocking"},
+			"audit-log-maxsize":              {"0"},
+			"max-requests-inflight":          {"3000"},
+			"max-mutating-requests-inflight": {"1500"},
+			// Nodes are created as a kubelet registers them, status
+			// included; on a bare apiserver nothing would remove the
+			// not-ready taint TaintNodesByCondition adds on create, so the
+			// plugin is turned off.
+			"disable-admission-plugins": {"ServiceAccount", "TaintNodesByCondition"},
+		},
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting control plane: %w", err)
+		return nil, fmt.Errorf("starting control plane: %w", err)
 	}
-	u, err := env.AddUser(envtest.User{Name: "bench-admin", Groups: []string{"system:masters"}}, cfg)
-	if err != nil {
-		_ = env.Stop()
-		return nil, nil, err
-	}
-	admin := u.Config()
-	return env, admin, nil
+	return live, nil
 }
 
 // parallel runs f(0..n-1) on workers goroutines and returns the first error.
@@ -284,7 +270,7 @@ func seedClient(admin *rest.Config) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-func seed(c config, admin *rest.Config, fixtures, dir string) error {
+func seed(c config, admin *rest.Config, adminKubeconfig, fixtures, dir string) error {
 	ctx := context.Background()
 	kube, err := seedClient(admin)
 	if err != nil {
@@ -340,16 +326,26 @@ func seed(c config, admin *rest.Config, fixtures, dir string) error {
 	}); err != nil {
 		return err
 	}
-	if err := seedKind("headless Services", c.Services, func(ctx context.Context, i int) error {
-		_, err := kube.CoreV1().Services(nsName(i%c.Namespaces)).Create(ctx, service(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
-		return err
-	}
-	if err := seedKind("Deployments", c.Deployments, func(ctx context.Context, i int) error {
-		_, err := kube.AppsV1().Deployments(nsName(i%c.Namespaces)).Create(ctx, deployment(i), metav1.CreateOptions{})
-		return err
-	}); err != nil {
+	// Services, Deployments and pods at once, each kind on its own workers.
+	var g errgroup.Group
+	g.Go(func() error {
+		return seedKind("headless Services", c.Services, func(ctx context.Context, i int) error {
+			_, err := kube.CoreV1().Services(nsName(i%c.Namespaces)).Create(ctx, service(i), metav1.CreateOptions{})
+			return err
+		})
+	})
+	g.Go(func() error {
+		return seedKind("Deployments", c.Deployments, func(ctx context.Context, i int) error {
+			_, err := kube.AppsV1().Deployments(nsName(i%c.Namespaces)).Create(ctx, deployment(i), metav1.CreateOptions{})
+			return err
+		})
+	})
+	g.Go(func() error {
+		return seedKind("bound Running pods (status set)", c.Nodes*c.PodsPerNode, func(ctx context.Context, i int) error {
+			return createBoundPod(ctx, kube, i%c.Nodes, i, nsName(i%c.Namespaces))
+		})
+	})
+	if err := g.Wait(); err != nil {
 		return err
 	}
 
@@ -366,7 +362,7 @@ func seed(c config, admin *rest.Config, fixtures, dir string) error {
 	}
 
 	t0 = time.Now()
-	if err := seedIngressNginx(ctx, kube, admin, fixtures, dir); err != nil {
+	if err := seedIngressNginx(ctx, kube, adminKubeconfig, fixtures, dir); err != nil {
 		return fmt.Errorf("ingress-nginx: %w", err)
 	}
 	progress("ingress-nginx (real manifest, status set)", 1, t0)
@@ -383,11 +379,66 @@ func nsName(i int) string { return fmt.Sprintf("bench-%04d", i) }
 
 var zones = []string{"eu-west-1a", "eu-west-1b", "eu-west-1c"}
 
+// nodeName is the name of the i-th node createNode makes.
+func nodeName(i int) string {
+	return fmt.Sprintf("ip-10-%d-%d-%d.eu-west-1.compute.internal", i/65536%256, i/256%256, i%256)
+}
+
+// createBoundPod creates pod i in namespace ns already bound to node
+// (spec.nodeName set in the create, as the scheduler's binding would leave
+// it), with cpu and memory requests, then writes status phase Running
+// directly: the bench cluster has no scheduler to bind pods and no kubelet
+// to run them or report their status, and a create drops the status it is
+// sent.
+func createBoundPod(ctx context.Context, kube kubernetes.Interface, node, i int, ns string) error {
+	app := fmt.Sprintf("app-%05d", i/2)
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   fmt.Sprintf("%s-%08x-%05d", app, i, i%100000),
+			Labels: map[string]string{"app.kubernetes.io/name": app, "app.kubernetes.io/instance": app, "pod-template-hash": fmt.Sprintf("%08x", i/2)},
+		},
+		Spec: corev1.PodSpec{
+			NodeName: nodeName(node),
+			Containers: []corev1.Container{{
+				Name:  "app",
+				Image: fmt.Sprintf("registry.example.com/team-%03d/%s:1.4.2", i%150, app),
+				Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+				},
+			}},
+		},
+	}
+	created, err := kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	created.Status = corev1.PodStatus{
+		Phase:     corev1.PodRunning,
+		HostIP:    fmt.Sprintf("10.%d.%d.%d", node/65536%256, node/256%256, node%256),
+		PodIP:     fmt.Sprintf("100.%d.%d.%d", i/65536%256, i/256%256, i%256),
+		StartTime: &now,
+		QOSClass:  corev1.PodQOSBurstable,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "app", Ready: true, Image: p.Spec.Containers[0].Image, ImageID: fmt.Sprintf("registry.example.com/team-%03d/%s@sha256:%064x", i%150, app, i/2),
+			ContainerID: fmt.Sprintf("containerd://%064x", i), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}},
+	}
+	_, err = kube.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	return err
+}
+
 // createNode creates a node as a kubelet registers it: status (allocatable,
 // capacity, Ready and pressure conditions, addresses, node info, a few
 // images) in the create.
 func createNode(ctx context.Context, kube kubernetes.Interface, i int) error {
-	name := fmt.Sprintf("ip-10-%d-%d-%d.eu-west-1.compute.internal", i/65536%256, i/256%256, i%256)
+	name := nodeName(i)
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("3920m"),
 		corev1.ResourceMemory:           resource.MustParse("15038088Ki"),
@@ -579,7 +630,7 @@ var webhookDoc = regexp.MustCompile(`(?m)^kind: (Validating|Mutating)WebhookConf
 // statuses a running cluster would: the controller Deployment available and
 // the LoadBalancer Service's address (127.0.0.1, so that any probe of it
 // stays on this machine).
-func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, admin *rest.Config, fixtures, dir string) error {
+func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, kc, fixtures, dir string) error {
 	data, err := os.ReadFile(filepath.Join(fixtures, "ingress-nginx", "cloud.yaml"))
 	if err != nil {
 		return fmt.Errorf("upstream fixture: %w", err)
@@ -592,10 +643,6 @@ func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, admin *res
 	}
 	f := filepath.Join(dir, "ingress-nginx.yaml")
 	if err := os.WriteFile(f, []byte(strings.Join(keep, "\n---")), 0o600); err != nil {
-		return err
-	}
-	kc, err := writeKubeconfig(admin, filepath.Join(dir, "seed.kubeconfig"))
-	if err != nil {
 		return err
 	}
 	if out, err := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kc, "apply", "--server-side", "-f", f).CombinedOutput(); err != nil {
@@ -618,21 +665,11 @@ func seedIngressNginx(ctx context.Context, kube kubernetes.Interface, admin *res
 	return err
 }
 
-// writeKubeconfig writes cfg (client certificate credentials) as a kubeconfig.
-func writeKubeconfig(cfg *rest.Config, path string) (string, error) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["bench"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
-	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "bench"}
-	kc.CurrentContext = "bench"
-	return path, clientcmd.WriteToFile(*kc, path)
-}
-
 // ---- measuring ----
 
 type measurer struct {
 	c               config
-	env             *envtest.Environment
+	live            *testcluster.Live
 	admin           *rest.Config
 	plugin, dir     string
 	adminKubeconfig string
@@ -709,10 +746,6 @@ var (
 )
 
 func (m *measurer) measure() (*results, error) {
-	var err error
-	if m.adminKubeconfig, err = writeKubeconfig(m.admin, filepath.Join(m.dir, "admin.kubeconfig")); err != nil {
-		return nil, err
-	}
 	r := &results{pre: series{name: "pre-install run"}, chart: series{name: "pre-install run with --chart"}, post: series{name: "--post run"}, floor: series{name: "raw floor (curl)"}, kubectl: series{name: "kubectl get -o json"}}
 	r.server = m.admin.Host
 	r.loadBefore = loadavg()
@@ -781,11 +814,7 @@ func (m *measurer) measure() (*results, error) {
 // that the audit log tells its requests apart).
 func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 	name := "bench-plugin-" + user
-	u, err := m.env.AddUser(envtest.User{Name: name, Groups: []string{"system:masters", pluginGroup}}, m.admin)
-	if err != nil {
-		return sample{}, err
-	}
-	kc, err := writeKubeconfig(u.Config(), filepath.Join(m.dir, name+".kubeconfig"))
+	_, kc, err := m.live.AddUser(name, "system:masters", pluginGroup)
 	if err != nil {
 		return sample{}, err
 	}
@@ -827,8 +856,10 @@ func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 
 var reqLine = regexp.MustCompile(`api-requests: total=(\d+) pages=(\d+)`)
 
-// floorKinds are the kinds the checks read, as raw LIST paths.
+// floorKinds are the kinds the checks read, as raw LIST paths (pods with
+// the runtime-schedulable check's selector: those not Succeeded or Failed).
 var floorKinds = []string{
+	"/api/v1/pods?fieldSelector=" + url.QueryEscape(cluster.ActivePodsSelector),
 	"/api/v1/nodes", "/api/v1/namespaces", "/api/v1/services",
 	"/apis/apps/v1/deployments", "/apis/apps/v1/daemonsets", "/apis/apps/v1/statefulsets",
 	"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "/apis/networking.k8s.io/v1/ingressclasses",
@@ -882,7 +913,7 @@ func (m *measurer) runFloor() (sample, error) {
 // runKubectl is what a user would do by hand: one kubectl get of every kind
 // the checks read, as JSON.
 func (m *measurer) runKubectl() (sample, error) {
-	cmd := exec.Command("kubectl", "--kubeconfig", m.adminKubeconfig, "get", "nodes,ns,svc,deploy,ds,sts,crd,ingressclass", "-A", "-o", "json")
+	cmd := exec.Command("kubectl", "--kubeconfig", m.adminKubeconfig, "get", "nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods", "-A", "-o", "json")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}
 	cw := &countWriter{}
 	var stderr bytes.Buffer
@@ -1114,8 +1145,8 @@ func (r *results) markdown(c config) string {
 	fmt.Fprintf(&b, "# make bench results\n\n")
 	fmt.Fprintf(&b, "Date: %s. Machine: %d CPUs (%s), %s memory, %s/%s, %s; load average %s before measuring, %s after (the machine may be shared: timings are noisy).\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), cpuModel(), memTotal(), runtime.GOOS, runtime.GOARCH, runtime.Version(), r.loadBefore, r.loadAfter)
-	fmt.Fprintf(&b, "Cluster: the test control plane (etcd + kube-apiserver from bin/k8s, no kubelet or controllers) seeded with %d Ready nodes, %d namespaces, %d headless Services, %d Deployments, the Argo CD and Argo Rollouts CRDs (upstream manifests) plus %d other CRDs, ingress-nginx (upstream manifest, statuses set) and %d Helm release-Secret decompression bombs (~760 MB each once gunzipped). Seeding took %s; the whole bench %s.\n\n",
-		c.Nodes, c.Namespaces, c.Services, c.Deployments, c.OtherCRDs, c.ReleaseBombs, r.seedTime.Round(time.Second), r.total.Round(time.Second))
+	fmt.Fprintf(&b, "Cluster: the test control plane (etcd + kube-apiserver from bin/k8s, no kubelet or controllers) seeded with %d Ready nodes, %d Running pods bound to them (%d per node, cpu 100m and memory 128Mi requests each; bound and set Running by the bench, there being no scheduler or kubelet), %d namespaces, %d headless Services, %d Deployments, the Argo CD and Argo Rollouts CRDs (upstream manifests) plus %d other CRDs, ingress-nginx (upstream manifest, statuses set) and %d Helm release-Secret decompression bombs (~760 MB each once gunzipped). Seeding took %s; the whole bench %s.\n\n",
+		c.Nodes, c.Nodes*c.PodsPerNode, c.PodsPerNode, c.Namespaces, c.Services, c.Deployments, c.OtherCRDs, c.ReleaseBombs, r.seedTime.Round(time.Second), r.total.Round(time.Second))
 	fmt.Fprintf(&b, "References: kubectl %s; curl %s.\n\n", toolVersion("kubectl", "version", "--client"), toolVersion("curl", "--version"))
 	fmt.Fprintf(&b, "Pre-install run: `kubectl gitops-preflight %s -o json` (probes sent to a closed port on 127.0.0.1). Post run: `kubectl gitops-preflight --post -o json` with the post-install checks present in this build. Medians of %d runs; API requests exclude LIST continuation pages, which are counted apart.\n\n",
 		strings.Join(preArgs, " "), c.runs)

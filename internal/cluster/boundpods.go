@@ -45,18 +45,25 @@ func (s *Snapshot) BoundPodRequests() (map[string]NodeUsage, error) {
 				if !ok {
 					return fmt.Errorf("unexpected %T in pod list", obj)
 				}
-				if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-					return nil
-				}
-				req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{Reuse: reuse})
-				u := out[p.Spec.NodeName]
-				u.MilliCPU += req.Cpu().MilliValue()
-				u.MemoryBytes += req.Memory().Value()
-				u.EphemeralBytes += req.StorageEphemeral().Value()
-				u.Pods++
-				out[p.Spec.NodeName] = u
+				addPodRequests(out, p, reuse)
 				return nil
 			})
 		return out, err
 	})
+}
+
+// addPodRequests adds p's effective requests to its node's sum in out,
+// unless p is not bound or has terminated. reuse is scratch space for
+// PodRequests, reused from pod to pod.
+func addPodRequests(out map[string]NodeUsage, p *corev1.Pod, reuse corev1.ResourceList) {
+	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return
+	}
+	req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{Reuse: reuse})
+	u := out[p.Spec.NodeName]
+	u.MilliCPU += req.Cpu().MilliValue()
+	u.MemoryBytes += req.Memory().Value()
+	u.EphemeralBytes += req.StorageEphemeral().Value()
+	u.Pods++
+	out[p.Spec.NodeName] = u
 }

@@ -112,3 +112,68 @@ func BenchmarkNodeFrom(b *testing.B) {
 		}
 	}
 }
+
+// benchPodPage returns one LIST page (PageSize pods) of Running pods bound
+// round-robin to nodes nodes, each with cpu and memory requests, encoded as
+// protobuf as the apiserver sends it to BoundPodRequests.
+func benchPodPage(b *testing.B, first, nodes int) []byte {
+	b.Helper()
+	list := &corev1.PodList{Items: make([]corev1.Pod, PageSize)}
+	for j := range list.Items {
+		i := first + j
+		list.Items[j] = corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%05d-%d", i/2, i), Namespace: fmt.Sprintf("ns-%04d", i%2000),
+				Labels: map[string]string{"app.kubernetes.io/name": fmt.Sprintf("app-%05d", i/2)}},
+			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i%nodes), Containers: []corev1.Container{{
+				Name: "app", Image: "registry.example.com/app:1.4.2",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}},
+			}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		}
+	}
+	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		b.Fatal("no protobuf serializer")
+	}
+	data, err := runtime.Encode(scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion), list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkBoundPodRequestsFold is the runtime-schedulable check's pod
+// work at the scale of make bench: 30,000 Running pods (60 protobuf pages of
+// PageSize) bound to 5,000 nodes, each page decoded and folded into per-node
+// sums as BoundPodRequests does.
+func BenchmarkBoundPodRequestsFold(b *testing.B) {
+	const pods, nodes = 30000, 5000
+	pages := make([][]byte, pods/PageSize)
+	size := 0
+	for k := range pages {
+		pages[k] = benchPodPage(b, k*PageSize, nodes)
+		size += len(pages[k])
+	}
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	dec := scheme.Codecs.DecoderToVersion(info.Serializer, corev1.SchemeGroupVersion)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		out := map[string]NodeUsage{}
+		reuse := corev1.ResourceList{}
+		for _, data := range pages {
+			obj, err := runtime.Decode(dec, data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			list := obj.(*corev1.PodList)
+			for i := range list.Items {
+				addPodRequests(out, &list.Items[i], reuse)
+			}
+		}
+		if u := out["node-7"]; len(out) != nodes || u.Pods != pods/nodes || u.MilliCPU != 600 || u.MemoryBytes != 6*128<<20 {
+			b.Fatalf("%d nodes, node-7 %+v", len(out), u)
+		}
+	}
+}

@@ -24,6 +24,7 @@ type Live struct {
 	Kubeconfig string // an admin (system:masters) kubeconfig
 	Components *Components
 	Dir        string // scratch directory, removed by Stop
+	etcdDir    string // etcd data directory on tmpfs (StartBareLive), removed by Stop
 }
 
 // StartLive starts a full control plane from the binaries in assets.
@@ -72,12 +73,12 @@ func StartLive(ctx context.Context, assets string) (*Live, error) {
 	return l, nil
 }
 
-// Stop stops the components, then the apiserver and etcd, and removes the
-// scratch directory.
+// Stop stops the components (if any), then the apiserver and etcd, and
+// removes the scratch directory (and a tmpfs etcd data directory).
 func (l *Live) Stop() {
 	l.Components.Stop()
 	_ = l.Env.Stop()
-	os.RemoveAll(l.Dir)
+	l.removeDirs()
 }
 
 // HelmPath returns the Helm 3 client HelmBinary uses ($HELM_E2E_BIN, else
