@@ -2,7 +2,6 @@ package checks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -247,23 +246,7 @@ func planArgoCRDsOwnership(ctx context.Context, env *Env) ([]Change, error) {
 				continue
 			}
 		}
-		labels, annotations := map[string]string{}, map[string]string{}
-		for _, f := range p.Fields {
-			key := f.Field[strings.IndexByte(f.Field, '[')+1 : len(f.Field)-1]
-			if strings.HasPrefix(f.Field, "metadata.labels[") {
-				labels[key] = f.New
-			} else {
-				annotations[key] = f.New
-			}
-		}
-		meta := map[string]any{"resourceVersion": p.CRD.ResourceVersion}
-		if len(labels) > 0 {
-			meta["labels"] = labels
-		}
-		if len(annotations) > 0 {
-			meta["annotations"] = annotations
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": meta})
+		patch, err := ownershipPatch(p.Fields, p.CRD.ResourceVersion)
 		if err != nil {
 			return nil, err
 		}

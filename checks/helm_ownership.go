@@ -310,8 +310,20 @@ func adoptionChange(c OwnershipConflict) (Change, error) {
 	if !c.Adoptable() {
 		return Change{Object: c.Object, Refused: refusal(c)}, nil
 	}
+	patch, err := ownershipPatch(c.Fields, c.ResourceVersion)
+	if err != nil {
+		return Change{}, err
+	}
+	return Change{Object: c.Object, Resource: c.Resource, Fields: c.Fields, PatchType: types.MergePatchType, Patch: patch}, nil
+}
+
+// ownershipPatch is the JSON merge patch that sets the label and annotation
+// fields (metadata.labels[k] / metadata.annotations[k] = New) with
+// resourceVersion as the conflict guard: the API server refuses it when the
+// object changed since it was read.
+func ownershipPatch(fields []FieldChange, resourceVersion string) ([]byte, error) {
 	labels, annotations := map[string]string{}, map[string]string{}
-	for _, f := range c.Fields {
+	for _, f := range fields {
 		key := f.Field[strings.IndexByte(f.Field, '[')+1 : len(f.Field)-1]
 		if strings.HasPrefix(f.Field, "metadata.labels[") {
 			labels[key] = f.New
@@ -319,18 +331,14 @@ func adoptionChange(c OwnershipConflict) (Change, error) {
 			annotations[key] = f.New
 		}
 	}
-	meta := map[string]any{"resourceVersion": c.ResourceVersion}
+	meta := map[string]any{"resourceVersion": resourceVersion}
 	if len(labels) > 0 {
 		meta["labels"] = labels
 	}
 	if len(annotations) > 0 {
 		meta["annotations"] = annotations
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": meta})
-	if err != nil {
-		return Change{}, err
-	}
-	return Change{Object: c.Object, Resource: c.Resource, Fields: c.Fields, PatchType: types.MergePatchType, Patch: patch}, nil
+	return json.Marshal(map[string]any{"metadata": meta})
 }
 
 func planHelmOwnership(ctx context.Context, env *Env) ([]Change, error) {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,19 +56,10 @@ func (s *Snapshot) OSMIngressBackends(namespace string) (ibs []OSMIngressBackend
 		served bool
 	}
 	r, err := Memo(s, "osm/ingressbackends/"+namespace, func() (res, error) {
-		var out []OSMIngressBackend
-		err := each(s.ctx, OSMIngressBackendCRD, namespace, metav1.ListOptions{},
+		out, err := listAll(s.ctx, OSMIngressBackendCRD, namespace, metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Dynamic.Resource(OSMIngressBackendGVR).Namespace(namespace).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				u, ok := obj.(*unstructured.Unstructured)
-				if !ok {
-					return fmt.Errorf("unexpected %T in ingressbackend list", obj)
-				}
-				out = append(out, OSMIngressBackendFrom(u))
-				return nil
-			})
+			}, OSMIngressBackendFrom)
 		if err != nil && apierrors.IsNotFound(err) {
 			return res{}, nil
 		}

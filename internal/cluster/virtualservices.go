@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,19 +55,10 @@ func (s *Snapshot) VirtualServices(namespace string) (vss []VirtualService, serv
 	r, err := Memo(s, "virtualservices/"+namespace, func() (res, error) {
 		for _, v := range virtualServiceVersions {
 			gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: v, Resource: "virtualservices"}
-			var out []VirtualService
-			err := each(s.ctx, "virtualservices.networking.istio.io", namespace, metav1.ListOptions{},
+			out, err := listAll(s.ctx, "virtualservices.networking.istio.io", namespace, metav1.ListOptions{},
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 					return s.clients.Dynamic.Resource(gvr).Namespace(namespace).List(ctx, o)
-				},
-				func(obj runtime.Object) error {
-					u, ok := obj.(*unstructured.Unstructured)
-					if !ok {
-						return fmt.Errorf("unexpected %T in virtualservice list", obj)
-					}
-					out = append(out, VirtualServiceFrom(u))
-					return nil
-				})
+				}, VirtualServiceFrom)
 			if err != nil && apierrors.IsNotFound(err) {
 				continue
 			}

@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
@@ -91,19 +88,7 @@ func TestHelmPlugin(t *testing.T) {
 	c.CreateNamespace(t, "team-a")
 
 	// A kubeconfig whose current context is unreachable; "good" is the cluster.
-	kubeconfig := filepath.Join(t.TempDir(), "config")
-	cfg, err := clientcmd.LoadFromFile(c.AdminKubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := cfg.Contexts[cfg.CurrentContext]
-	cfg.Contexts = map[string]*clientcmdapi.Context{"good": admin}
-	cfg.Clusters["broken"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
-	cfg.Contexts["broken"] = &clientcmdapi.Context{Cluster: "broken", AuthInfo: admin.AuthInfo}
-	cfg.CurrentContext = "broken"
-	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := goodAndBrokenKubeconfig(t, c)
 
 	checkout := t.TempDir()
 	copyFile(t, filepath.Join(root, "plugin.yaml"), filepath.Join(checkout, "plugin.yaml"), 0o644)
