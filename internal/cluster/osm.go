@@ -1,12 +1,7 @@
 package cluster
 
 import (
-	"context"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -51,21 +46,8 @@ type OSMIngressBackend struct {
 // snapshot. served is false when the policy.openservicemesh.io/v1alpha1 API
 // is not served (OSM older than v0.10, or not installed).
 func (s *Snapshot) OSMIngressBackends(namespace string) (ibs []OSMIngressBackend, served bool, err error) {
-	type res struct {
-		ibs    []OSMIngressBackend
-		served bool
-	}
-	r, err := Memo(s, "osm/ingressbackends/"+namespace, func() (res, error) {
-		out, err := listAll(s.ctx, OSMIngressBackendCRD, namespace, metav1.ListOptions{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Dynamic.Resource(OSMIngressBackendGVR).Namespace(namespace).List(ctx, o)
-			}, OSMIngressBackendFrom)
-		if err != nil && apierrors.IsNotFound(err) {
-			return res{}, nil
-		}
-		return res{ibs: out, served: true}, err
-	})
-	return r.ibs, r.served, err
+	return listServed(s, "osm/ingressbackends/"+namespace, OSMIngressBackendCRD, namespace,
+		[]schema.GroupVersionResource{OSMIngressBackendGVR}, OSMIngressBackendFrom)
 }
 
 // OSMIngressBackendFrom summarises an unstructured IngressBackend; fields of

@@ -6,7 +6,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The snapshot's two readers. Every list of a kind and every GET of one
@@ -51,4 +53,31 @@ func getOne[T any, R any](s *Snapshot, key, resource, namespace, name string,
 		return res{v: from(obj), found: true}, nil
 	})
 	return r.v, r.found, err
+}
+
+// listServed lists a custom resource of one namespace once per snapshot
+// (memo key key) with the dynamic client, trying gvrs in turn: the first
+// version the API server serves is listed (paginated) and from(item)
+// returned for each item. served is false, with no error, when none of them
+// is served (the CRD is not installed).
+func listServed[R any](s *Snapshot, key, resource, namespace string, gvrs []schema.GroupVersionResource,
+	from func(*unstructured.Unstructured) R) (items []R, served bool, err error) {
+	type res struct {
+		items  []R
+		served bool
+	}
+	r, err := Memo(s, key, func() (res, error) {
+		for _, gvr := range gvrs {
+			out, err := listAll(s.ctx, resource, namespace, metav1.ListOptions{},
+				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+					return s.clients.Dynamic.Resource(gvr).Namespace(namespace).List(ctx, o)
+				}, from)
+			if err != nil && apierrors.IsNotFound(err) {
+				continue
+			}
+			return res{items: out, served: true}, err
+		}
+		return res{}, nil
+	})
+	return r.items, r.served, err
 }

@@ -1,12 +1,7 @@
 package cluster
 
 import (
-	"context"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -48,25 +43,11 @@ type VirtualService struct {
 // networking.istio.io in turn. served is false when no version of the API is
 // served (Istio is not installed).
 func (s *Snapshot) VirtualServices(namespace string) (vss []VirtualService, served bool, err error) {
-	type res struct {
-		vss    []VirtualService
-		served bool
+	gvrs := make([]schema.GroupVersionResource, len(virtualServiceVersions))
+	for i, v := range virtualServiceVersions {
+		gvrs[i] = schema.GroupVersionResource{Group: "networking.istio.io", Version: v, Resource: "virtualservices"}
 	}
-	r, err := Memo(s, "virtualservices/"+namespace, func() (res, error) {
-		for _, v := range virtualServiceVersions {
-			gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: v, Resource: "virtualservices"}
-			out, err := listAll(s.ctx, "virtualservices.networking.istio.io", namespace, metav1.ListOptions{},
-				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return s.clients.Dynamic.Resource(gvr).Namespace(namespace).List(ctx, o)
-				}, VirtualServiceFrom)
-			if err != nil && apierrors.IsNotFound(err) {
-				continue
-			}
-			return res{vss: out, served: true}, err
-		}
-		return res{}, nil
-	})
-	return r.vss, r.served, err
+	return listServed(s, "virtualservices/"+namespace, "virtualservices.networking.istio.io", namespace, gvrs, VirtualServiceFrom)
 }
 
 // VirtualServiceFrom summarises an unstructured VirtualService; fields of

@@ -90,10 +90,7 @@ func TestHelmPlugin(t *testing.T) {
 	// A kubeconfig whose current context is unreachable; "good" is the cluster.
 	kubeconfig := goodAndBrokenKubeconfig(t, c)
 
-	checkout := t.TempDir()
-	copyFile(t, filepath.Join(root, "plugin.yaml"), filepath.Join(checkout, "plugin.yaml"), 0o644)
-	copyFile(t, filepath.Join(root, "plugin.complete"), filepath.Join(checkout, "plugin.complete"), 0o755)
-	copyFile(t, testcluster.Binary(t), filepath.Join(checkout, "bin", "kubectl-gitops_preflight"), 0o755)
+	checkout := pluginCheckout(t, root)
 
 	home := t.TempDir()
 	base := []string{
@@ -257,4 +254,16 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 	if err := os.WriteFile(dst, data, mode); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pluginCheckout lays out what `helm plugin install <checkout>` reads from a
+// built checkout: plugin.yaml, plugin.complete and bin/kubectl-gitops_preflight
+// (the built binary), in a temporary directory it returns.
+func pluginCheckout(t *testing.T, root string) string {
+	t.Helper()
+	checkout := t.TempDir()
+	copyFile(t, filepath.Join(root, "plugin.yaml"), filepath.Join(checkout, "plugin.yaml"), 0o644)
+	copyFile(t, filepath.Join(root, "plugin.complete"), filepath.Join(checkout, "plugin.complete"), 0o755)
+	copyFile(t, testcluster.Binary(t), filepath.Join(checkout, "bin", "kubectl-gitops_preflight"), 0o755)
+	return checkout
 }

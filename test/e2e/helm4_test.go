@@ -30,10 +30,7 @@ func TestHelm4Plugin(t *testing.T) {
 	c.CreateNamespace(t, "team-a")
 	kubeconfig := goodAndBrokenKubeconfig(t, c)
 
-	checkout := t.TempDir()
-	copyFile(t, filepath.Join(root, "plugin.yaml"), filepath.Join(checkout, "plugin.yaml"), 0o644)
-	copyFile(t, filepath.Join(root, "plugin.complete"), filepath.Join(checkout, "plugin.complete"), 0o755)
-	copyFile(t, testcluster.Binary(t), filepath.Join(checkout, "bin", "kubectl-gitops_preflight"), 0o755)
+	checkout := pluginCheckout(t, root)
 
 	home := t.TempDir()
 	dataHome := filepath.Join(home, "data")
