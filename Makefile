@@ -146,7 +146,7 @@ test: vet lint unit fuzz e2e
 # (BENCH_GO_PKGS; make test compiles them but never runs them), then seeds the
 # test control plane with 5,000 nodes, 30,000 bound pods, 20,000 Services,
 # 10,000 Deployments... and writes bench/results.md (hack/bench). ~10 minutes.
-BENCH_GO_PKGS ?= ./internal/cluster ./checks
+BENCH_GO_PKGS ?= ./internal/cluster ./checks ./internal/chart
 bench: test-binaries build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_PKGS)
 	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md $(BENCH_FLAGS)

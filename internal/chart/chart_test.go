@@ -54,6 +54,19 @@ func TestLoadLocalAndRender(t *testing.T) {
 	if vals["argo-cd"] != nil {
 		t.Error("Render wrote into the caller's values")
 	}
+	// Helm's install drops disabled subcharts from the chart it renders:
+	// Render works on a copy, so the next render still has Argo CD.
+	noArgo := map[string]any{"global": vals["global"], "argo-cd": map[string]any{"enabled": false}}
+	if _, err := Render(context.Background(), c, "rel1", "ns1", noArgo, Capabilities{KubeVersion: "v1.30.2"}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Render(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Objects) != len(r.Objects) {
+		t.Errorf("after a render without Argo CD: %d objects, first render %d", len(again.Objects), len(r.Objects))
+	}
 
 	noName := map[string]any{"global": map[string]any{"codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}}}
 	_, err = Render(context.Background(), c, "rel1", "ns1", noName, Capabilities{KubeVersion: "v1.30.2"})
@@ -94,5 +107,22 @@ func TestRenderErrorMessage(t *testing.T) {
 	raw = `execution error at (gitops-runtime/templates/httproute.yaml:22:8): ERROR: global.runtime.httpRoute.parentRefs is required when httpRoute is enabled`
 	if got := (&RenderError{Raw: raw}).Message(); got != "ERROR: global.runtime.httpRoute.parentRefs is required when httpRoute is enabled" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// BenchmarkRender renders the real chart 0.30.0 as a pre-install run does
+// (make bench runs it; make test only compiles it).
+func BenchmarkRender(b *testing.B) {
+	dir := "../../../shared/fixtures/upstream/gitops-runtime/chart/gitops-runtime"
+	c, err := Load(context.Background(), Source{Ref: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vals := map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1"}, "codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Render(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
