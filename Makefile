@@ -143,13 +143,15 @@ lint: $(GOLANGCI_LINT)
 test: vet lint unit fuzz e2e
 
 # make bench: first the Go benchmarks of the per-object work at that scale
-# (BENCH_GO_PKGS; make test compiles them but never runs them), then seeds the
-# test control plane with 5,000 nodes, 30,000 bound pods, 20,000 Services,
-# 10,000 Deployments... and writes bench/results.md (hack/bench). ~10 minutes.
+# (BENCH_GO_PKGS; make test compiles them but never runs them), then, for each
+# size of -scales (1,2,4), fills a fresh test control plane with 5,000 nodes,
+# 30,000 bound pods, 20,000 Services, 10,000 Deployments... times the factor
+# and writes bench/results.md, bench/sweep.json, the charts bench/sweep.svg and
+# bench/sweep-rss.svg (hack/plot) and the README's bench block (hack/bench).
 BENCH_GO_PKGS ?= ./internal/cluster ./checks ./internal/chart
 bench: test-binaries build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_PKGS)
-	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md $(BENCH_FLAGS)
+	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme README.md $(BENCH_FLAGS)
 
 demo: test-binaries build
 	KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
