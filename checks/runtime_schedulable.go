@@ -347,6 +347,10 @@ func formatMi(b int64) string {
 }
 
 func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
+	// The cluster reads do not wait for the chart's rendering: both start
+	// now (the snapshot shares them with every other check).
+	go func() { _, _ = env.Cluster.BoundPodRequests() }()
+	go func() { _, _ = env.Cluster.Nodes() }()
 	specs, source, err := RuntimePods(ctx, env)
 	if err != nil {
 		return Result{}, err

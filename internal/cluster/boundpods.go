@@ -36,7 +36,8 @@ func (s *Snapshot) BoundPodRequests() (map[string]NodeUsage, error) {
 	return Memo(s, "pods/bound-requests", func() (map[string]NodeUsage, error) {
 		out := map[string]NodeUsage{}
 		reuse := corev1.ResourceList{}
-		err := each(s.ctx, "pods", "", metav1.ListOptions{FieldSelector: ActivePodsSelector},
+		err := s.eachStreamed("pods", "", metav1.ListOptions{FieldSelector: ActivePodsSelector},
+			s.clients.Kube.CoreV1().Pods("").Watch,
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().Pods("").List(ctx, o)
 			},
@@ -47,7 +48,7 @@ func (s *Snapshot) BoundPodRequests() (map[string]NodeUsage, error) {
 				}
 				addPodRequests(out, p, reuse)
 				return nil
-			})
+			}, func() { clear(out) })
 		return out, err
 	})
 }

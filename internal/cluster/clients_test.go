@@ -15,6 +15,10 @@ import (
 func TestClientsCountPages(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/version" { // before streaming lists: pages
+			fmt.Fprint(w, `{"major":"1","minor":"31","gitVersion":"v1.31.4"}`)
+			return
+		}
 		next := ""
 		if r.URL.Query().Get("continue") == "" {
 			next = "page2"
@@ -33,8 +37,8 @@ func TestClientsCountPages(t *testing.T) {
 	if len(nodes) != 2 {
 		t.Fatalf("listed %d nodes, want 2 (two pages)", len(nodes))
 	}
-	if got := c.Requests.Load(); got != 2 {
-		t.Errorf("Requests = %d, want 2", got)
+	if got := c.Requests.Load(); got != 3 {
+		t.Errorf("Requests = %d, want 3 (/version and two pages)", got)
 	}
 	if got := c.Pages.Load(); got != 1 {
 		t.Errorf("Pages = %d, want 1", got)

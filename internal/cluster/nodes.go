@@ -78,7 +78,8 @@ func NodeFrom(n *corev1.Node) Node {
 // Nodes lists all nodes once per snapshot.
 func (s *Snapshot) Nodes() ([]Node, error) {
 	return s.nodes.get(func() ([]Node, error) {
-		return listAll(s.ctx, "nodes", "", metav1.ListOptions{},
+		return listAllStreamed(s, "nodes", "", metav1.ListOptions{},
+			s.clients.Kube.CoreV1().Nodes().Watch,
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().Nodes().List(ctx, o)
 			}, NodeFrom)

@@ -112,7 +112,8 @@ func (s *Snapshot) Deployments() ([]Workload, error) {
 	return s.deployments.get(func() ([]Workload, error) {
 		var out []Workload
 		err := s.listAllOrFallback("deployments", func() { out = nil }, func(ns string) error {
-			items, err := listAll(s.ctx, "deployments", ns, metav1.ListOptions{},
+			items, err := listAllStreamed(s, "deployments", ns, metav1.ListOptions{},
+				s.clients.Kube.AppsV1().Deployments(ns).Watch,
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 					return s.clients.Kube.AppsV1().Deployments(ns).List(ctx, o)
 				}, DeploymentFrom)
