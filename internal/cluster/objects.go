@@ -69,6 +69,9 @@ func (s *Snapshot) Objects(gvr schema.GroupVersionResource, namespace string) (m
 			}
 			return out, nil
 		}
+		if out, ok := s.objectsFromWorkloads(gvr, namespace); ok {
+			return out, nil
+		}
 		err := each(s.ctx, gvr.Resource, namespace, metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				if namespace == "" {
@@ -90,4 +93,35 @@ func (s *Snapshot) Objects(gvr schema.GroupVersionResource, namespace string) (m
 			})
 		return out, err
 	})
+}
+
+// objectsFromWorkloads answers Objects for Deployments and StatefulSets
+// from the snapshot's own lists of them (never list a kind twice); ok is
+// false when those lists failed or do not cover namespace.
+func (s *Snapshot) objectsFromWorkloads(gvr schema.GroupVersionResource, namespace string) (map[string]ObjectMeta, bool) {
+	var (
+		ws  []Workload
+		err error
+	)
+	switch gvr {
+	case schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}:
+		ws, err = s.Deployments()
+	case schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}:
+		ws, err = s.StatefulSets()
+	default:
+		return nil, false
+	}
+	if err != nil {
+		return nil, false
+	}
+	if ns, scoped := s.Scoped(gvr.Resource); scoped && ns != namespace {
+		return nil, false
+	}
+	out := map[string]ObjectMeta{}
+	for _, w := range ws {
+		if namespace == "" || w.Namespace == namespace {
+			out[w.Namespace+"/"+w.Name] = ObjectMeta{Namespace: w.Namespace, Name: w.Name, Labels: w.Labels, Annotations: w.Annotations, ResourceVersion: w.ResourceVersion}
+		}
+	}
+	return out, true
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,5 +61,31 @@ func TestListAllWrongType(t *testing.T) {
 		}, ServiceFrom)
 	if err == nil || !strings.Contains(err.Error(), "unexpected *v1.Pod in services list") {
 		t.Fatalf("listAll = %v, want an unexpected-type error", err)
+	}
+}
+
+// TestObjectsFromWorkloads: Objects of Deployments and StatefulSets comes
+// from the snapshot's own lists of them (no metadata client here: a LIST of
+// its own would panic), one namespace's objects, with their labels,
+// annotations and resourceVersion.
+func TestObjectsFromWorkloads(t *testing.T) {
+	meta := func(ns, name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: "7", Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"},
+			Annotations: map[string]string{"meta.helm.sh/release-name": "other"}}
+	}
+	kube := fake.NewClientset(&appsv1.Deployment{ObjectMeta: meta("cf", "argo-server")}, &appsv1.Deployment{ObjectMeta: meta("x", "web")},
+		&appsv1.StatefulSet{ObjectMeta: meta("cf", "redis")})
+	s := NewSnapshot(context.Background(), &Clients{Kube: kube})
+	deps, err := s.Objects(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "cf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := deps["cf/argo-server"]
+	if len(deps) != 1 || !ok || d.ResourceVersion != "7" || d.Annotations["meta.helm.sh/release-name"] != "other" || d.Labels["app.kubernetes.io/managed-by"] != "Helm" {
+		t.Errorf("deployments in cf: %+v", deps)
+	}
+	sts, err := s.Objects(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, "cf")
+	if _, ok := sts["cf/redis"]; err != nil || len(sts) != 1 || !ok {
+		t.Errorf("statefulsets in cf: %+v, %v", sts, err)
 	}
 }

@@ -44,6 +44,8 @@ type Workload struct {
 	Ready int32
 	// Selector is spec.selector.matchLabels.
 	Selector map[string]string
+	// ResourceVersion is metadata.resourceVersion (for --fix's conflict guard).
+	ResourceVersion string
 }
 
 // Images returns the images of the workload's containers.
@@ -63,6 +65,8 @@ func workloadFrom(kind string, m metav1.ObjectMeta, tpl corev1.PodTemplateSpec, 
 		Labels:      copyMap(m.Labels),
 		Annotations: copyMap(m.Annotations),
 		PodLabels:   copyMap(tpl.Labels),
+
+		ResourceVersion: m.ResourceVersion,
 	}
 	if sel != nil {
 		w.Selector = copyMap(sel.MatchLabels)
