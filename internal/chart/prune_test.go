@@ -8,22 +8,26 @@ import (
 	helmchart "helm.sh/helm/v3/pkg/chart"
 )
 
-// TestWithoutUnreadFiles: of the real chart 0.30.0, the files of the
-// charts whose templates read none are left out (crds/ kept); sealed-secrets
-// (dashboards/*.json) and redis-ha (certs/) keep theirs, and a values
-// string mentioning Files keeps every file. The rendering itself is compared
-// with real `helm template` end to end (TestRenderIsHelmTemplate).
+// TestWithoutUnreadFiles: of the real chart 0.30.0, each chart keeps only
+// its crds/ files and the files its templates read: sealed-secrets its
+// dashboards/*.json (.Files.Glob), redis-ha none of its files (it reads
+// certs/* that the chart does not ship); a values string mentioning Files
+// keeps every file. The rendering itself is compared with real `helm
+// template` end to end (TestRenderIsHelmTemplate).
 func TestWithoutUnreadFiles(t *testing.T) {
 	c, err := Load(context.Background(), Source{Ref: fixtureChart(t), Settings: isolatedSettings(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := func(c *helmchart.Chart) map[string]int {
-		n := map[string]int{}
+	files := func(c *helmchart.Chart) map[string][]string {
+		n := map[string][]string{}
 		var walk func(c *helmchart.Chart, path string)
 		walk = func(c *helmchart.Chart, path string) {
 			path += "/" + c.Name()
-			n[path] = len(c.Files)
+			n[path] = []string{}
+			for _, f := range c.Files {
+				n[path] = append(n[path], f.Name)
+			}
 			for _, d := range c.Dependencies() {
 				walk(d, path)
 			}
@@ -32,69 +36,79 @@ func TestWithoutUnreadFiles(t *testing.T) {
 		return n
 	}
 	before, after := files(c), files(withoutUnreadFiles(c, nil))
-	for path, n := range before {
-		kept := strings.HasSuffix(path, "/sealed-secrets") || strings.HasSuffix(path, "/redis-ha")
-		switch {
-		case n == 0:
-		case kept && after[path] != n:
-			t.Errorf("%s: %d of %d files kept, want all", path, after[path], n)
-		case !kept && after[path] != crdFiles(c, path):
-			t.Errorf("%s: %d of %d files kept, want only crds/", path, after[path], n)
+	if len(after) != len(before) {
+		t.Fatalf("charts %v, want %v", after, before)
+	}
+	dashboards := 0
+	for path, names := range before {
+		var want []string
+		for _, n := range names {
+			if strings.HasPrefix(n, "crds/") || strings.HasSuffix(path, "/sealed-secrets") && strings.HasPrefix(n, "dashboards/") && strings.HasSuffix(n, ".json") {
+				want = append(want, n)
+				dashboards++
+			}
+		}
+		if strings.Join(after[path], ",") != strings.Join(want, ",") {
+			t.Errorf("%s kept %v, want %v", path, after[path], want)
 		}
 	}
-	if len(after) != len(before) {
-		t.Errorf("charts %v, want %v", after, before)
+	if dashboards == 0 {
+		t.Error("no sealed-secrets dashboards in the fixture chart")
 	}
 	all := files(withoutUnreadFiles(c, map[string]any{"x": `{{ .Files.Get "README.md" }}`}))
-	for path, n := range before {
-		if all[path] != n {
-			t.Errorf("values mention Files: %s kept %d of %d", path, all[path], n)
+	for path, names := range before {
+		if len(all[path]) != len(names) {
+			t.Errorf("values mention Files: %s kept %d of %d", path, len(all[path]), len(names))
 		}
 	}
-	if files(c)["/gitops-runtime"] != before["/gitops-runtime"] {
+	if len(files(c)["/gitops-runtime"]) != len(before["/gitops-runtime"]) {
 		t.Error("the loaded chart was modified")
 	}
 }
 
-// crdFiles counts the crds/ files of the chart at path ("/a/b").
-func crdFiles(c *helmchart.Chart, path string) int {
-	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	for _, p := range parts[1:] {
-		for _, d := range c.Dependencies() {
-			if d.Name() == p {
-				c = d
-				break
+// TestTemplateFileReads: literal reads are named, any other read of .Files
+// reads every file.
+func TestTemplateFileReads(t *testing.T) {
+	type want struct {
+		all   bool
+		reads []string // file names that must be read
+		not   []string // file names that must not
+	}
+	cases := map[string]want{
+		`{{ .Files.Get "certs/ca.crt" | b64enc }}`:                                                  {reads: []string{"certs/ca.crt"}, not: []string{"README.md"}},
+		`{{ $.Files.GetBytes "a.txt" }}{{ .Files.Lines "b.txt" }}`:                                  {reads: []string{"a.txt", "b.txt"}, not: []string{"c.txt"}},
+		`{{ range $p, $_ := .Files.Glob "dash/*.json" }}{{ $.Files.Get $p }}{{ end }}`:              {reads: []string{"dash/a.json"}, not: []string{"dash/a.yaml", "README.md"}},
+		`{{ (.Files.Glob "conf/**").AsConfig }}`:                                                    {reads: []string{"conf/a/b.ini"}, not: []string{"README.md"}},
+		`{{ .Files.AsSecrets }}`:                                                                    {all: true},
+		`{{ .Files.Get .Values.file }}`:                                                             {all: true},
+		`{{ .Files.Get (printf "certs/%s" .Values.x) }}`:                                            {all: true},
+		`{{ "x" | .Files.Get }}`:                                                                    {all: true},
+		`{{ include "t" .Files }}`:                                                                  {all: true},
+		`{{ index . "Files" }}`:                                                                     {all: true},
+		`{{ .Subcharts.redis.Files.Get "x" }}`:                                                      {all: true},
+		`{{ $ctx := deepCopy . }}{{ $ctx.Files.Get "x" }}`:                                          {all: true},
+		`{{ range $p, $_ := .Files.Glob "d/*" }}{{ end }}{{ $p := .Values.f }}{{ $.Files.Get $p }}`: {all: true},
+		`{{ .Files.Glob "[" }}`:                                                                     {all: true},
+		`{{ .Files.Get "x" `:                                                                        {all: true},
+		`{{ if .Values.x }}{{ else }}{{ with .Values }}{{ $.Files.Get "y" }}{{ end }}{{ end }}`:     {reads: []string{"y"}, not: []string{"x"}},
+		`ignoreMissingValueFiles: {{ .Values.valueFiles }}`:                                         {not: []string{"README.md"}},
+	}
+	for text, w := range cases {
+		r := fileReads{names: map[string]bool{}}
+		ok := templateFileReads("t", text, &r)
+		if ok == w.all {
+			t.Errorf("%q: reads every file %v, want %v", text, !ok, w.all)
+			continue
+		}
+		for _, n := range w.reads {
+			if !r.reads(n) {
+				t.Errorf("%q does not read %s", text, n)
 			}
 		}
-	}
-	n := 0
-	for _, f := range c.Files {
-		if strings.HasPrefix(f.Name, "crds/") {
-			n++
-		}
-	}
-	return n
-}
-
-func TestTemplateMentionsFiles(t *testing.T) {
-	cases := map[string]bool{
-		`{{ .Files.Get "x" }}`:                                     true,
-		`{{ $.Files.Glob "a/*" }}`:                                 true,
-		`{{ range $p, $_ := .Files.Glob "x" }}{{ end }}`:           true,
-		`{{ index . "Files" }}`:                                    true,
-		`{{ (.Subcharts.argo).Files.Get "x" }}`:                    true,
-		`{{ if .Values.x }}{{ else }}{{ get $ "Files" }}{{ end }}`: true,
-		`{{ with .Values }}{{ .Files }}{{ end }}`:                  true,
-		`{{ define "a" }}{{ .Files.Lines "x" }}{{ end }}`:          true,
-		`{{ .Files.Get "x" `:                                       true, // does not parse
-		`ignoreMissingValueFiles: {{ .Values.x }}`:                 false,
-		`Files are listed here: {{ .Values.x }}`:                   false,
-		`{{ .Values.valueFiles }}`:                                 false,
-		`{{ include "x" (dict "ValueFiles" 1) }}`:                  false,
-	}
-	for text, want := range cases {
-		if got := templateMentionsFiles("t", text); got != want {
-			t.Errorf("%q: %v, want %v", text, got, want)
+		for _, n := range w.not {
+			if r.reads(n) {
+				t.Errorf("%q reads %s", text, n)
+			}
 		}
 	}
 	if !valuesMention(map[string]any{"a": []any{map[string]any{"b": `{{ .Files.Get "x" }}`}}}) {
