@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +18,19 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
+
+// withExpect carries the test's "expect" annotation into a summary (which
+// keeps only Helm's annotations).
+func withExpect(w cluster.Workload, annotations map[string]string) cluster.Workload {
+	if e, ok := annotations["expect"]; ok {
+		w.Annotations = maps.Clone(w.Annotations)
+		if w.Annotations == nil {
+			w.Annotations = map[string]string{}
+		}
+		w.Annotations["expect"] = e
+	}
+	return w
+}
 
 // conflictWorkloads reads testdata/conflicts/workloads.yaml as summaries, with
 // each one's "expect" annotation.
@@ -45,14 +59,14 @@ func conflictWorkloads(t testing.TB) (deps, sts []cluster.Workload, objs []runti
 			if err := json.Unmarshal(raw, &d); err != nil {
 				t.Fatal(err)
 			}
-			deps = append(deps, cluster.DeploymentFrom(&d))
+			deps = append(deps, withExpect(cluster.DeploymentFrom(&d), d.Annotations))
 			objs = append(objs, &d)
 		case "StatefulSet":
 			var s appsv1.StatefulSet
 			if err := json.Unmarshal(raw, &s); err != nil {
 				t.Fatal(err)
 			}
-			sts = append(sts, cluster.StatefulSetFrom(&s))
+			sts = append(sts, withExpect(cluster.StatefulSetFrom(&s), s.Annotations))
 			objs = append(objs, &s)
 		}
 	}

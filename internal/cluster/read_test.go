@@ -89,3 +89,28 @@ func TestObjectsFromWorkloads(t *testing.T) {
 		t.Errorf("statefulsets in cf: %+v, %v", sts, err)
 	}
 }
+
+// TestWorkloadSummaryKeepsWhatChecksRead: of a Deployment's annotations
+// only Helm's are kept; the selector equal to the pod labels is one map.
+func TestWorkloadSummaryKeepsWhatChecksRead(t *testing.T) {
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{
+			"meta.helm.sh/release-name": "r", "meta.helm.sh/release-namespace": "n",
+			"deployment.kubernetes.io/revision": "3", lastApplied: `{"big":"json"}`,
+		}},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}}},
+	}
+	w := DeploymentFrom(d)
+	if len(w.Annotations) != 2 || w.Annotations["meta.helm.sh/release-name"] != "r" || w.Annotations["meta.helm.sh/release-namespace"] != "n" {
+		t.Errorf("annotations %v, want Helm's two", w.Annotations)
+	}
+	if w.Selector["app"] != "web" || w.PodLabels["app"] != "web" || len(w.Selector) != 1 {
+		t.Errorf("selector %v, pod labels %v", w.Selector, w.PodLabels)
+	}
+	d.Spec.Selector.MatchLabels = map[string]string{"app": "web", "tier": "x"}
+	if w := DeploymentFrom(d); w.Selector["tier"] != "x" || w.PodLabels["tier"] != "" {
+		t.Errorf("a selector unlike the pod labels: %v, %v", w.Selector, w.PodLabels)
+	}
+}

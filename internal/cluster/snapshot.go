@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unique"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -191,7 +192,10 @@ func each(ctx context.Context, resource, namespace string, opts metav1.ListOptio
 	return nil
 }
 
-// copyLabels returns m without the last-applied annotation; nil stays nil.
+// copyMap returns m without kubectl's last-applied annotation; nil stays
+// nil. Keys are interned (unique.Make): label and annotation keys repeat on
+// every object of a kind, and summaries of thousands of objects would
+// otherwise each hold their own copy.
 func copyMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
@@ -201,7 +205,7 @@ func copyMap(m map[string]string) map[string]string {
 		if k == lastApplied {
 			continue
 		}
-		out[k] = v
+		out[unique.Make(k).Value()] = v
 	}
 	return out
 }

@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"maps"
+	"strings"
+	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,11 +29,13 @@ type Container struct {
 
 // Workload summarises a Deployment, StatefulSet or DaemonSet.
 type Workload struct {
-	Kind        string // KindDeployment, KindStatefulSet or KindDaemonSet
-	Namespace   string
-	Name        string
-	Labels      map[string]string
-	Annotations map[string]string // without kubectl's last-applied-configuration
+	Kind      string // KindDeployment, KindStatefulSet or KindDaemonSet
+	Namespace string
+	Name      string
+	Labels    map[string]string
+	// Annotations are Helm's (meta.helm.sh/release-name and -namespace), the
+	// only ones the checks read of a workload.
+	Annotations map[string]string
 	// PodLabels are the pod template's labels.
 	PodLabels map[string]string
 	// Containers are the pod template's containers (init containers excluded).
@@ -63,18 +68,36 @@ func workloadFrom(kind string, m metav1.ObjectMeta, tpl corev1.PodTemplateSpec, 
 		Namespace:   m.Namespace,
 		Name:        m.Name,
 		Labels:      copyMap(m.Labels),
-		Annotations: copyMap(m.Annotations),
+		Annotations: helmAnnotations(m.Annotations),
 		PodLabels:   copyMap(tpl.Labels),
 
 		ResourceVersion: m.ResourceVersion,
 	}
 	if sel != nil {
-		w.Selector = copyMap(sel.MatchLabels)
+		if maps.Equal(sel.MatchLabels, tpl.Labels) {
+			w.Selector = w.PodLabels // the usual case: one map for both
+		} else {
+			w.Selector = copyMap(sel.MatchLabels)
+		}
 	}
 	for _, c := range tpl.Spec.Containers {
 		w.Containers = append(w.Containers, Container{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args})
 	}
 	return w
+}
+
+// helmAnnotations returns the meta.helm.sh/ annotations of m (nil: none).
+func helmAnnotations(m map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if strings.HasPrefix(k, "meta.helm.sh/") {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[unique.Make(k).Value()] = v
+		}
+	}
+	return out
 }
 
 func replicas(p *int32) int32 {
