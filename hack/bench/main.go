@@ -38,6 +38,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -785,8 +786,12 @@ type measurer struct {
 
 // sample is one timed run of a program.
 type sample struct {
-	wall     time.Duration
-	rssKB    int64
+	wall  time.Duration
+	rssKB int64
+	// anonKB is the peak of the process's anonymous resident memory (its
+	// heap and stacks: RSS without the executable's mapped file pages),
+	// sampled every 5 ms from /proc; 0 when it could not be read.
+	anonKB   int64
 	requests int64 // the plugin's own count (total)
 	pages    int64 // of which list continuation pages
 	audit    auditCount
@@ -835,6 +840,9 @@ type results struct {
 	requestsByKind                          map[string]string
 	cheapReqs                               []floorReq
 	cheapNotes                              []string
+	// baseline is the plugin printing its version: the memory of the
+	// executable itself (its file pages, the runtime, package init).
+	baseline sample
 }
 
 var (
@@ -862,6 +870,13 @@ func (m *measurer) measure() (*results, error) {
 		floor: series{name: "JSON floor (curl)"}, cheap: series{name: "cheapest-encoding floor (curl)"}, kubectl: series{name: "kubectl get -o json"}}
 	r.server = m.admin.Host
 	r.loadBefore = loadavg()
+	vcmd := exec.Command(m.plugin, "--version")
+	vcmd.Stdout = io.Discard
+	b, err := timed(vcmd)
+	if err != nil {
+		return nil, fmt.Errorf("plugin --version: %w", err)
+	}
+	r.baseline = b
 	// Warm up: the first request after seeding pays for caches (watch
 	// cache of each kind); one untimed run of each program. The warm-up
 	// run with the chart also tells, from the audit log, which LISTs the
@@ -1173,8 +1188,31 @@ func timed(cmd *exec.Cmd) (sample, error) {
 	cmd.Args = append([]string{timeBin, "-f", "%M", "-o", out}, cmd.Args...)
 	cmd.Path = timeBin
 	start := time.Now()
-	err := cmd.Run()
-	s := sample{wall: time.Since(start)}
+	if err := cmd.Start(); err != nil {
+		return sample{}, err
+	}
+	var anon atomic.Int64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if kb := childAnonKB(cmd.Process.Pid); kb > anon.Load() {
+					anon.Store(kb)
+				}
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-sampled
+	s := sample{wall: time.Since(start), anonKB: anon.Load()}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		return s, err
@@ -1191,6 +1229,30 @@ func timed(cmd *exec.Cmd) (sample, error) {
 		s.rssKB, _ = strconv.ParseInt(lines[len(lines)-1], 10, 64)
 	}
 	return s, nil
+}
+
+// childAnonKB reads RssAnon (kB) of the first child of pid (GNU time's
+// child: the measured program) from /proc; 0 when it cannot.
+func childAnonKB(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return 0
+	}
+	kids := strings.Fields(string(b))
+	if len(kids) == 0 {
+		return 0
+	}
+	st, err := os.ReadFile("/proc/" + kids[0] + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // auditCount is what the audit log says of one plugin run.
@@ -1264,7 +1326,7 @@ func readAudit(path string) (map[string]auditCount, error) {
 		a.kinds[what]++
 		if strings.Contains(e.RequestURI, "continue=") {
 			a.pages++
-		} else if e.Verb == "list" {
+		} else if isList(e) {
 			a.firstLists[listKey(e.RequestURI)]++
 		}
 	}
@@ -1288,6 +1350,13 @@ func readAudit(path string) (map[string]auditCount, error) {
 	return out, nil
 }
 
+// isList reports whether e is a LIST, or a streaming list (a WATCH with
+// sendInitialEvents=true, which the plugin uses for the big kinds on
+// servers that serve it): the floors fetch both as one plain LIST.
+func isList(e auditEvent) bool {
+	return e.Verb == "list" || e.Verb == "watch" && strings.Contains(e.RequestURI, "sendInitialEvents=true")
+}
+
 // auditList is one first-page LIST of a run, as the audit log shows it.
 type auditList struct {
 	key      string // path and selectors (listKey)
@@ -1309,7 +1378,7 @@ func auditLists(path, user string) ([]auditList, error) {
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return nil, fmt.Errorf("audit log: %w", err)
 		}
-		if e.Stage != "ResponseComplete" || e.User.Username != user || e.Verb != "list" || e.ObjectRef == nil || strings.Contains(e.RequestURI, "continue=") {
+		if e.Stage != "ResponseComplete" || e.User.Username != user || !isList(e) || e.ObjectRef == nil || strings.Contains(e.RequestURI, "continue=") {
 			continue
 		}
 		res := e.ObjectRef.Resource
@@ -1424,6 +1493,7 @@ func mib(kb float64) string { return fmt.Sprintf("%.0f MiB", kb/1024) }
 var (
 	wallOf     = func(s sample) float64 { return s.wall.Seconds() }
 	rssOf      = func(s sample) float64 { return float64(s.rssKB) }
+	anonOf     = func(s sample) float64 { return float64(s.anonKB) }
 	reqsOf     = func(s sample) float64 { return float64(s.requests - s.pages) }
 	pagesOf    = func(s sample) float64 { return float64(s.pages) }
 	auditReqs  = func(s sample) float64 { return float64(s.audit.total - s.audit.pages) }
@@ -1483,6 +1553,14 @@ func sweepTable(all []*results) string {
 			return fmt.Sprintf("%s (%s)", secs(s.median(wallOf)), mib(s.max(rssOf)))
 		})
 	}
+	for i, name := range []string{"with the chart", "without a chart", "`--post`"} {
+		row("peak anonymous memory, "+name+" (RSS without the executable's file pages)", func(r *results) string {
+			return mib(r.plugins()[i].max(anonOf))
+		})
+	}
+	row("the executable alone (`--version`): peak RSS / anonymous", func(r *results) string {
+		return mib(float64(r.baseline.rssKB)) + " / " + mib(float64(r.baseline.anonKB))
+	})
 	row("cheapest-encoding floor (protobuf / metadata-only)", func(r *results) string {
 		return fmt.Sprintf("%s (%.1f MB)", secs(r.cheap.median(wallOf)), r.cheap.median(bytesOf)/1e6)
 	})
@@ -1605,21 +1683,22 @@ func markdown(c config, all []*results, total time.Duration) string {
 
 	for _, r := range all {
 		fmt.Fprintf(&b, "## %s\n\n", r.sizeLabel())
-		fmt.Fprintf(&b, "| what | wall (median) | wall (max) | peak RSS (max) | ÷ cheapest floor | ÷ JSON floor | API requests (plugin count / audit log) | list pages (plugin / audit) | bytes read |\n")
-		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| what | wall (median) | wall (max) | peak RSS (max) | peak anonymous (max) | ÷ cheapest floor | ÷ JSON floor | API requests (plugin count / audit log) | list pages (plugin / audit) | bytes read |\n")
+		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|\n")
 		cf, jf := r.cheap.median(wallOf), r.floor.median(wallOf)
 		for _, s := range r.plugins() {
 			w := s.median(wallOf)
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.0f / %.0f | %.0f / %.0f | |\n", s.name, secs(w), secs(s.max(wallOf)), mib(s.max(rssOf)),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.0f / %.0f | %.0f / %.0f | |\n", s.name, secs(w), secs(s.max(wallOf)), mib(s.max(rssOf)), mib(s.max(anonOf)),
 				ratio(w, cf), ratio(w, jf), s.median(reqsOf), s.median(auditReqs), s.median(pagesOf), s.median(auditPages))
 		}
 		for _, s := range []*series{&r.cheap, &r.floor} {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s (one curl) | | | %.0f | | %.1f MB |\n", s.name, secs(s.median(wallOf)), secs(s.max(wallOf)), mib(s.max(rssOf)), s.median(reqsOf), s.median(bytesOf)/1e6)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s (one curl) | | | | %.0f | | %.1f MB |\n", s.name, secs(s.median(wallOf)), secs(s.max(wallOf)), mib(s.max(rssOf)), s.median(reqsOf), s.median(bytesOf)/1e6)
 		}
 		if len(r.kubectl.samples) > 0 {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | | %.1f MB |\n", r.kubectl.name, secs(r.kubectl.median(wallOf)), secs(r.kubectl.max(wallOf)), mib(r.kubectl.max(rssOf)), r.kubectl.median(bytesOf)/1e6)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | | | %.1f MB |\n", r.kubectl.name, secs(r.kubectl.median(wallOf)), secs(r.kubectl.max(wallOf)), mib(r.kubectl.max(rssOf)), r.kubectl.median(bytesOf)/1e6)
 		}
 		b.WriteString("\n")
+		fmt.Fprintf(&b, "The executable alone (`--version`): peak RSS %s, of which anonymous %s; the rest is the executable's own file pages mapped by the kernel.\n\n", mib(float64(r.baseline.rssKB)), mib(float64(r.baseline.anonKB)))
 		if len(r.pre.samples) > 0 && len(r.chart.samples) > 0 && len(r.post.samples) > 0 {
 			fmt.Fprintf(&b, "Check statuses: without a chart %s; with the chart %s. Exit codes: pre %d, with the chart %d, post %d.\n\n",
 				statusLine(r.pre.samples[0].statuses), statusLine(r.chart.samples[0].statuses), r.pre.samples[0].code, r.chart.samples[0].code, r.post.samples[0].code)
