@@ -37,7 +37,7 @@ func (s *Snapshot) BoundPodRequests() (map[string]NodeUsage, error) {
 		out := map[string]NodeUsage{}
 		reuse := corev1.ResourceList{}
 		err := s.eachStreamed("pods", "", metav1.ListOptions{FieldSelector: ActivePodsSelector},
-			s.clients.Kube.CoreV1().Pods("").Watch,
+			podStream(s.clients.Kube.CoreV1().RESTClient()),
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().Pods("").List(ctx, o)
 			},

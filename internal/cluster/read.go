@@ -39,7 +39,7 @@ func listAllStreamed[T runtime.Object, R any](s *Snapshot, resource, namespace s
 	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error),
 	list func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error), from func(T) R) ([]R, error) {
 	var out []R
-	err := s.eachStreamed(resource, namespace, opts, watchFn, list, func(obj runtime.Object) error {
+	err := s.eachStreamed(resource, namespace, opts, watchStream(watchFn), list, func(obj runtime.Object) error {
 		o, ok := obj.(T)
 		if !ok {
 			return fmt.Errorf("unexpected %T in %s list", obj, resource)

@@ -54,12 +54,11 @@ func (s *Snapshot) streamLists() bool {
 // to drop what fn kept and the list is read in pages. Any other error (a
 // 500, the run's deadline) and an error of fn end the list, as a LIST's
 // would.
-func (s *Snapshot) eachStreamed(resource, namespace string, opts metav1.ListOptions,
-	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error),
+func (s *Snapshot) eachStreamed(resource, namespace string, opts metav1.ListOptions, stream streamFunc,
 	list func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error),
 	fn func(obj runtime.Object) error, reset func()) error {
 	if s.streamLists() {
-		n, err := streamList(s.ctx, opts, watchFn, fn)
+		n, err := stream(s.ctx, streamingOptions(opts), fn)
 		var fe fnError
 		switch {
 		case err == nil:
@@ -86,7 +85,7 @@ var errStreamEnded = errors.New("the streaming list ended before its last object
 // list to this user (the feature off, no watch permission, a resource that
 // cannot be watched) or the stream broke: then the list is read in pages.
 func streamRefused(err error) bool {
-	return errors.Is(err, errStreamEnded) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
+	return errors.Is(err, errStreamEnded) || errors.Is(err, errNotProtobuf) || apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) ||
 		apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err) ||
 		apierrors.IsGone(err) || apierrors.IsResourceExpired(err)
 }
@@ -96,13 +95,14 @@ type fnError struct{ err error }
 
 func (e fnError) Error() string { return e.err.Error() }
 
-// streamList reads one streaming list and returns the number of objects
-// passed to fn.
-func streamList(ctx context.Context, opts metav1.ListOptions,
-	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error),
-	fn func(obj runtime.Object) error) (int, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// streamFunc reads one streaming list with opts (streamingOptions), passing
+// each object to fn, and returns the number of objects passed.
+type streamFunc func(ctx context.Context, opts metav1.ListOptions, fn func(obj runtime.Object) error) (int, error)
+
+// streamingOptions are opts as a streaming list: sendInitialEvents with
+// bookmarks, the most recent state (resourceVersion "" and
+// resourceVersionMatch NotOlderThan), no pages.
+func streamingOptions(opts metav1.ListOptions) metav1.ListOptions {
 	o := opts
 	o.Watch = false
 	o.SendInitialEvents = ptr.To(true)
@@ -110,6 +110,24 @@ func streamList(ctx context.Context, opts metav1.ListOptions,
 	o.ResourceVersion = ""
 	o.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 	o.Limit, o.Continue = 0, ""
+	return o
+}
+
+// watchStream reads a streaming list through a client-go watch (objects
+// decoded by client-go).
+func watchStream(watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)) streamFunc {
+	return func(ctx context.Context, opts metav1.ListOptions, fn func(obj runtime.Object) error) (int, error) {
+		return streamList(ctx, opts, watchFn, fn)
+	}
+}
+
+// streamList reads one streaming list and returns the number of objects
+// passed to fn.
+func streamList(ctx context.Context, o metav1.ListOptions,
+	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error),
+	fn func(obj runtime.Object) error) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	w, err := watchFn(ctx, o)
 	if err != nil {
 		return 0, err
