@@ -79,7 +79,7 @@ func NodeFrom(n *corev1.Node) Node {
 func (s *Snapshot) Nodes() ([]Node, error) {
 	return s.nodes.get(func() ([]Node, error) {
 		return listAllStreamed(s, "nodes", "", metav1.ListOptions{},
-			s.clients.Kube.CoreV1().Nodes().Watch,
+			protoStream(s.clients.Kube.CoreV1().RESTClient(), "nodes", "", "Node", slimNode),
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().Nodes().List(ctx, o)
 			}, NodeFrom)

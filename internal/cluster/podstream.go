@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,17 +49,26 @@ const maxPodFrame = 4 << 20
 // podStream reads a streaming list of pods through rc (a core/v1 REST
 // client) in protobuf, passing each pod, reduced as above, to fn.
 func podStream(rc rest.Interface) streamFunc {
+	var sc podScratch
+	return protoStream(rc, "pods", "", "Pod", func(raw []byte) (runtime.Object, error) { return slimPod(raw, &sc) })
+}
+
+// protoStream reads a streaming list of resource (plural) in namespace (""
+// all) through rc in protobuf, decoding each object of kind with decode
+// (given the object's protobuf bytes, without magic and envelope).
+func protoStream(rc rest.Interface, resource, namespace, kind string, decode func(raw []byte) (runtime.Object, error)) streamFunc {
 	return func(ctx context.Context, opts metav1.ListOptions, fn func(obj runtime.Object) error) (int, error) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		opts.Watch = true
-		body, err := rc.Get().Resource("pods").VersionedParams(&opts, scheme.ParameterCodec).
+		body, err := rc.Get().NamespaceIfScoped(namespace, namespace != "").Resource(resource).VersionedParams(&opts, scheme.ParameterCodec).
 			SetHeader("Accept", runtime.ContentTypeProtobuf+";stream=watch").Stream(ctx)
 		if err != nil {
 			return 0, err
 		}
 		defer body.Close()
-		return readPodStream(bufio.NewReaderSize(body, 64<<10), fn)
+		n, _, err := readFrames(bufio.NewReaderSize(body, 64<<10), kind, decode, fn)
+		return n, err
 	}
 }
 
@@ -66,21 +76,15 @@ func podStream(rc rest.Interface) streamFunc {
 // in pages.
 var errNotProtobuf = errors.New("the streaming list is not protobuf")
 
-// readPodStream reads length-delimited protobuf watch frames (the framing
+// readFrames reads length-delimited protobuf watch frames (the framing
 // of k8s.io/apimachinery/pkg/runtime/serializer/protobuf's
 // LengthDelimitedFramer: a 4-byte big-endian length, then the frame) until
 // the initial-events-end bookmark. A stream in another encoding is
 // errNotProtobuf.
-func readPodStream(r *bufio.Reader, fn func(obj runtime.Object) error) (int, error) {
-	n, _, err := readPodFrames(r, fn)
-	return n, err
-}
-
-func readPodFrames(r *bufio.Reader, fn func(obj runtime.Object) error) (n, events int, err error) {
+func readFrames(r *bufio.Reader, kind string, decode func(raw []byte) (runtime.Object, error), fn func(obj runtime.Object) error) (n, events int, err error) {
 	var (
 		head  [4]byte
 		frame []byte
-		sc    podScratch
 	)
 	for ; ; events++ {
 		if _, err := io.ReadFull(r, head[:]); err != nil {
@@ -110,15 +114,15 @@ func readPodFrames(r *bufio.Reader, fn func(obj runtime.Object) error) (n, event
 		}
 		switch typ {
 		case "ADDED":
-			if okind != "Pod" {
-				return n, events, fmt.Errorf("unexpected %s in a pod stream", okind)
+			if okind != kind {
+				return n, events, fmt.Errorf("unexpected %s in a %s stream", okind, kind)
 			}
-			pod, err := slimPod(obj, &sc)
+			o, err := decode(obj)
 			if err != nil {
 				return n, events, err
 			}
 			n++
-			if err := fn(pod); err != nil {
+			if err := fn(o); err != nil {
 				return n, events, fnError{err}
 			}
 		case "BOOKMARK":
@@ -306,4 +310,86 @@ func pbFields(msg []byte, fn func(num protowire.Number, v []byte) error) error {
 		msg = msg[m:]
 	}
 	return nil
+}
+
+// wireFilter says which fields of a protobuf message to keep: a field
+// whose entry is nil is kept whole, one with a filter is a message kept
+// through that filter; fields without an entry are left out.
+type wireFilter map[protowire.Number]wireFilter
+
+// keep is the entry of a field kept whole.
+var keep wireFilter
+
+// apply appends the kept fields of msg to dst.
+func (f wireFilter) apply(dst, msg []byte) ([]byte, error) {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg[n:])
+		if m < 0 {
+			return nil, protowire.ParseError(m)
+		}
+		sub, ok := f[num]
+		switch {
+		case !ok:
+		case sub == nil || typ != protowire.BytesType:
+			dst = append(dst, msg[:n+m]...)
+		default:
+			v, _ := protowire.ConsumeBytes(msg[n:])
+			inner, err := sub.apply(nil, v)
+			if err != nil {
+				return nil, err
+			}
+			dst = protowire.AppendTag(dst, num, protowire.BytesType)
+			dst = protowire.AppendBytes(dst, inner)
+		}
+		msg = msg[n+m:]
+	}
+	return dst, nil
+}
+
+// nodeFields are what NodeFrom reads of a Node: metadata name 1 and
+// labels 11; the spec (providerID, unschedulable, taints); status
+// allocatable 2 and conditions 4. Not the images, addresses, node info,
+// volumes, annotations or managedFields.
+var nodeFields = wireFilter{1: {1: keep, 11: keep}, 2: keep, 3: {2: keep, 4: keep}}
+
+// deploymentFields are what DeploymentFrom reads of a Deployment:
+// metadata name 1, namespace 3, resourceVersion 6, labels 11, annotations
+// 12; spec replicas 1, selector 2, template 3 (its labels, its containers'
+// name 1, image 2, command 3, args 4); the status. Not managedFields, the
+// rest of the pod template (env, probes, volumes) or the strategy.
+var deploymentFields = wireFilter{
+	1: {1: keep, 3: keep, 6: keep, 11: keep, 12: keep},
+	2: {1: keep, 2: keep, 3: {1: {11: keep}, 2: {2: {1: keep, 2: keep, 3: keep, 4: keep}}}},
+	3: keep,
+}
+
+// slimNode decodes a Node's protobuf bytes through nodeFields.
+func slimNode(raw []byte) (runtime.Object, error) {
+	b, err := nodeFields.apply(nil, raw)
+	if err != nil {
+		return nil, fmt.Errorf("decoding a node: %w", err)
+	}
+	n := &corev1.Node{}
+	if err := n.Unmarshal(b); err != nil {
+		return nil, fmt.Errorf("decoding a node: %w", err)
+	}
+	return n, nil
+}
+
+// slimDeployment decodes a Deployment's protobuf bytes through
+// deploymentFields.
+func slimDeployment(raw []byte) (runtime.Object, error) {
+	b, err := deploymentFields.apply(nil, raw)
+	if err != nil {
+		return nil, fmt.Errorf("decoding a Deployment: %w", err)
+	}
+	d := &appsv1.Deployment{}
+	if err := d.Unmarshal(b); err != nil {
+		return nil, fmt.Errorf("decoding a Deployment: %w", err)
+	}
+	return d, nil
 }

@@ -6,8 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	appsv1 "k8s.io/api/apps/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -174,15 +179,108 @@ func TestPodStream(t *testing.T) {
 // Accept header) is not read as frames: the pods are listed in pages.
 func TestPodStreamNotProtobuf(t *testing.T) {
 	json := []byte(`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}}` + "\n")
-	_, err := readPodStream(bufio.NewReader(bytes.NewReader(json)), func(runtime.Object) error { return nil })
+	var sc podScratch
+	decode := func(raw []byte) (runtime.Object, error) { return slimPod(raw, &sc) }
+	_, _, err := readFrames(bufio.NewReader(bytes.NewReader(json)), "Pod", decode, func(runtime.Object) error { return nil })
 	if !errors.Is(err, errNotProtobuf) || !streamRefused(err) {
 		t.Errorf("error %v, want errNotProtobuf (refused: read in pages)", err)
 	}
 	var stream bytes.Buffer
 	stream.Write(watchFrame(t, "ADDED", testPods()[0]))
 	stream.Write([]byte{0, 0, 0, 3, 1, 2, 3}) // a later frame that does not parse
-	n, err := readPodStream(bufio.NewReader(&stream), func(runtime.Object) error { return nil })
+	n, _, err := readFrames(bufio.NewReader(&stream), "Pod", decode, func(runtime.Object) error { return nil })
 	if n != 1 || err == nil || errors.Is(err, errNotProtobuf) {
 		t.Errorf("%d pods, error %v; want 1 and a decoding error", n, err)
+	}
+}
+
+// TestSlimSummaries: the summaries of Deployments and nodes decoded through
+// deploymentFields and nodeFields are those of the whole objects, over the
+// real-world workloads of checks/testdata/conflicts and nodes of every
+// shape NodeFrom reads.
+func TestSlimSummaries(t *testing.T) {
+	f, err := os.Open("../../checks/testdata/conflicts/workloads.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	deployments := 0
+	for {
+		var d appsv1.Deployment
+		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind != "Deployment" {
+			continue
+		}
+		d.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "helm", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
+		d.ResourceVersion = "17"
+		d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 1}
+		_, raw, err := unwrap(encodeProtobuf(t, &d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slim, err := slimDeployment(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := DeploymentFrom(slim.(*appsv1.Deployment)), DeploymentFrom(&d); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s/%s:\nslim  %+v\nwhole %+v", d.Namespace, d.Name, got, want)
+		}
+		deployments++
+	}
+	if deployments < 5 {
+		t.Fatalf("only %d Deployments in the testdata", deployments)
+	}
+	labels := map[string]string{"app.kubernetes.io/name": "ingress-nginx"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx", ResourceVersion: "3", Labels: labels,
+			Annotations: map[string]string{"meta.helm.sh/release-name": "ingress-nginx", "meta.helm.sh/release-namespace": "ingress-nginx", "deployment.kubernetes.io/revision": "2"}},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](3), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/name": "ingress-nginx", "pod": "x"}},
+				Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}}, Containers: []corev1.Container{{
+					Name: "controller", Image: "registry.k8s.io/ingress-nginx/controller:v1.11.2", Command: []string{"/nginx-ingress-controller"},
+					Args: []string{"--publish-service=$(POD_NAMESPACE)/ingress-nginx-controller", "--ingress-class=nginx"}, Env: []corev1.EnvVar{{Name: "POD_NAMESPACE"}}}}}}},
+		Status: appsv1.DeploymentStatus{Replicas: 3, ReadyReplicas: 2, AvailableReplicas: 2},
+	}
+	_, raw, err := unwrap(encodeProtobuf(t, d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slim, err := slimDeployment(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := DeploymentFrom(slim.(*appsv1.Deployment)), DeploymentFrom(d); !reflect.DeepEqual(got, want) || len(got.Containers[0].Args) != 2 || got.Desired != 3 {
+		t.Errorf("ingress-nginx:\nslim  %+v\nwhole %+v", got, want)
+	}
+	nodes := []*corev1.Node{
+		{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"kubernetes.io/os": "linux"}, Annotations: map[string]string{"x": "y"}},
+			Spec: corev1.NodeSpec{ProviderID: "aws:///eu-west-1a/i-1", Taints: []corev1.Taint{{Key: "dedicated", Value: "infra", Effect: corev1.TaintEffectNoSchedule}, {Key: "p", Effect: corev1.TaintEffectPreferNoSchedule}}},
+			Status: corev1.NodeStatus{
+				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3920m"), corev1.ResourceMemory: resource.MustParse("15Gi"), corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("90Gi")},
+				Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse}, {Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+				Images:      []corev1.ContainerImage{{Names: []string{"registry/x:1"}, SizeBytes: 1 << 20}},
+				NodeInfo:    corev1.NodeSystemInfo{KubeletVersion: "v1.36.3"},
+			}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: corev1.NodeSpec{Unschedulable: true},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}}},
+	}
+	for _, n := range nodes {
+		_, raw, err := unwrap(encodeProtobuf(t, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slim, err := slimNode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := NodeFrom(slim.(*corev1.Node)), NodeFrom(n); !reflect.DeepEqual(got, want) {
+			t.Errorf("node %s:\nslim  %+v\nwhole %+v", n.Name, got, want)
+		}
 	}
 }

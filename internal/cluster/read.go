@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // The snapshot's two readers. Every list of a kind and every GET of one
@@ -36,10 +35,10 @@ func listAll[T runtime.Object, R any](ctx context.Context, resource, namespace s
 // listAllStreamed is listAll read through eachStreamed: one streaming list
 // when the server can, else pages.
 func listAllStreamed[T runtime.Object, R any](s *Snapshot, resource, namespace string, opts metav1.ListOptions,
-	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error),
+	stream streamFunc,
 	list func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error), from func(T) R) ([]R, error) {
 	var out []R
-	err := s.eachStreamed(resource, namespace, opts, watchStream(watchFn), list, func(obj runtime.Object) error {
+	err := s.eachStreamed(resource, namespace, opts, stream, list, func(obj runtime.Object) error {
 		o, ok := obj.(T)
 		if !ok {
 			return fmt.Errorf("unexpected %T in %s list", obj, resource)

@@ -3,14 +3,11 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/Masterminds/semver/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 )
 
@@ -111,56 +108,4 @@ func streamingOptions(opts metav1.ListOptions) metav1.ListOptions {
 	o.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
 	o.Limit, o.Continue = 0, ""
 	return o
-}
-
-// watchStream reads a streaming list through a client-go watch (objects
-// decoded by client-go).
-func watchStream(watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)) streamFunc {
-	return func(ctx context.Context, opts metav1.ListOptions, fn func(obj runtime.Object) error) (int, error) {
-		return streamList(ctx, opts, watchFn, fn)
-	}
-}
-
-// streamList reads one streaming list and returns the number of objects
-// passed to fn.
-func streamList(ctx context.Context, o metav1.ListOptions,
-	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error),
-	fn func(obj runtime.Object) error) (int, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := watchFn(ctx, o)
-	if err != nil {
-		return 0, err
-	}
-	defer w.Stop()
-	n := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return n, ctx.Err()
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return n, errStreamEnded
-			}
-			switch ev.Type {
-			case watch.Added:
-				n++
-				if err := fn(ev.Object); err != nil {
-					return n, fnError{err}
-				}
-			case watch.Bookmark:
-				m, err := meta.Accessor(ev.Object)
-				if err != nil {
-					return n, err
-				}
-				if m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					return n, nil
-				}
-			case watch.Error:
-				return n, apierrors.FromObject(ev.Object)
-			default:
-				return n, fmt.Errorf("unexpected %s event before the end of the streaming list", ev.Type)
-			}
-		}
-	}
 }

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -60,19 +62,28 @@ func nodeNames(t *testing.T, c *Clients) []string {
 	return names
 }
 
-const (
-	addedNode = `{"type":"ADDED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":%q,"resourceVersion":"5"}}}` + "\n"
-	endMark   = `{"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"
-)
+func addedNode(t *testing.T, name string) []byte {
+	return watchFrame(t, "ADDED", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "5"}})
+}
 
-// TestStreamingList: a server that streams lists is read in one request,
-// ending at the initial-events-end bookmark.
+func bookmark(t *testing.T, end bool) []byte {
+	m := metav1.ObjectMeta{ResourceVersion: "9"}
+	if end {
+		m.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	return watchFrame(t, "BOOKMARK", &corev1.Node{ObjectMeta: m})
+}
+
+// TestStreamingList: a server that streams lists (protobuf frames, as the
+// API server sends them) is read in one request, ending at the
+// initial-events-end bookmark.
 func TestStreamingList(t *testing.T) {
 	c, watches := streamServer(t, "v1.36.3", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, addedNode, "s-1")
-		fmt.Fprint(w, `{"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{"resourceVersion":"7"}}}`+"\n")
-		fmt.Fprintf(w, addedNode, "s-2")
-		fmt.Fprint(w, endMark)
+		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+		_, _ = w.Write(addedNode(t, "s-1"))
+		_, _ = w.Write(bookmark(t, false))
+		_, _ = w.Write(addedNode(t, "s-2"))
+		_, _ = w.Write(bookmark(t, true))
 		w.(http.Flusher).Flush()
 		<-r.Context().Done() // a watch stays open; the client stops it
 	})
@@ -100,7 +111,7 @@ func TestStreamingListFallsBack(t *testing.T) {
 	})
 	t.Run("broken", func(t *testing.T) {
 		c, watches := streamServer(t, "v1.36.3", func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintf(w, addedNode, "s-1") // then the connection ends, no bookmark
+			_, _ = w.Write(addedNode(t, "s-1")) // then the connection ends, no bookmark
 		})
 		if got := nodeNames(t, c); !slices.Equal(got, pages) || watches.Load() != 1 {
 			t.Errorf("nodes %v after %d watches, want only the pages %v", got, watches.Load(), pages)

@@ -140,7 +140,7 @@ func (s *Snapshot) Deployments() ([]Workload, error) {
 		var out []Workload
 		err := s.listAllOrFallback("deployments", func() { out = nil }, func(ns string) error {
 			items, err := listAllStreamed(s, "deployments", ns, metav1.ListOptions{},
-				s.clients.Kube.AppsV1().Deployments(ns).Watch,
+				protoStream(s.clients.Kube.AppsV1().RESTClient(), "deployments", ns, "Deployment", slimDeployment),
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 					return s.clients.Kube.AppsV1().Deployments(ns).List(ctx, o)
 				}, DeploymentFrom)
