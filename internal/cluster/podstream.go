@@ -149,7 +149,7 @@ func readFrames(r *bufio.Reader, kind string, decode func(raw []byte) (runtime.O
 // parse (the stream is in another encoding: the list is read in pages).
 func badFrame(events int, err error) error {
 	if events == 0 && !errors.Is(err, errNotProtobuf) {
-		return fmt.Errorf("%w: %v", errNotProtobuf, err)
+		return fmt.Errorf("%w: %w", errNotProtobuf, err)
 	}
 	return err
 }
