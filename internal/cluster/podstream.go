@@ -47,7 +47,8 @@ var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 const maxPodFrame = 4 << 20
 
 // podStream reads a streaming list of pods through rc (a core/v1 REST
-// client) in protobuf, passing each pod, reduced as above, to fn.
+// client) in protobuf, passing each pod, reduced as above, to fn; the pod
+// is reused for the next one (fn copies what it keeps, as with each).
 func podStream(rc rest.Interface) streamFunc {
 	var sc podScratch
 	return protoStream(rc, "pods", "", "Pod", func(raw []byte) (runtime.Object, error) { return slimPod(raw, &sc) })
@@ -112,9 +113,9 @@ func readFrames(r *bufio.Reader, kind string, decode func(raw []byte) (runtime.O
 		if err != nil {
 			return n, events, badFrame(events, err)
 		}
-		switch typ {
+		switch string(typ) {
 		case "ADDED":
-			if okind != kind {
+			if string(okind) != kind {
 				return n, events, fmt.Errorf("unexpected %s in a %s stream", okind, kind)
 			}
 			o, err := decode(obj)
@@ -157,16 +158,16 @@ func badFrame(events int, err error) error {
 // unwrap parses a protobuf envelope (the magic, then runtime.Unknown:
 // typeMeta 1 {apiVersion 1, kind 2}, raw 2) without copying: it returns the
 // kind and the raw bytes, which alias data.
-func unwrap(data []byte) (kind string, raw []byte, err error) {
+func unwrap(data []byte) (kind, raw []byte, err error) {
 	if !bytes.HasPrefix(data, protobufMagic) {
-		return "", nil, errNotProtobuf
+		return nil, nil, errNotProtobuf
 	}
 	err = pbFields(data[len(protobufMagic):], func(num protowire.Number, v []byte) error {
 		switch num {
 		case 1:
 			return pbFields(v, func(num protowire.Number, v []byte) error {
 				if num == 2 {
-					kind = string(v)
+					kind = v
 				}
 				return nil
 			})
@@ -178,12 +179,13 @@ func unwrap(data []byte) (kind string, raw []byte, err error) {
 	return kind, raw, err
 }
 
-// watchEvent parses metav1.WatchEvent (type 1, object 2 {raw 1}).
-func watchEvent(data []byte) (typ string, object []byte, err error) {
+// watchEvent parses metav1.WatchEvent (type 1, object 2 {raw 1}); typ
+// aliases data.
+func watchEvent(data []byte) (typ, object []byte, err error) {
 	err = pbFields(data, func(num protowire.Number, v []byte) error {
 		switch num {
 		case 1:
-			typ = string(v)
+			typ = v
 		case 2:
 			return pbFields(v, func(num protowire.Number, v []byte) error {
 				if num == 1 {
@@ -230,14 +232,19 @@ func initialEventsEnd(pod []byte) (bool, error) {
 	return end, err
 }
 
-// podScratch is slimPod's reusable space: the reduced spec and container.
-type podScratch struct{ spec, container []byte }
+// podScratch is slimPod's reusable space: the reduced spec and container,
+// and the pod itself (fn must not keep the pod it is given).
+type podScratch struct {
+	spec, container []byte
+	pod             corev1.Pod
+}
 
 // slimPod decodes a Pod's bytes (metadata 1, spec 2, status 3 {phase 1})
 // into a Pod holding only the spec fields of podSpecFields (containers
 // reduced to containerFields) and the phase.
 func slimPod(data []byte, sc *podScratch) (*corev1.Pod, error) {
-	pod := &corev1.Pod{}
+	sc.pod = corev1.Pod{}
+	pod := &sc.pod
 	err := pbFields(data, func(num protowire.Number, v []byte) error {
 		switch num {
 		case 2:

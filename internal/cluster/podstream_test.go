@@ -86,7 +86,7 @@ func TestSlimPodRequests(t *testing.T) {
 	var sc podScratch
 	for _, p := range testPods() {
 		kind, raw, err := unwrap(encodeProtobuf(t, p))
-		if err != nil || kind != "Pod" {
+		if err != nil || string(kind) != "Pod" {
 			t.Fatalf("%s: %q %v", p.Name, kind, err)
 		}
 		slim, err := slimPod(raw, &sc)
