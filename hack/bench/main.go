@@ -1281,27 +1281,47 @@ type auditEvent struct {
 	} `json:"objectRef"`
 }
 
-func readAudit(path string) (map[string]auditCount, error) {
+// eachAuditEvent calls fn with every event of the audit log at path.
+func eachAuditEvent(path string, fn func(e auditEvent)) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
+		return fmt.Errorf("audit log: %w", err)
 	}
 	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		fn(e)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return nil
+}
+
+// auditResource is e's resource as resource.group.
+func auditResource(e auditEvent) string {
+	res := e.ObjectRef.Resource
+	if e.ObjectRef.APIGroup != "" {
+		res += "." + e.ObjectRef.APIGroup
+	}
+	return res
+}
+
+func readAudit(path string) (map[string]auditCount, error) {
 	type acc struct {
 		total, pages int
 		kinds        map[string]int
 		firstLists   map[string]int
 	}
 	users := map[string]*acc{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("audit log: %w", err)
-		}
+	err := eachAuditEvent(path, func(e auditEvent) {
 		if e.Stage != "ResponseComplete" && e.Stage != "Panic" {
-			continue
+			return
 		}
 		a := users[e.User.Username]
 		if a == nil {
@@ -1311,10 +1331,7 @@ func readAudit(path string) (map[string]auditCount, error) {
 		a.total++
 		what := e.Verb + " " + e.RequestURI
 		if e.ObjectRef != nil {
-			res := e.ObjectRef.Resource
-			if e.ObjectRef.APIGroup != "" {
-				res += "." + e.ObjectRef.APIGroup
-			}
+			res := auditResource(e)
 			if e.ObjectRef.Subresource != "" {
 				res += "/" + e.ObjectRef.Subresource
 			}
@@ -1329,10 +1346,11 @@ func readAudit(path string) (map[string]auditCount, error) {
 		} else if isList(e) {
 			a.firstLists[listKey(e.RequestURI)]++
 		}
-	}
-	if err := sc.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
+
 	out := map[string]auditCount{}
 	for u, a := range users {
 		c := auditCount{total: a.total, pages: a.pages, byKind: map[string]string{}}
@@ -1365,29 +1383,14 @@ type auditList struct {
 
 // auditLists returns the first-page LISTs user made, in order.
 func auditLists(path, user string) ([]auditList, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
-	}
-	defer f.Close()
 	var out []auditList
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var e auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("audit log: %w", err)
-		}
+	err := eachAuditEvent(path, func(e auditEvent) {
 		if e.Stage != "ResponseComplete" || e.User.Username != user || !isList(e) || e.ObjectRef == nil || strings.Contains(e.RequestURI, "continue=") {
-			continue
+			return
 		}
-		res := e.ObjectRef.Resource
-		if e.ObjectRef.APIGroup != "" {
-			res += "." + e.ObjectRef.APIGroup
-		}
-		out = append(out, auditList{key: listKey(e.RequestURI), resource: res})
-	}
-	return out, sc.Err()
+		out = append(out, auditList{key: listKey(e.RequestURI), resource: auditResource(e)})
+	})
+	return out, err
 }
 
 func listSet(l []auditList) map[string]bool {

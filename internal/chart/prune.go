@@ -190,20 +190,21 @@ func (a *readAnalysis) walk(n tparse.Node) {
 	case *tparse.ActionNode:
 		a.walkPipe(n.Pipe, false)
 	case *tparse.IfNode:
-		a.walkPipe(n.Pipe, false)
-		a.walk(n.List)
-		a.walk(n.ElseList)
+		a.walkBranch(&n.BranchNode, false)
 	case *tparse.WithNode:
-		a.walkPipe(n.Pipe, false)
-		a.walk(n.List)
-		a.walk(n.ElseList)
+		a.walkBranch(&n.BranchNode, false)
 	case *tparse.RangeNode:
-		a.walkPipe(n.Pipe, true)
-		a.walk(n.List)
-		a.walk(n.ElseList)
+		a.walkBranch(&n.BranchNode, true)
 	case *tparse.TemplateNode:
 		a.walkPipe(n.Pipe, false)
 	}
+}
+
+// walkBranch analyses an if, with or range (isRange) and its lists.
+func (a *readAnalysis) walkBranch(b *tparse.BranchNode, isRange bool) {
+	a.walkPipe(b.Pipe, isRange)
+	a.walk(b.List)
+	a.walk(b.ElseList)
 }
 
 // walkPipe analyses a pipeline; isRange says it is a range's.
