@@ -376,27 +376,27 @@ var deploymentFields = wireFilter{
 
 // slimNode decodes a Node's protobuf bytes through nodeFields.
 func slimNode(raw []byte) (runtime.Object, error) {
-	b, err := nodeFields.apply(nil, raw)
-	if err != nil {
-		return nil, fmt.Errorf("decoding a node: %w", err)
-	}
-	n := &corev1.Node{}
-	if err := n.Unmarshal(b); err != nil {
-		return nil, fmt.Errorf("decoding a node: %w", err)
-	}
-	return n, nil
+	return filtered(nodeFields, raw, "a node", &corev1.Node{})
 }
 
 // slimDeployment decodes a Deployment's protobuf bytes through
 // deploymentFields.
 func slimDeployment(raw []byte) (runtime.Object, error) {
-	b, err := deploymentFields.apply(nil, raw)
+	return filtered(deploymentFields, raw, "a Deployment", &appsv1.Deployment{})
+}
+
+// filtered decodes raw through f into obj (with the generated decoder);
+// what names the object in the error.
+func filtered[T interface {
+	runtime.Object
+	Unmarshal([]byte) error
+}](f wireFilter, raw []byte, what string, obj T) (runtime.Object, error) {
+	b, err := f.apply(nil, raw)
+	if err == nil {
+		err = obj.Unmarshal(b)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("decoding a Deployment: %w", err)
+		return nil, fmt.Errorf("decoding %s: %w", what, err)
 	}
-	d := &appsv1.Deployment{}
-	if err := d.Unmarshal(b); err != nil {
-		return nil, fmt.Errorf("decoding a Deployment: %w", err)
-	}
-	return d, nil
+	return obj, nil
 }
