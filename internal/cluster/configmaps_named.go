@@ -1,13 +1,10 @@
 package cluster
 
 import (
-	"context"
-	"fmt"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -31,18 +28,9 @@ func (s *Snapshot) ConfigMapsNamed(name string) ([]ObjectMeta, error) {
 	return Memo(s, "configmaps/named/"+name, func() ([]ObjectMeta, error) {
 		var out []ObjectMeta
 		opts := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
-		err := each(s.ctx, "configmaps", "", opts,
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Metadata.Resource(configMapsResource).Namespace(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				m, ok := obj.(*metav1.PartialObjectMetadata)
-				if !ok {
-					return fmt.Errorf("unexpected %T in configmap list", obj)
-				}
-				out = append(out, ObjectMeta{Namespace: m.Namespace, Name: m.Name, Labels: copyMap(m.Labels), Annotations: copyMap(m.Annotations)})
-				return nil
-			})
+		err := s.eachMeta(configMapsResource, "", opts, func(m *metav1.PartialObjectMetadata) {
+			out = append(out, ObjectMeta{Namespace: m.Namespace, Name: m.Name, Labels: copyMap(m.Labels), Annotations: copyMap(m.Annotations)})
+		})
 		sort.Slice(out, func(i, j int) bool { return out[i].Namespace < out[j].Namespace })
 		return out, err
 	})

@@ -1,12 +1,9 @@
 package cluster
 
 import (
-	"context"
-	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -40,23 +37,14 @@ func (c CRD) Plural() string {
 func (s *Snapshot) CRDs() ([]CRD, error) {
 	return s.crds.get(func() ([]CRD, error) {
 		var out []CRD
-		err := each(s.ctx, "customresourcedefinitions", "", metav1.ListOptions{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Metadata.Resource(CRDResource).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				m, ok := obj.(*metav1.PartialObjectMetadata)
-				if !ok {
-					return fmt.Errorf("unexpected %T in CRD list", obj)
-				}
-				out = append(out, CRD{
-					Name:            m.Name,
-					Labels:          copyMap(m.Labels),
-					Annotations:     copyMap(m.Annotations),
-					ResourceVersion: m.ResourceVersion,
-				})
-				return nil
+		err := s.eachMeta(CRDResource, "", metav1.ListOptions{}, func(m *metav1.PartialObjectMetadata) {
+			out = append(out, CRD{
+				Name:            m.Name,
+				Labels:          copyMap(m.Labels),
+				Annotations:     copyMap(m.Annotations),
+				ResourceVersion: m.ResourceVersion,
 			})
+		})
 		return out, err
 	})
 }

@@ -3,7 +3,6 @@ package cluster
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	rspb "helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -44,22 +42,11 @@ func (s *Snapshot) HelmRevisions() ([]HelmRevision, error) {
 	return Memo(s, "helm/revisions", func() ([]HelmRevision, error) {
 		var out []HelmRevision
 		err := s.listAllOrFallback("secrets", func() { out = nil }, func(ns string) error {
-			return each(s.ctx, "secrets", ns, metav1.ListOptions{LabelSelector: "owner=helm"},
-				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-					return s.clients.Metadata.Resource(secretsResource).Namespace(ns).List(ctx, o)
-				},
-				func(obj runtime.Object) error {
-					m, ok := obj.(*metav1.PartialObjectMetadata)
-					if !ok {
-						return fmt.Errorf("unexpected %T in secret list", obj)
-					}
-					v, err := strconv.Atoi(m.Labels["version"])
-					if err != nil || m.Labels["name"] == "" {
-						return nil // not a Helm 3 release Secret
-					}
-					out = append(out, HelmRevision{Namespace: m.Namespace, Name: m.Labels["name"], Version: v, Status: m.Labels["status"], SecretName: m.Name})
-					return nil
-				})
+			return s.eachMeta(secretsResource, ns, metav1.ListOptions{LabelSelector: "owner=helm"}, func(m *metav1.PartialObjectMetadata) {
+				if name, v, ok := helmRecordLabels(m); ok { // else not a Helm 3 release record
+					out = append(out, HelmRevision{Namespace: m.Namespace, Name: name, Version: v, Status: m.Labels["status"], SecretName: m.Name})
+				}
+			})
 		})
 		sort.Slice(out, func(i, j int) bool {
 			a, b := out[i], out[j]
@@ -73,6 +60,17 @@ func (s *Snapshot) HelmRevisions() ([]HelmRevision, error) {
 		})
 		return out, err
 	})
+}
+
+// helmRecordLabels reads a Helm 3 release record's labels (Secret or
+// ConfigMap: name, version); ok is false for anything else labelled
+// owner=helm.
+func helmRecordLabels(m *metav1.PartialObjectMetadata) (name string, version int, ok bool) {
+	v, err := strconv.Atoi(m.Labels["version"])
+	if err != nil || m.Labels["name"] == "" {
+		return "", 0, false
+	}
+	return m.Labels["name"], v, true
 }
 
 // LatestHelmRevisions returns the highest revision of each release.

@@ -1,12 +1,7 @@
 package cluster
 
 import (
-	"context"
-	"fmt"
-	"strconv"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // HelmRecord is the latest revision of one Helm release, from either of
@@ -41,22 +36,11 @@ func (s *Snapshot) HelmReleaseRecords() (map[string]HelmRecord, error) {
 		for _, r := range revs {
 			add(HelmRecord{Namespace: r.Namespace, Name: r.Name, Status: r.Status, Version: r.Version, Driver: "secret"})
 		}
-		err = each(s.ctx, "configmaps", "", metav1.ListOptions{LabelSelector: "owner=helm"},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return s.clients.Metadata.Resource(configMapsResource).Namespace(metav1.NamespaceAll).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				m, ok := obj.(*metav1.PartialObjectMetadata)
-				if !ok {
-					return fmt.Errorf("unexpected %T in configmap list", obj)
-				}
-				v, err := strconv.Atoi(m.Labels["version"])
-				if err != nil || m.Labels["name"] == "" {
-					return nil
-				}
-				add(HelmRecord{Namespace: m.Namespace, Name: m.Labels["name"], Status: m.Labels["status"], Version: v, Driver: "configmap"})
-				return nil
-			})
+		err = s.eachMeta(configMapsResource, "", metav1.ListOptions{LabelSelector: "owner=helm"}, func(m *metav1.PartialObjectMetadata) {
+			if name, v, ok := helmRecordLabels(m); ok {
+				add(HelmRecord{Namespace: m.Namespace, Name: name, Status: m.Labels["status"], Version: v, Driver: "configmap"})
+			}
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -1,12 +1,9 @@
 package cluster
 
 import (
-	"context"
-	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 )
@@ -72,25 +69,13 @@ func (s *Snapshot) Objects(gvr schema.GroupVersionResource, namespace string) (m
 		if out, ok := s.objectsFromWorkloads(gvr, namespace); ok {
 			return out, nil
 		}
-		err := each(s.ctx, gvr.Resource, namespace, metav1.ListOptions{},
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				if namespace == "" {
-					return s.clients.Metadata.Resource(gvr).List(ctx, o)
-				}
-				return s.clients.Metadata.Resource(gvr).Namespace(namespace).List(ctx, o)
-			},
-			func(obj runtime.Object) error {
-				m, ok := obj.(*metav1.PartialObjectMetadata)
-				if !ok {
-					return fmt.Errorf("unexpected %T in %s list", obj, gvr.Resource)
-				}
-				out[m.Namespace+"/"+m.Name] = ObjectMeta{
-					Namespace: m.Namespace, Name: m.Name,
-					Labels: copyMap(m.Labels), Annotations: copyMap(m.Annotations),
-					ResourceVersion: m.ResourceVersion,
-				}
-				return nil
-			})
+		err := s.eachMeta(gvr, namespace, metav1.ListOptions{}, func(m *metav1.PartialObjectMetadata) {
+			out[m.Namespace+"/"+m.Name] = ObjectMeta{
+				Namespace: m.Namespace, Name: m.Name,
+				Labels: copyMap(m.Labels), Annotations: copyMap(m.Annotations),
+				ResourceVersion: m.ResourceVersion,
+			}
+		})
 		return out, err
 	})
 }

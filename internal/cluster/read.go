@@ -32,6 +32,24 @@ func listAll[T runtime.Object, R any](ctx context.Context, resource, namespace s
 	return out, err
 }
 
+// eachMeta pages through a metadata-only list (PartialObjectMetadata) of
+// gvr in namespace ("" = all namespaces, or a cluster-scoped kind) and
+// calls fn for every object; fn must copy what it keeps.
+func (s *Snapshot) eachMeta(gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, fn func(m *metav1.PartialObjectMetadata)) error {
+	return each(s.ctx, gvr.Resource, namespace, opts,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return s.clients.Metadata.Resource(gvr).Namespace(namespace).List(ctx, o)
+		},
+		func(obj runtime.Object) error {
+			m, ok := obj.(*metav1.PartialObjectMetadata)
+			if !ok {
+				return fmt.Errorf("unexpected %T in %s list", obj, gvr.Resource)
+			}
+			fn(m)
+			return nil
+		})
+}
+
 // listAllStreamed is listAll read through eachStreamed: one streaming list
 // when the server can, else pages.
 func listAllStreamed[T runtime.Object, R any](s *Snapshot, resource, namespace string, opts metav1.ListOptions,
