@@ -167,16 +167,7 @@ func (k *kit) add(u *unstructured.Unstructured) {
 // with sets the inputs; the chart's defaults fill an empty runtime name,
 // namespace and release name.
 func (k *kit) with(in Inputs) *kit {
-	if in.RuntimeName == "" {
-		in.RuntimeName = DefaultRuntimeName
-	}
-	if in.Namespace == "" {
-		in.Namespace = DefaultNamespace
-	}
-	if in.ReleaseName == "" {
-		in.ReleaseName = DefaultReleaseName
-	}
-	k.in = in
+	k.in = in.WithDefaults()
 	return k
 }
 

@@ -110,6 +110,22 @@ type Flags struct {
 	Stdin io.Reader
 }
 
+// WithDefaults returns in with the chart's defaults in an empty runtime
+// name (DefaultRuntimeName), namespace (DefaultNamespace) and release name
+// (DefaultReleaseName).
+func (in Install) WithDefaults() Install {
+	if in.RuntimeName == "" {
+		in.RuntimeName = DefaultRuntimeName
+	}
+	if in.Namespace == "" {
+		in.Namespace = DefaultNamespace
+	}
+	if in.ReleaseName == "" {
+		in.ReleaseName = DefaultReleaseName
+	}
+	return in
+}
+
 // New derives the planned install from the flags: it merges -f/--set with
 // Helm's semantics (values.Load), applies the shortcut flags over them and
 // derives what the chart derives (values.Derive). global.runtime.name names
@@ -124,15 +140,7 @@ func New(f Flags) (Install, error) {
 		Chart:             f.Chart,
 		ChartVersion:      f.ChartVersion,
 	}
-	if in.RuntimeName == "" {
-		in.RuntimeName = DefaultRuntimeName
-	}
-	if in.Namespace == "" {
-		in.Namespace = DefaultNamespace
-	}
-	if in.ReleaseName == "" {
-		in.ReleaseName = DefaultReleaseName
-	}
+	in = in.WithDefaults()
 	ctx := f.Ctx
 	if ctx == nil {
 		ctx = context.Background()
