@@ -3,7 +3,6 @@ package docgen
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -13,11 +12,11 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/mdblock"
 )
 
-// README tables are generated between a begin marker, whose arguments say
-// what the block holds, and EndMarker (the way stern's hack/update-readme
-// writes its flag table):
+// README tables are generated between the markers of internal/mdblock whose
+// target is docs (the way stern's hack/update-readme writes its flag table):
 //
 //	<!-- BEGIN GENERATED checks: mode=pre category=cluster,tools,inputs (make docs) -->
 //	<!-- BEGIN GENERATED flags: values,set,access-mode (make docs) -->
@@ -28,59 +27,40 @@ import (
 // omitted). A flags block lists the named flags in that order; "rest" lists
 // every other visible flag of the command in cobra's order, with the
 // kubectl connection flags (cli-runtime's ConfigFlags) folded into one row
-// unless their help text was rewritten by the plugin.
-const (
-	beginPrefix = "<!-- BEGIN GENERATED "
-	// EndMarker closes a generated block.
-	EndMarker = "<!-- END GENERATED -->"
-)
+// unless their help text was rewritten by the plugin. Blocks of other
+// targets (make bench's) are left as they are.
 
-var beginRE = regexp.MustCompile(`^<!-- BEGIN GENERATED (checks|flags): ?(.*?) \(make docs\) -->$`)
+// EndMarker closes a generated block.
+const EndMarker = mdblock.EndMarker
 
 // Readme returns readme with every generated block rewritten from list (the
 // check registry) and flags (the root command's flags). It fails, naming each
 // problem, on an unclosed or malformed marker, an unknown flag, a registered
 // check that is in no checks block, or a visible flag in no flags block.
 func Readme(readme []byte, list []checks.Check, flags *pflag.FlagSet) ([]byte, error) {
-	lines := strings.Split(strings.ReplaceAll(string(readme), "\r\n", "\n"), "\n")
-	type block struct {
-		kind, args string
-		begin, end int // line indexes of the markers
-	}
-	var blocks []block
+	lines := mdblock.Lines(string(readme))
+	all, err := mdblock.Parse("README.md", lines)
 	var errs []error
-	for i := 0; i < len(lines); i++ {
-		if !strings.HasPrefix(lines[i], beginPrefix) {
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var blocks []mdblock.Block
+	for _, b := range all {
+		if b.Target != "docs" {
 			continue
 		}
-		m := beginRE.FindStringSubmatch(lines[i])
-		if m == nil {
-			errs = append(errs, fmt.Errorf("README.md line %d: malformed marker %q (want %q)", i+1, lines[i], beginPrefix+"checks|flags: ARGS (make docs) -->"))
-			continue
-		}
-		b := block{kind: m[1], args: strings.TrimSpace(m[2]), begin: i, end: -1}
-		for j := i + 1; j < len(lines); j++ {
-			if lines[j] == EndMarker {
-				b.end = j
-				break
-			}
-			if strings.HasPrefix(lines[j], beginPrefix) {
-				break
-			}
-		}
-		if b.end < 0 {
-			errs = append(errs, fmt.Errorf("README.md line %d: no %s after the marker", i+1, EndMarker))
+		if b.Kind != "checks" && b.Kind != "flags" {
+			errs = append(errs, fmt.Errorf("README.md line %d: make docs writes checks and flags blocks, not %q", b.Begin+1, b.Kind))
 			continue
 		}
 		blocks = append(blocks, b)
-		i = b.end
 	}
 
 	// Flags named by a block; "rest" takes the others.
 	named := map[string]bool{}
 	for _, b := range blocks {
-		if b.kind == "flags" && b.args != "rest" {
-			for _, n := range strings.Split(b.args, ",") {
+		if b.Kind == "flags" && b.Args != "rest" {
+			for _, n := range strings.Split(b.Args, ",") {
 				named[strings.TrimSpace(n)] = true
 			}
 		}
@@ -92,17 +72,17 @@ func Readme(readme []byte, list []checks.Check, flags *pflag.FlagSet) ([]byte, e
 		var body string
 		var err error
 		switch {
-		case b.kind == "checks":
-			body, err = checksTable(b.args, list, listed)
-		case b.args == "rest":
+		case b.Kind == "checks":
+			body, err = checksTable(b.Args, list, listed)
+		case b.Args == "rest":
 			restSeen = true
 			body = flagsTable(restFlags(flags, named))
 		default:
 			var fs []*pflag.Flag
-			for _, n := range strings.Split(b.args, ",") {
+			for _, n := range strings.Split(b.Args, ",") {
 				f := flags.Lookup(strings.TrimSpace(n))
 				if f == nil {
-					err = errors.Join(err, fmt.Errorf("README.md line %d: no flag --%s", b.begin+1, strings.TrimSpace(n)))
+					err = errors.Join(err, fmt.Errorf("README.md line %d: no flag --%s", b.Begin+1, strings.TrimSpace(n)))
 					continue
 				}
 				fs = append(fs, f)
@@ -116,24 +96,17 @@ func Readme(readme []byte, list []checks.Check, flags *pflag.FlagSet) ([]byte, e
 	}
 	for _, c := range list {
 		if !listed[c.ID] {
-			errs = append(errs, fmt.Errorf("check %s is in no README table: add its category to a %q marker", c.ID, beginPrefix+"checks: ..."))
+			errs = append(errs, fmt.Errorf("check %s is in no README table: add its category to a %q marker", c.ID, mdblock.Marker("checks", "...", "docs")))
 		}
 	}
 	if !restSeen {
-		errs = append(errs, errors.New("README.md has no "+beginPrefix+"flags: rest (make docs) --> block"))
+		errs = append(errs, errors.New("README.md has no "+mdblock.Marker("flags", "rest", "docs")+" block"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 
-	var out []string
-	prev := 0
-	for i, b := range blocks {
-		out = append(out, lines[prev:b.begin+1]...)
-		out = append(out, bodies[i])
-		prev = b.end
-	}
-	out = append(out, lines[prev:]...)
+	out := mdblock.Rewrite(lines, blocks, bodies)
 	return []byte(strings.Join(out, "\n")), nil
 }
 

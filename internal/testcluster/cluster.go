@@ -202,6 +202,8 @@ type NodeSpec struct {
 	Taints        []corev1.Taint
 	ProviderID    string
 	Labels        map[string]string
+	// InternalIP is the node's InternalIP address (RegisteredNode only).
+	InternalIP string
 }
 
 // AddNode adds a node. On a full cluster (Start) it is a kwok node with the

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+)
+
+type measurer struct {
+	c               config
+	live            *testcluster.Live
+	admin           *rest.Config
+	plugin, dir     string
+	adminKubeconfig string
+	withKubectl     bool
+	// cheap are the LISTs of the cheapest-encoding floor.
+	cheap []floorReq
+}
+
+// sample is one timed run of a program.
+type sample struct {
+	wall  time.Duration
+	rssKB int64
+	// anonKB is the peak of the process's anonymous resident memory (its
+	// heap and stacks: RSS without the executable's mapped file pages),
+	// sampled every 5 ms from /proc; 0 when it could not be read.
+	anonKB   int64
+	requests int64 // the plugin's own count (total)
+	pages    int64 // of which list continuation pages
+	audit    auditCount
+	bytes    int64
+	code     int
+	user     string
+	statuses map[string]int
+}
+
+type series struct {
+	name    string
+	samples []sample
+}
+
+func (s *series) median(f func(sample) float64) float64 {
+	v := make([]float64, len(s.samples))
+	for i, x := range s.samples {
+		v[i] = f(x)
+	}
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func (s *series) max(f func(sample) float64) float64 {
+	m := 0.0
+	for _, x := range s.samples {
+		m = max(m, f(x))
+	}
+	return m
+}
+
+type results struct {
+	factor                                  int
+	scale                                   scale
+	pre, chart, post, floor, cheap, kubectl series
+	seedTime, total                         time.Duration
+	server                                  string
+	loadBefore, loadAfter                   string
+	duplicates                              []string
+	requestsByKind                          map[string]string
+	cheapReqs                               []floorReq
+	cheapNotes                              []string
+	// baseline is the plugin printing its version: the memory of the
+	// executable itself (its file pages, the runtime, package init).
+	baseline sample
+}
+
+var (
+	ingressHost = "preflight.bench.example"
+	// blackhole keeps every probe of the plugin on this machine: the
+	// platform hosts (tunnel mode's targets) and the planned ingress host go
+	// to a closed port on 127.0.0.1.
+	blackhole = []string{
+		"--connect-to", "g.codefresh.io:443:127.0.0.1:9",
+		"--connect-to", "register-tunnels.cf-cd.com:443:127.0.0.1:9",
+		"--connect-to", ingressHost + ":443:127.0.0.1:9",
+		"--connect-to", ingressHost + ":80:127.0.0.1:9",
+		"--connect-to", "quay.io:443:127.0.0.1:9",
+	}
+	// preArgs is the run without a chart (--chart=): the chart-based checks
+	// skip. chartArgs (set once the fixtures are found) adds the real
+	// gitops-runtime chart and the values it renders with.
+	preArgs   = []string{"--access-mode", "ingress", "--ingress-host", ingressHost, "--ingress-class", "nginx", "--chart="}
+	chartArgs []string
+	postArgs  = []string{"--post"}
+)
+
+func (m *measurer) measure() (*results, error) {
+	r := &results{pre: series{name: "pre-install run"}, chart: series{name: "pre-install run with --chart"}, post: series{name: "--post run"},
+		floor: series{name: "JSON floor (curl)"}, cheap: series{name: "cheapest-encoding floor (curl)"}, kubectl: series{name: "kubectl get -o json"}}
+	r.server = m.admin.Host
+	r.loadBefore = loadavg()
+	vcmd := exec.Command(m.plugin, "--version")
+	vcmd.Stdout = io.Discard
+	b, err := timed(vcmd)
+	if err != nil {
+		return nil, fmt.Errorf("plugin --version: %w", err)
+	}
+	r.baseline = b
+	// Warm up: the first request after seeding pays for caches (watch
+	// cache of each kind); one untimed run of each program. The warm-up
+	// run with the chart also tells, from the audit log, which LISTs the
+	// cheapest-encoding floor makes.
+	if _, err := m.runPlugin("warmup", chartArgs); err != nil {
+		return nil, err
+	}
+	time.Sleep(500 * time.Millisecond)
+	warm, err := auditLists(filepath.Join(m.dir, "audit.log"), "bench-plugin-warmup")
+	if err != nil {
+		return nil, err
+	}
+	if len(warm) == 0 {
+		return nil, errors.New("the audit log shows no LIST of the warm-up run with the chart")
+	}
+	if m.cheap, err = m.cheapRequests(warm); err != nil {
+		return nil, err
+	}
+	r.cheapReqs = m.cheap
+	if _, err := m.runFloor(); err != nil {
+		return nil, err
+	}
+	if _, err := m.runCheapFloor(); err != nil {
+		return nil, err
+	}
+	for i := 0; i < m.c.runs; i++ {
+		fmt.Printf("run %d/%d:", i+1, m.c.runs)
+		s, err := m.runPlugin(fmt.Sprintf("pre-%d", i), preArgs)
+		if err != nil {
+			return nil, err
+		}
+		r.pre.samples = append(r.pre.samples, s)
+		fmt.Printf(" pre %s", s.wall.Round(time.Millisecond))
+		if s, err = m.runPlugin(fmt.Sprintf("chart-%d", i), chartArgs); err != nil {
+			return nil, err
+		}
+		r.chart.samples = append(r.chart.samples, s)
+		fmt.Printf(", chart %s", s.wall.Round(time.Millisecond))
+		if s, err = m.runPlugin(fmt.Sprintf("post-%d", i), postArgs); err != nil {
+			return nil, err
+		}
+		r.post.samples = append(r.post.samples, s)
+		fmt.Printf(", post %s", s.wall.Round(time.Millisecond))
+		if s, err = m.runFloor(); err != nil {
+			return nil, err
+		}
+		r.floor.samples = append(r.floor.samples, s)
+		fmt.Printf(", JSON floor %s", s.wall.Round(time.Millisecond))
+		if s, err = m.runCheapFloor(); err != nil {
+			return nil, err
+		}
+		r.cheap.samples = append(r.cheap.samples, s)
+		fmt.Printf(", cheapest floor %s", s.wall.Round(time.Millisecond))
+		if m.withKubectl {
+			if s, err = m.runKubectl(); err != nil {
+				return nil, err
+			}
+			r.kubectl.samples = append(r.kubectl.samples, s)
+			fmt.Printf(", kubectl %s", s.wall.Round(time.Millisecond))
+		}
+		fmt.Println()
+	}
+	r.loadAfter = loadavg()
+
+	// The audit log, written in blocking mode, has every request by now;
+	// give the writer a moment to flush all the same.
+	time.Sleep(500 * time.Millisecond)
+	byUser, err := readAudit(filepath.Join(m.dir, "audit.log"))
+	if err != nil {
+		return nil, err
+	}
+	for _, ser := range []*series{&r.pre, &r.chart, &r.post} {
+		for i := range ser.samples {
+			a := byUser[ser.samples[i].user]
+			ser.samples[i].audit = a
+			for _, d := range a.duplicates {
+				r.duplicates = append(r.duplicates, ser.name+": "+d)
+			}
+		}
+	}
+	if len(r.chart.samples) > 0 {
+		r.requestsByKind = byUser[r.chart.samples[0].user].byKind
+	}
+	// Cross-check: every timed run with the chart made the LISTs of the
+	// warm-up run the cheapest floor was taken from.
+	want := listSet(warm)
+	for _, s := range r.chart.samples {
+		got, err := auditLists(filepath.Join(m.dir, "audit.log"), s.user)
+		if err != nil {
+			return nil, err
+		}
+		if d := setDiff(want, listSet(got)); d != "" {
+			r.cheapNotes = append(r.cheapNotes, fmt.Sprintf("%s (%s) listed differently from the warm-up run the cheapest floor was taken from: %s", r.chart.name, s.user, d))
+		}
+	}
+	for _, n := range r.cheapNotes {
+		fmt.Println("note:", n)
+	}
+	return r, nil
+}
+
+// runPlugin runs the plugin once as a fresh user of group bench:plugin (so
+// that the audit log tells its requests apart).
+func (m *measurer) runPlugin(user string, args []string) (sample, error) {
+	name := "bench-plugin-" + user
+	_, kc, err := m.live.AddUser(name, "system:masters", pluginGroup)
+	if err != nil {
+		return sample{}, err
+	}
+	full := append([]string{"--kubeconfig", kc, "-o", "json", "--debug-request-count", "--timeout", "2m"}, args...)
+	full = append(full, blackhole...)
+	cmd := exec.Command(m.plugin, full...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	s, err := timed(cmd)
+	if err != nil {
+		return s, fmt.Errorf("plugin: %w\n%s", err, stderr.String())
+	}
+	s.user = name
+	if s.code != 0 && s.code != 1 {
+		return s, fmt.Errorf("plugin exited %d:\n%s", s.code, stderr.String())
+	}
+	mm := reqLine.FindStringSubmatch(stderr.String())
+	if mm == nil {
+		return s, fmt.Errorf("plugin printed no request count (is it built from this tree?):\n%s", stderr.String())
+	}
+	s.requests, _ = strconv.ParseInt(mm[1], 10, 64)
+	s.pages, _ = strconv.ParseInt(mm[2], 10, 64)
+	var doc struct {
+		Checks []struct{ ID, Status, Message string }
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		return s, fmt.Errorf("plugin output is not JSON: %w", err)
+	}
+	s.statuses = map[string]int{}
+	for _, c := range doc.Checks {
+		s.statuses[c.Status]++
+		if c.Status == "error" {
+			fmt.Fprintf(os.Stderr, "\n  note: %s ended error: %s\n", c.ID, c.Message)
+		}
+	}
+	return s, nil
+}
