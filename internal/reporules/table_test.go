@@ -1,0 +1,31 @@
+package reporules
+
+// Module is the project's module path.
+const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
+
+// allowedImports is, for each of the project's packages (path relative to
+// Module), the project packages its non-test files may import. A package
+// missing from the table may import none of the project's packages. Test
+// files are free: they may reach any package to set up a case.
+//
+// The layers, from the bottom: leaf packages (plan's values, probe, proc,
+// redact, chart, release, version, mdblock) import nothing of the project;
+// cluster reads the API server; checks judge what those read; reporters
+// print a report; fix changes the cluster for a check; cli is the command
+// and the run; cmd is the process; hack/ and testcluster are tooling.
+var allowedImports = map[string][]string{
+	"checks":                       {"internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/values"},
+	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
+	"hack/bench":                   {"internal/cluster", "internal/mdblock", "internal/testcluster"},
+	"hack/demo":                    {"internal/testcluster"},
+	"hack/dist":                    {"internal/release"},
+	"hack/docgen":                  {"checks", "internal/docgen"},
+	"hack/profile":                 {"internal/cli"},
+	"internal/cli":                 {"checks", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/values", "internal/version", "reporters"},
+	"internal/cluster":             {"internal/proc"},
+	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
+	"internal/fix":                 {"checks"},
+	"internal/plan":                {"internal/values"},
+	"internal/testcluster":         {"reporters"},
+	"reporters":                    {"checks", "internal/redact"},
+}
