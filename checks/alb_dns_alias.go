@@ -18,6 +18,7 @@ func AlbDNSAlias() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "alb-dns-alias",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePost,
 			Title:    "The ingress host resolves to the ALB's addresses (Route 53 alias)",

@@ -10,6 +10,7 @@ func ALBIngressClassCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "alb-ingress-class",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "ALB IngressClass has spec.controller ingress.k8s.aws/alb",

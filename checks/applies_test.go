@@ -68,10 +68,10 @@ func TestRunSkipsNotApplicable(t *testing.T) {
 	env, _ := fakeEnv(t, "v1.30.0")
 	env.Inputs.AccessMode = AccessTunnel
 	got := Run(t.Context(), env, []Check{fatal, ingressOnly, other}, RunOptions{})
-	if got[0].Status != StatusSkip || !strings.HasPrefix(got[0].Message, NotApplicable+"access mode is tunnel") {
+	if got[0].Status != StatusSkip || got[0].Cause != SkipNotApplicable || !strings.HasPrefix(got[0].Message, NotApplicable+"access mode is tunnel") {
 		t.Errorf("fatal not applicable: %s %q", got[0].Status, got[0].Message)
 	}
-	if got[1].Status != StatusSkip || !strings.Contains(got[1].Message, "this check is for ingress") {
+	if got[1].Status != StatusSkip || got[1].Cause != SkipNotApplicable || !strings.Contains(got[1].Message, "this check is for ingress") {
 		t.Errorf("ingress-only: %s %q", got[1].Status, got[1].Message)
 	}
 	if got[2].Status != StatusPass {

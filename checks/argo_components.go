@@ -154,6 +154,7 @@ func ArgoComponents() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "argo-components",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryConflicts,
 			Modes:    ModePre,
 			Title:    "No Argo CD, Argo Rollouts, Argo Events or Argo Workflows in the cluster",

@@ -107,13 +107,16 @@ func orNone(s string) string {
 func ArgoCRDsOwnership() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "argo-crds-ownership",
-			Category: CategoryConflicts,
-			Modes:    ModePre,
-			Title:    "Every argoproj.io CRD carries Helm ownership metadata for the runtime release",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
-			Fixable:  true,
+			ID:         "argo-crds-ownership",
+			Impact:     ImpactInstallFails,
+			ReadsChart: true,
+			FixOptions: []string{"crds"},
+			Category:   CategoryConflicts,
+			Modes:      ModePre,
+			Title:      "Every argoproj.io CRD carries Helm ownership metadata for the runtime release",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
+			Fixable:    true,
 		},
 		Run:  runArgoCRDsOwnership,
 		Plan: planArgoCRDsOwnership,

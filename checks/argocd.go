@@ -30,6 +30,7 @@ func ArgoCDServerCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID: "argocd-server", Category: CategoryExistingArgoCD, Modes: ModePre,
+			Impact:   ImpactRuntimeBreaks,
 			Title:    "Existing Argo CD server Service is in the runtime namespace",
 			Severity: SeverityFail, Requires: []string{"cluster-reachable"},
 			Applies: Applies{ExistingArgoCD: true},
@@ -65,6 +66,7 @@ func ArgoCDVersionCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID: "argocd-version", Category: CategoryExistingArgoCD, Modes: ModePre,
+			Impact:   ImpactRuntimeBreaks,
 			Title:    "Existing Argo CD version is in the chart's supported range",
 			Severity: SeverityFail, Requires: []string{"argocd-server"},
 			Applies: Applies{ExistingArgoCD: true},
@@ -137,6 +139,7 @@ func ArgoCDAdminAPIKeyCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID: "argocd-admin-apikey", Category: CategoryExistingArgoCD, Modes: ModePre,
+			Impact:   ImpactRuntimeBreaks,
 			Title:    "Argo CD admin account has apiKey and login",
 			Severity: SeverityFail, Requires: []string{"argocd-server"},
 			Applies: Applies{ExistingArgoCD: true},

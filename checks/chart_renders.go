@@ -23,12 +23,14 @@ import (
 func ChartRenders() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "chart-renders",
-			Category: CategoryInputs,
-			Modes:    ModePre,
-			Title:    "The gitops-runtime chart renders with the given values",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
+			ID:         "chart-renders",
+			Impact:     ImpactInstallFails,
+			ReadsChart: true,
+			Category:   CategoryInputs,
+			Modes:      ModePre,
+			Title:      "The gitops-runtime chart renders with the given values",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
 		},
 		Run: runChartRenders,
 	}

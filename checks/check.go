@@ -107,6 +107,24 @@ type Meta struct {
 	// needed inputs), evaluated by the runner before the check runs; the
 	// zero value applies to every install.
 	Applies Applies
+	// Impact is what a non-pass of this check means (README "JSON output",
+	// "impact"): ImpactInstallFails when Helm will refuse the install,
+	// ImpactRuntimeBreaks when it installs and the runtime then misbehaves,
+	// ImpactAdvisory for advice. Every check sets it (NewRegistry refuses
+	// one that does not).
+	Impact Impact
+	// Core checks are those without which a run verified nothing about its
+	// subject (after the install: the release and its workloads). When every
+	// core check of a run ends skip for lack of permission, the run fails
+	// (README "Exit codes").
+	Core bool
+	// ReadsChart checks read the rendered chart; the chart is loaded and
+	// rendered only when one of them is selected.
+	ReadsChart bool
+	// FixOptions are the names of the command's --fix options (flags) that
+	// only this check's fix uses ("crds", "tls-secret"): one given while
+	// this check is not selected is a usage error.
+	FixOptions []string
 }
 
 // Docs returns the documentation URL of the check.
@@ -135,7 +153,23 @@ type Result struct {
 	Hint string
 	// Objects are the objects the result is about (offending ones on failure).
 	Objects []ObjectRef
+	// Cause says why a skip that the runner decided was one: the check does
+	// not apply, the credentials may not read what it needs, a prerequisite
+	// did not pass, or the cluster was not reached. Empty for every other
+	// result, a check's own skips among them.
+	Cause SkipCause
 }
+
+// SkipCause is why the runner skipped a check (Result.Cause).
+type SkipCause string
+
+// Skip causes.
+const (
+	SkipNotApplicable SkipCause = "not-applicable"
+	SkipForbidden     SkipCause = "forbidden"
+	SkipPrerequisite  SkipCause = "prerequisite"
+	SkipUnreachable   SkipCause = "unreachable"
+)
 
 // Pass, Warn, Fail and Skip build results; format and args are as fmt.Sprintf.
 func Pass(format string, args ...any) Result {

@@ -65,6 +65,7 @@ func ClusterAdmin() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "cluster-admin",
+			Impact:   ImpactInstallFails,
 			Category: CategoryCluster,
 			Modes:    ModePre,
 			Title:    "You have cluster-admin permissions",

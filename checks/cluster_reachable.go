@@ -17,6 +17,7 @@ func ClusterReachable() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "cluster-reachable",
+			Impact:   ImpactInstallFails,
 			Category: CategoryCluster,
 			Modes:    ModePre | ModePost,
 			Title:    "Kubernetes API server is reachable with the given credentials",

@@ -34,6 +34,7 @@ func ExistingRuntime() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "existing-runtime",
+			Impact:   ImpactInstallFails,
 			Category: CategoryConflicts,
 			Modes:    ModePre,
 			Title:    "No GitOps Runtime is already installed on the cluster",

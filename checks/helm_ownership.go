@@ -65,13 +65,15 @@ func (c OwnershipConflict) Adoptable() bool {
 func HelmOwnership() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "helm-ownership",
-			Category: CategoryConflicts,
-			Modes:    ModePre,
-			Title:    "No object of the rendered release exists without Helm ownership for it",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
-			Fixable:  true,
+			ID:         "helm-ownership",
+			Impact:     ImpactInstallFails,
+			ReadsChart: true,
+			Category:   CategoryConflicts,
+			Modes:      ModePre,
+			Title:      "No object of the rendered release exists without Helm ownership for it",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
+			Fixable:    true,
 		},
 		Run:  runHelmOwnership,
 		Plan: planHelmOwnership,

@@ -24,6 +24,7 @@ func HelmVersion() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "helm-version",
+			Impact:   ImpactInstallFails,
 			Category: CategoryTools,
 			Modes:    ModePre,
 			Title:    "Helm client is 3.8.0 or newer",

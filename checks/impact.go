@@ -22,38 +22,20 @@ const (
 // Impacts lists every impact in summary order.
 var Impacts = []Impact{ImpactInstallFails, ImpactRuntimeBreaks, ImpactAdvisory}
 
-// installFails are the checks whose failure makes `helm install` (or, after
-// the install, the release) fail: Helm's ownership rule
-// (pkg/action/validate.go), the chart's templates and its validate-values
-// pre-install hook (https://codefresh.io/docs/gitops/gitops-runtimes/gitops-values-yaml-validation),
+// An install-fails impact is Helm's ownership rule (pkg/action/validate.go),
+// the chart's templates and its validate-values pre-install hook
+// (https://codefresh.io/docs/gitops/gitops-runtimes/gitops-values-yaml-validation),
 // the rights to create cluster-scoped objects, a reachable API server, the
-// Helm client's version.
-var installFails = map[string]bool{
-	"cluster-reachable":   true,
-	"cluster-admin":       true,
-	"helm-version":        true,
-	"argo-crds-ownership": true,
-	"helm-ownership":      true,
-	"existing-runtime":    true,
-	"runtime-name":        true,
-	"runtime-namespace":   true,
-	"values":              true,
-	"chart-renders":       true,
-	"release-deployed":    true,
-	"validate-values-job": true,
-}
+// Helm client's version; each check says so in its Meta.Impact.
 
-// Impact returns what a non-pass of the check means: install-fails for the
-// checks above, advisory for checks of severity warn, runtime-breaks for
-// the rest.
-func (m Meta) Impact() Impact {
-	switch {
-	case installFails[m.ID]:
-		return ImpactInstallFails
-	case m.Severity == SeverityWarn:
-		return ImpactAdvisory
+// known reports whether i is one of Impacts.
+func (i Impact) known() bool {
+	for _, k := range Impacts {
+		if i == k {
+			return true
+		}
 	}
-	return ImpactRuntimeBreaks
+	return false
 }
 
 // ImpactSummary counts the checks that did not pass (warn, fail or error)
@@ -65,7 +47,7 @@ func (r *Report) ImpactSummary() map[Impact]int {
 	}
 	for _, o := range r.Outcomes {
 		if o.Status == StatusWarn || o.Status.Failed() {
-			out[o.Impact()]++
+			out[o.Impact]++
 		}
 	}
 	return out

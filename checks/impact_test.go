@@ -1,6 +1,10 @@
 package checks
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestImpactOfEveryCheck(t *testing.T) {
 	want := map[string]Impact{
@@ -12,7 +16,7 @@ func TestImpactOfEveryCheck(t *testing.T) {
 		"platform-reachable": ImpactAdvisory,
 	}
 	for _, c := range All() {
-		got := c.Impact()
+		got := c.Impact
 		if got != ImpactInstallFails && got != ImpactRuntimeBreaks && got != ImpactAdvisory {
 			t.Errorf("%s: impact %q", c.ID, got)
 		}
@@ -20,14 +24,23 @@ func TestImpactOfEveryCheck(t *testing.T) {
 			t.Errorf("%s: impact %s, want %s", c.ID, got, w)
 		}
 	}
-	for id := range installFails {
-		found := false
-		for _, c := range All() {
-			found = found || c.ID == id
+	// The checks whose failure makes Helm refuse the install (or, after it,
+	// the release): Helm's ownership rule, the chart's templates and its
+	// validate-values hook, the rights to create what the chart renders, a
+	// reachable API server, the Helm client's version.
+	wantInstallFails := []string{"cluster-reachable", "cluster-admin", "helm-version", "argo-crds-ownership",
+		"helm-ownership", "existing-runtime", "runtime-name", "runtime-namespace", "values", "chart-renders",
+		"release-deployed", "validate-values-job"}
+	var gotInstallFails []string
+	for _, c := range All() {
+		if c.Impact == ImpactInstallFails {
+			gotInstallFails = append(gotInstallFails, c.ID)
 		}
-		if !found {
-			t.Errorf("installFails names unknown check %s", id)
-		}
+	}
+	slices.Sort(wantInstallFails)
+	slices.Sort(gotInstallFails)
+	if !slices.Equal(gotInstallFails, wantInstallFails) {
+		t.Errorf("install-fails checks = %v, want %v", gotInstallFails, wantInstallFails)
 	}
 	r := &Report{Outcomes: []Outcome{
 		{Meta: HelmOwnership().Meta, Result: Result{Status: StatusFail}},
@@ -37,5 +50,30 @@ func TestImpactOfEveryCheck(t *testing.T) {
 	s := r.ImpactSummary()
 	if s[ImpactInstallFails] != 1 || s[ImpactRuntimeBreaks] != 0 || s[ImpactAdvisory] != 1 {
 		t.Errorf("impact summary %v", s)
+	}
+}
+
+// TestRegistryRefusesMissingImpact: a check must say what its failure means.
+func TestRegistryRefusesMissingImpact(t *testing.T) {
+	for name, mutate := range map[string]func(*Check){
+		"no impact":                func(c *Check) { c.Impact = "" },
+		"unknown impact":           func(c *Check) { c.Impact = "catastrophic" },
+		"warn check, not advisory": func(c *Check) { c.Severity, c.Impact = SeverityWarn, ImpactInstallFails },
+		"fix options, not fixable": func(c *Check) { c.Fixable, c.FixOptions = false, []string{"crds"} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			list := All()
+			for i := range list {
+				if list[i].ID == "argo-crds-ownership" {
+					mutate(&list[i])
+				}
+			}
+			if _, err := NewRegistry(list); err == nil || !strings.Contains(err.Error(), "argo-crds-ownership") {
+				t.Fatalf("NewRegistry = %v, want an error naming argo-crds-ownership", err)
+			}
+		})
+	}
+	if _, err := NewRegistry(All()); err != nil {
+		t.Fatal(err)
 	}
 }

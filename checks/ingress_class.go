@@ -16,6 +16,7 @@ func IngressClassCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-class",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "IngressClass exists and its controller is supported",

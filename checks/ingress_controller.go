@@ -18,6 +18,7 @@ func IngressControllerCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-controller",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "An ingress controller for the IngressClass is running",

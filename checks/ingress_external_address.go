@@ -19,6 +19,7 @@ func IngressExternalAddressCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-external-address",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "Ingress controller has an external address",

@@ -17,6 +17,7 @@ func IngressHostReachableCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-host-reachable",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "Ingress host answers HTTP",

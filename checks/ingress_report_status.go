@@ -24,6 +24,7 @@ func IngressReportStatusCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-report-status",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "Ingress controller reports status to Ingress objects",

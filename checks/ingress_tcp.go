@@ -23,6 +23,7 @@ func IngressTCPCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-tcp",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "Ingress load balancer handles TCP (AWS)",

@@ -25,6 +25,7 @@ func IngressTLSCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-tls",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePre,
 			Title:    "Ingress host serves a valid TLS certificate",

@@ -13,6 +13,7 @@ func IngressURLCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "ingress-url",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryServiceMesh,
 			Modes:    ModePre,
 			Title:    "Runtime ingress URL is valid and answers",

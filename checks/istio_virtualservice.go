@@ -43,6 +43,7 @@ func IstioVirtualService() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "istio-virtualservice",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryServiceMesh,
 			Modes:    ModePost,
 			Title:    "An Istio VirtualService routes /webhooks, /app-proxy and /workflows of the host to internal-router:80",

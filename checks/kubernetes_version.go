@@ -19,6 +19,7 @@ func KubernetesVersion() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "kubernetes-version",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryCluster,
 			Modes:    ModePre,
 			Title:    "Kubernetes version is 1.23 or newer",

@@ -25,13 +25,15 @@ import (
 func NginxTLSSecret() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "nginx-tls-secret",
-			Category: CategoryIngress,
-			Modes:    ModePost,
-			Title:    "The runtime Ingress spec.tls names the host and a kubernetes.io/tls Secret that covers it (NGINX by F5)",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
-			Fixable:  true,
+			ID:         "nginx-tls-secret",
+			Impact:     ImpactRuntimeBreaks,
+			FixOptions: []string{"tls-secret"},
+			Category:   CategoryIngress,
+			Modes:      ModePost,
+			Title:      "The runtime Ingress spec.tls names the host and a kubernetes.io/tls Secret that covers it (NGINX by F5)",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
+			Fixable:    true,
 		},
 		Run:  runNginxTLSSecret,
 		Plan: PlanNginxTLSSecret,

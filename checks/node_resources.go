@@ -24,6 +24,7 @@ func NodeResources() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "node-resources",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryCluster,
 			Modes:    ModePre,
 			Title:    "A Ready, schedulable node has at least 2 CPU and 5000M memory allocatable",

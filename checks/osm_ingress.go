@@ -74,6 +74,7 @@ func OSMIngress() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "osm-ingress",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryServiceMesh,
 			Modes:    ModePre | ModePost,
 			Title:    "Open Service Mesh admits ingress traffic to internal-router (IngressBackend, or v0.8 HTTPS ingress annotations)",

@@ -20,6 +20,7 @@ func PlatformReachableCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "platform-reachable",
+			Impact:   ImpactAdvisory,
 			Category: CategoryTunnel,
 			Modes:    ModePre,
 			Title:    "Codefresh platform and tunnel server answer over TLS",

@@ -81,6 +81,12 @@ func NewRegistry(checks []Check) (*Registry, error) {
 			return nil, fmt.Errorf("check %s has no function", c.ID)
 		case c.Severity != SeverityFail && c.Severity != SeverityWarn:
 			return nil, fmt.Errorf("check %s has severity %q", c.ID, c.Severity)
+		case !c.Impact.known():
+			return nil, fmt.Errorf("check %s has impact %q (want one of %v)", c.ID, c.Impact, Impacts)
+		case c.Severity == SeverityWarn && c.Impact != ImpactAdvisory:
+			return nil, fmt.Errorf("check %s warns at worst, so its impact is %s, not %s", c.ID, ImpactAdvisory, c.Impact)
+		case len(c.FixOptions) > 0 && !c.Fixable:
+			return nil, fmt.Errorf("check %s has fix options %v but is not fixable", c.ID, c.FixOptions)
 		}
 		for _, n := range c.Applies.Needs {
 			if _, ok := inputs[n]; !ok {

@@ -21,6 +21,8 @@ func ReleaseDeployed() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "release-deployed",
+			Impact:   ImpactInstallFails,
+			Core:     true,
 			Category: CategoryRuntime,
 			Modes:    ModePost,
 			Title:    "The runtime's Helm release is deployed",

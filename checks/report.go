@@ -51,25 +51,3 @@ func (r *Report) Unreachable() bool {
 	}
 	return false
 }
-
-// Exit codes of the contract (README "Exit codes").
-const (
-	ExitOK          = 0 // no fail/error (warnings allowed unless --fail-on=warn)
-	ExitFailed      = 1 // at least one check fail or error
-	ExitUsage       = 2 // usage or input error; nothing checked
-	ExitUnreachable = 3 // cluster unreachable or credentials rejected
-)
-
-// ExitCode returns the contract's exit code for the report; failOnWarn makes
-// warnings count as failures (--fail-on=warn).
-func (r *Report) ExitCode(failOnWarn bool) int {
-	if r.Unreachable() {
-		return ExitUnreachable
-	}
-	for _, o := range r.Outcomes {
-		if o.Status.Failed() || (failOnWarn && o.Status == StatusWarn) {
-			return ExitFailed
-		}
-	}
-	return ExitOK
-}

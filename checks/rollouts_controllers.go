@@ -19,6 +19,7 @@ func RolloutsControllers() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "rollouts-controllers",
+			Impact:   ImpactAdvisory,
 			Category: CategoryConflicts,
 			Modes:    ModePost,
 			Title:    "At most one Argo Rollouts controller runs in the cluster",

@@ -58,7 +58,7 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 			continue
 		}
 		if notApplicable[i] != "" {
-			out[i] = skipped(c, notApplicable[i])
+			out[i] = skipped(c, SkipNotApplicable, notApplicable[i])
 			notify(opts, out[i])
 			continue
 		}
@@ -84,12 +84,12 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 			defer wg.Done()
 			defer close(done[i])
 			if notApplicable[i] != "" {
-				out[i] = skipped(c, notApplicable[i])
+				out[i] = skipped(c, SkipNotApplicable, notApplicable[i])
 				notify(opts, out[i])
 				return
 			}
 			if fatal != "" && !c.Offline {
-				out[i] = skipped(c, fmt.Sprintf("not run: %s failed (%s)", fatal, out[index[fatal]].Message))
+				out[i] = skipped(c, SkipUnreachable, fmt.Sprintf("not run: %s failed (%s)", fatal, out[index[fatal]].Message))
 				notify(opts, out[i])
 				return
 			}
@@ -100,7 +100,7 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 				}
 				<-done[j]
 				if st := out[j].Status; st != StatusPass && st != StatusWarn {
-					out[i] = skipped(c, fmt.Sprintf("requires %s, which ended %s", req, st))
+					out[i] = skipped(c, SkipPrerequisite, fmt.Sprintf("requires %s, which ended %s", req, st))
 					notify(opts, out[i])
 					return
 				}
@@ -126,8 +126,8 @@ func notify(opts RunOptions, o Outcome) {
 	}
 }
 
-func skipped(c Check, reason string) Outcome {
-	return Outcome{Meta: c.Meta, Result: Result{Status: StatusSkip, Message: reason}}
+func skipped(c Check, cause SkipCause, reason string) Outcome {
+	return Outcome{Meta: c.Meta, Result: Result{Status: StatusSkip, Message: reason, Cause: cause}}
 }
 
 // ctxGrace is how long a check whose context ended may take to return its
@@ -184,10 +184,10 @@ func resolve(m Meta, r Result, err error) Result {
 	if err != nil {
 		var le *cluster.ListError
 		if errors.As(err, &le) && le.Forbidden() {
-			return Result{Status: StatusSkip, Message: le.Reason()}
+			return Result{Status: StatusSkip, Message: le.Reason(), Cause: SkipForbidden}
 		}
 		if cluster.IsForbidden(err) {
-			return Result{Status: StatusSkip, Message: "no permission: " + firstLine(err.Error())}
+			return Result{Status: StatusSkip, Message: "no permission: " + firstLine(err.Error()), Cause: SkipForbidden}
 		}
 		var pe *panicError
 		if errors.As(err, &pe) {

@@ -15,7 +15,7 @@ import (
 )
 
 func stub(id string, f Func, requires ...string) Check {
-	return Check{Meta: Meta{ID: id, Category: CategoryCluster, Modes: ModePre, Title: id, Severity: SeverityFail, Requires: requires}, Run: f}
+	return Check{Meta: Meta{ID: id, Category: CategoryCluster, Modes: ModePre, Title: id, Severity: SeverityFail, Impact: ImpactRuntimeBreaks, Requires: requires}, Run: f}
 }
 
 func returning(r Result, err error) Func {
@@ -32,6 +32,7 @@ func TestRunStatuses(t *testing.T) {
 	}{
 		{"pass", stub("a", returning(Pass("ok"), nil)), StatusPass, "ok"},
 		{"forbidden list becomes skip", stub("a", returning(Result{}, forbidden)), StatusSkip, "no permission to list nodes"},
+		{"a check's own skip has no cause", stub("a", returning(Skip("no permission to say"), nil)), StatusSkip, "no permission to say"},
 		{"other error becomes error", stub("a", returning(Result{}, errors.New("boom\nstack"))), StatusError, "boom"},
 		{"panic becomes error", stub("a", func(context.Context, *Env) (Result, error) { panic("nil map") }), StatusError, "internal error in check a: nil map"},
 		{"empty result becomes error", stub("a", returning(Result{}, nil)), StatusError, "no status"},
@@ -47,6 +48,13 @@ func TestRunStatuses(t *testing.T) {
 			got := Run(t.Context(), env, []Check{tt.check}, RunOptions{})
 			if got[0].Status != tt.want || !strings.Contains(got[0].Message, tt.wantMsg) {
 				t.Fatalf("Run(%s) = %s %q, want %s containing %q", tt.name, got[0].Status, got[0].Message, tt.want, tt.wantMsg)
+			}
+			wantCause := SkipCause("")
+			if strings.HasPrefix(tt.name, "forbidden") {
+				wantCause = SkipForbidden
+			}
+			if got[0].Cause != wantCause {
+				t.Fatalf("Run(%s): cause %q, want %q", tt.name, got[0].Cause, wantCause)
 			}
 			if strings.Contains(got[0].Message, "\n") {
 				t.Fatalf("message has a newline: %q", got[0].Message)
@@ -81,7 +89,7 @@ func TestRunPrerequisites(t *testing.T) {
 		stub("after-warn", returning(Pass("ran"), nil), "warned"),
 	}
 	got := Run(t.Context(), env, checks, RunOptions{})
-	if got[1].Status != StatusSkip || !strings.Contains(got[1].Message, "requires base, which ended fail") || ranDependant.Load() {
+	if got[1].Status != StatusSkip || got[1].Cause != SkipPrerequisite || !strings.Contains(got[1].Message, "requires base, which ended fail") || ranDependant.Load() {
 		t.Fatalf("dependant of a failed check = %s %q (ran=%v), want skip without running", got[1].Status, got[1].Message, ranDependant.Load())
 	}
 	if got[3].Status != StatusPass {
@@ -109,8 +117,11 @@ func TestRunFatalStopsOthers(t *testing.T) {
 	if r.Outcomes[2].Status != StatusPass {
 		t.Fatalf("offline check after fatal failure = %s, want pass", r.Outcomes[2].Status)
 	}
-	if code := r.ExitCode(false); code != ExitUnreachable {
-		t.Fatalf("ExitCode = %d, want %d", code, ExitUnreachable)
+	if !r.Unreachable() {
+		t.Fatal("Unreachable() = false after the fatal check failed")
+	}
+	if c := r.Outcomes[1].Cause; c != SkipUnreachable {
+		t.Fatalf("online check skipped with cause %q, want %q", c, SkipUnreachable)
 	}
 }
 
@@ -140,28 +151,5 @@ func TestRunConcurrency(t *testing.T) {
 	}
 	if el := time.Since(start); el > 250*time.Millisecond {
 		t.Fatalf("6 checks of 50ms with concurrency 3 took %s", el)
-	}
-}
-
-func TestExitCode(t *testing.T) {
-	tests := []struct {
-		statuses   []Status
-		failOnWarn bool
-		want       int
-	}{
-		{[]Status{StatusPass, StatusSkip}, false, ExitOK},
-		{[]Status{StatusPass, StatusWarn}, false, ExitOK},
-		{[]Status{StatusPass, StatusWarn}, true, ExitFailed},
-		{[]Status{StatusFail}, false, ExitFailed},
-		{[]Status{StatusError}, false, ExitFailed},
-	}
-	for _, tt := range tests {
-		r := &Report{}
-		for _, s := range tt.statuses {
-			r.Outcomes = append(r.Outcomes, Outcome{Result: Result{Status: s}})
-		}
-		if got := r.ExitCode(tt.failOnWarn); got != tt.want {
-			t.Errorf("ExitCode(%v, failOnWarn=%v) = %d, want %d", tt.statuses, tt.failOnWarn, got, tt.want)
-		}
 	}
 }

@@ -18,6 +18,7 @@ func RuntimeIngressStatus() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "runtime-ingress-status",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryIngress,
 			Modes:    ModePost,
 			Title:    "The runtime Ingress has a load-balancer address in its status",

@@ -14,6 +14,7 @@ func RuntimeName() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "runtime-name",
+			Impact:   ImpactInstallFails,
 			Category: CategoryInputs,
 			Modes:    ModePre,
 			Title:    "Runtime name is valid",

@@ -19,6 +19,7 @@ func RuntimeNamespace() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "runtime-namespace",
+			Impact:   ImpactInstallFails,
 			Category: CategoryInputs,
 			Modes:    ModePre,
 			Title:    "Runtime namespace is valid and usable",

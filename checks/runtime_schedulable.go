@@ -31,12 +31,14 @@ import (
 func RuntimeSchedulable() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "runtime-schedulable",
-			Category: CategoryCluster,
-			Modes:    ModePre,
-			Title:    "Every pod the runtime will run fits on a Ready, schedulable node",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
+			ID:         "runtime-schedulable",
+			Impact:     ImpactRuntimeBreaks,
+			ReadsChart: true,
+			Category:   CategoryCluster,
+			Modes:      ModePre,
+			Title:      "Every pod the runtime will run fits on a Ready, schedulable node",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
 		},
 		Run: runRuntimeSchedulable,
 	}

@@ -41,6 +41,8 @@ func RuntimeWorkloads() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "runtime-workloads",
+			Impact:   ImpactRuntimeBreaks,
+			Core:     true,
 			Category: CategoryRuntime,
 			Modes:    ModePost,
 			Title:    "Every runtime Deployment and StatefulSet has its replicas available",

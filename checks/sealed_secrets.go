@@ -21,6 +21,7 @@ func SealedSecrets() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "sealed-secrets",
+			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryConflicts,
 			Modes:    ModePre,
 			Title:    "No SealedSecrets controller in the cluster",

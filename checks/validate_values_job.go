@@ -29,6 +29,7 @@ func ValidateValuesJob() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "validate-values-job",
+			Impact:   ImpactInstallFails,
 			Category: CategoryRuntime,
 			Modes:    ModePost,
 			Title:    "No failed validate-values or validate-usage Job",

@@ -33,6 +33,7 @@ func Values() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "values",
+			Impact:   ImpactInstallFails,
 			Category: CategoryInputs,
 			Modes:    ModePre,
 			Title:    "Values hold what the chart requires for the access mode",

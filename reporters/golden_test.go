@@ -19,11 +19,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite reporters/testdata/golden/* from the current output")
 
+// registeredImpact is the impact of the registered check id (Meta.Impact).
+func registeredImpact(id string) checks.Impact {
+	for _, c := range checks.All() {
+		if c.ID == id {
+			return c.Impact
+		}
+	}
+	panic("no check " + id)
+}
+
 // mixedReport has every status, a multi-line message, a hint, objects and a
 // fixable failure: the shapes each reporter must render.
 func mixedReport() *checks.Report {
 	meta := func(id string, cat checks.Category, title string) checks.Meta {
-		return checks.Meta{ID: id, Category: cat, Modes: checks.ModePre, Title: title, Severity: checks.SeverityFail}
+		return checks.Meta{ID: id, Category: cat, Modes: checks.ModePre, Title: title, Severity: checks.SeverityFail, Impact: registeredImpact(id)}
 	}
 	fixable := meta("argo-crds-ownership", checks.CategoryConflicts, "Argo CRDs are owned by the runtime release")
 	fixable.Fixable = true
@@ -59,7 +69,7 @@ func postReport() *checks.Report {
 		Cluster: checks.ClusterInfo{Server: "https://10.0.0.1"},
 		Outcomes: []checks.Outcome{
 			{Meta: checks.Meta{ID: "cluster-reachable", Category: checks.CategoryCluster, Modes: checks.ModePre | checks.ModePost,
-				Title: "Kubernetes API server is reachable with the given credentials", Severity: checks.SeverityFail},
+				Title: "Kubernetes API server is reachable with the given credentials", Severity: checks.SeverityFail, Impact: registeredImpact("cluster-reachable")},
 				Result: checks.Pass("https://10.0.0.1 answered: Kubernetes v1.29.3-eks-4f4795d"), Duration: time.Millisecond},
 		},
 	}

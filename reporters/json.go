@@ -85,7 +85,7 @@ func NewDocument(r *checks.Report) Document {
 			Message: o.Message, Hint: o.Hint, Docs: o.Docs(), Objects: objs,
 			// A check is fixable in a report when --fix can repair this failure.
 			Fixable: o.Fixable && o.Status.Failed(),
-			Impact:  string(o.Impact()),
+			Impact:  string(o.Impact),
 		})
 	}
 	return doc

@@ -105,7 +105,7 @@ func (j JUnit) Report(w io.Writer, r *checks.Report) error {
 			Name:       o.ID,
 			Classname:  "gitops-preflight." + string(o.Category),
 			Time:       seconds(o.Duration),
-			Properties: []junitProperty{{"impact", string(o.Impact())}},
+			Properties: []junitProperty{{"impact", string(o.Impact)}},
 		}
 		switch o.Status {
 		case checks.StatusFail:

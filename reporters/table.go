@@ -191,7 +191,7 @@ func (t Table) stacked(w io.Writer, r *checks.Report, styles map[checks.Status]s
 // marker is the short per-check tag of the stacked layout's check line:
 // installFailsMarker on a failed check whose impact is install-fails.
 func (t Table) marker(o checks.Outcome) string {
-	if o.Status.Failed() && o.Impact() == checks.ImpactInstallFails {
+	if o.Status.Failed() && o.Impact == checks.ImpactInstallFails {
 		return installFailsMarker
 	}
 	return ""
@@ -205,7 +205,7 @@ func (t Table) wide(w io.Writer, r *checks.Report, styles map[checks.Status]styl
 	for _, o := range r.Outcomes {
 		st := styles[o.Status]
 		msgLines := strings.Split(o.Message, "\n")
-		if o.Status.Failed() && o.Impact() == checks.ImpactInstallFails {
+		if o.Status.Failed() && o.Impact == checks.ImpactInstallFails {
 			msgLines[0] = installFailsMarker + " " + msgLines[0]
 		}
 		if err := table.Append([]string{st.c.Sprint(st.glyph + " " + string(o.Status)), o.ID, msgLines[0]}); err != nil {

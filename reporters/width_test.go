@@ -20,7 +20,7 @@ var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 func TestTableFitsTheWidth(t *testing.T) {
 	r := mixedReport()
 	r.Outcomes = append(r.Outcomes, checks.Outcome{
-		Meta: checks.Meta{ID: "ingress-report-status", Category: checks.CategoryIngress, Modes: checks.ModePost, Title: "t"},
+		Meta: checks.Meta{ID: "ingress-report-status", Category: checks.CategoryIngress, Modes: checks.ModePost, Title: "t", Impact: registeredImpact("ingress-report-status")},
 		Result: checks.Warn("%s", "a-very-long-token-without-any-spaces-"+strings.Repeat("x", 150)).
 			WithHint("see https://example.com/" + strings.Repeat("p", 120) + " for more"),
 	})

@@ -36,18 +36,18 @@ func TestChartLoaderOnlyWhenAChartCheckRuns(t *testing.T) {
 			if err := o.Complete(false); err != nil {
 				t.Fatal(err)
 			}
-			if (o.chart != nil) != tt.want {
-				t.Fatalf("loader %v, want %v", o.chart != nil, tt.want)
+			if (o.config.Chart != nil) != tt.want {
+				t.Fatalf("loader %v, want %v", o.config.Chart != nil, tt.want)
 			}
-			if o.chart == nil {
+			if o.config.Chart == nil {
 				return
 			}
-			src := o.chart.Source()
+			src := o.config.Chart.Source()
 			if src.Ref != tt.wantRef || src.Timeout != tt.wantTime || src.DialContext == nil || src.Settings == nil {
 				t.Errorf("source %+v", src)
 			}
-			if o.inputs.Chart != o.Chart || o.inputs.ChartVersion != o.ChartVersion {
-				t.Errorf("plan chart %q %q", o.inputs.Chart, o.inputs.ChartVersion)
+			if o.config.Inputs.Chart != o.Chart || o.config.Inputs.ChartVersion != o.ChartVersion {
+				t.Errorf("plan chart %q %q", o.config.Inputs.Chart, o.config.Inputs.ChartVersion)
 			}
 		})
 	}

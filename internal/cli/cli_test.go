@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -14,12 +15,13 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/version"
 )
 
-// run executes the root command with args and env, returning stdout,
+// runCmd executes the root command with args and env, returning stdout,
 // stderr, the options and the error.
-func run(t *testing.T, env map[string]string, args ...string) (string, string, *Options, error) {
+func runCmd(t *testing.T, env map[string]string, args ...string) (string, string, *Options, error) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	cmd, o := newCommand(streams, Host{Getenv: func(k string) string { return env[k] }})
@@ -53,12 +55,12 @@ func TestHelmEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, o, err := run(t, tt.env, append([]string{"--list-checks"}, tt.args...)...)
+			_, _, o, err := runCmd(t, tt.env, append([]string{"--list-checks"}, tt.args...)...)
 			if err != nil {
 				t.Fatalf("execute: %v", err)
 			}
-			if o.inputs.Namespace != tt.wantNS || o.inputs.NamespaceExplicit != tt.wantNSExplicit {
-				t.Errorf("namespace = %q (explicit %v), want %q (%v)", o.inputs.Namespace, o.inputs.NamespaceExplicit, tt.wantNS, tt.wantNSExplicit)
+			if o.config.Inputs.Namespace != tt.wantNS || o.config.Inputs.NamespaceExplicit != tt.wantNSExplicit {
+				t.Errorf("namespace = %q (explicit %v), want %q (%v)", o.config.Inputs.Namespace, o.config.Inputs.NamespaceExplicit, tt.wantNS, tt.wantNSExplicit)
 			}
 			if got := *o.ConfigFlags.Context; got != tt.wantCtx {
 				t.Errorf("context = %q, want %q", got, tt.wantCtx)
@@ -71,14 +73,14 @@ func TestHelmEnvironment(t *testing.T) {
 }
 
 func TestDisplayNameUnderHelm(t *testing.T) {
-	out, _, _, err := run(t, map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight"}, "--help")
+	out, _, _, err := runCmd(t, map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight"}, "--help")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out, "helm gitops-preflight [flags]") {
 		t.Errorf("help under Helm does not say `helm gitops-preflight [flags]`:\n%s", out)
 	}
-	out, _, _, _ = run(t, nil, "--help")
+	out, _, _, _ = runCmd(t, nil, "--help")
 	if !strings.Contains(out, "kubectl gitops-preflight [flags]") {
 		t.Errorf("help does not say `kubectl gitops-preflight [flags]`:\n%s", out)
 	}
@@ -89,7 +91,7 @@ func TestVersion(t *testing.T) {
 	version.Version = "v1.2.3-test"
 	t.Cleanup(func() { version.Version = old })
 
-	out, _, _, err := run(t, nil, "version", "-o", "json")
+	out, _, _, err := runCmd(t, nil, "version", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version -o json = %+v", v)
 	}
 	for _, args := range [][]string{{"version"}, {"--version"}} {
-		out, _, _, err := run(t, nil, args...)
+		out, _, _, err := runCmd(t, nil, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,13 +111,13 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%v printed %q", args, out)
 		}
 	}
-	if _, _, _, err := run(t, nil, "version", "-o", "xml"); ExitCode(err) != checks.ExitUsage {
+	if _, _, _, err := runCmd(t, nil, "version", "-o", "xml"); ExitCode(err) != ExitUsage {
 		t.Errorf("version -o xml: exit %d (%v), want 2", ExitCode(err), err)
 	}
 }
 
 func TestCompletion(t *testing.T) {
-	out, _, _, err := run(t, nil, "__complete", "--only", "")
+	out, _, _, err := runCmd(t, nil, "__complete", "--only", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,17 +126,17 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("--only completion lacks %s:\n%s", c.ID, out)
 		}
 	}
-	out, _, _, _ = run(t, nil, "__complete", "--skip", "helm-version,")
+	out, _, _, _ = runCmd(t, nil, "__complete", "--skip", "helm-version,")
 	if strings.Contains(out, "helm-version,helm-version") || !strings.Contains(out, "helm-version,runtime-name\t") {
 		t.Errorf("--skip completion after a comma:\n%s", out)
 	}
-	out, _, _, _ = run(t, nil, "__complete", "-o", "")
+	out, _, _, _ = runCmd(t, nil, "__complete", "-o", "")
 	for _, f := range []string{"table", "json", "yaml", "junit"} {
 		if !strings.Contains(out, f+"\n") {
 			t.Errorf("-o completion lacks %s:\n%s", f, out)
 		}
 	}
-	out, _, _, _ = run(t, nil, "completion", "bash")
+	out, _, _, _ = runCmd(t, nil, "completion", "bash")
 	if !strings.Contains(out, "__start_kubectl-gitops_preflight") {
 		t.Errorf("completion bash is not a bash completion script:\n%.300s", out)
 	}
@@ -151,7 +153,7 @@ contexts:
 - {name: dev, context: {cluster: c, user: u}}
 current-context: dev
 `)
-	out, _, _, err := run(t, nil, "--kubeconfig", kc, "__complete", "--context", "")
+	out, _, _, err := runCmd(t, nil, "--kubeconfig", kc, "__complete", "--context", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ func TestHelmNames(t *testing.T) {
 		{"helm", helm, "helm gitops-preflight", "kubectl gitops-preflight", `default "team-a"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, _, err := run(t, tc.env, "--help")
+			out, _, _, err := runCmd(t, tc.env, "--help")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -318,7 +320,7 @@ func TestHelmNames(t *testing.T) {
 
 // TestRenameInHints: under Helm the hints name "helm gitops-preflight".
 func TestRenameInHints(t *testing.T) {
-	_, _, o, err := run(t, map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight", "HELM_NAMESPACE": "x"}, "--list-checks")
+	_, _, o, err := runCmd(t, map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight", "HELM_NAMESPACE": "x"}, "--list-checks")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +335,7 @@ func TestRenameInHints(t *testing.T) {
 // when --request-timeout is unset or 0, and the code uses exactly those: the
 // API clients 30s, the probes 10s; a given value bounds both.
 func TestRequestTimeoutIsWhatTheHelpSays(t *testing.T) {
-	out, _, _, err := run(t, nil, "--help")
+	out, _, _, err := runCmd(t, nil, "--help")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,25 +369,33 @@ func TestRequestTimeoutIsWhatTheHelpSays(t *testing.T) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// TestUnreachableLine: the exit-3 line says what the fatal check found and
-// names the offline checks that did run.
-func TestUnreachableLine(t *testing.T) {
-	m := func(id string, fatal, offline bool) checks.Meta {
-		return checks.Meta{ID: id, Fatal: fatal, Offline: offline}
-	}
-	r := &checks.Report{Outcomes: []checks.Outcome{
-		{Meta: m("cluster-reachable", true, false), Result: checks.Result{Status: checks.StatusFail, Message: "https://x rejected the credentials (401 Unauthorized)"}},
-		{Meta: m("node-resources", false, false), Result: checks.Result{Status: checks.StatusSkip, Message: "not run"}},
-		{Meta: m("values", false, true), Result: checks.Result{Status: checks.StatusPass}},
-		{Meta: m("runtime-name", false, true), Result: checks.Result{Status: checks.StatusFail}},
-	}}
-	want := "cluster-reachable fail: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: values, runtime-name"
-	if got := unreachableError(r).Error(); got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-	r.Outcomes = r.Outcomes[:2]
-	if got := unreachableError(r).Error(); !strings.HasSuffix(got, "; no other check could run") {
-		t.Errorf("no offline check: %q", got)
+// TestExitForEveryVerdict: the exit code of each verdict (README "Exit
+// codes"), and its line.
+func TestExitForEveryVerdict(t *testing.T) {
+	line := errors.New("the line")
+	sigterm := &Interrupted{Signal: "SIGTERM", Code: 143}
+	for _, tc := range []struct {
+		v    run.Verdict
+		code int
+		err  error
+	}{
+		{run.Verdict{Kind: run.OK}, ExitOK, nil},
+		{run.Verdict{Kind: run.Failed}, ExitFailed, nil},
+		{run.Verdict{Kind: run.Failed, Err: line}, ExitFailed, line},
+		{run.Verdict{Kind: run.NothingVerified, Err: line}, ExitFailed, line},
+		{run.Verdict{Kind: run.Unreachable, Err: line}, ExitUnreachable, line},
+		{run.Verdict{Kind: run.Unreachable, Err: line, Signal: sigterm}, ExitUnreachable, line},
+		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: &Interrupted{Signal: "SIGINT", Code: 130}}, 130, line},
+		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: sigterm}, 143, line},
+	} {
+		err := exitFor(tc.v)
+		if got := ExitCode(err); got != tc.code {
+			t.Errorf("%s: exit %d, want %d", tc.v.Kind, got, tc.code)
+		}
+		var e *ExitError
+		if tc.code != ExitOK && (!errors.As(err, &e) || !errors.Is(e.Err, tc.err) || (tc.err == nil && e.Err != nil)) {
+			t.Errorf("%s: error %v, want the line %v", tc.v.Kind, err, tc.err)
+		}
 	}
 }
 
@@ -400,7 +410,7 @@ func TestCompleteChecksOfTheMode(t *testing.T) {
 		{[]string{"__complete", "--post", "--skip", ""}, checks.ModePost},
 		{[]string{"__complete", "--post", "--only", "release-deployed,"}, checks.ModePost},
 	} {
-		out, _, _, err := run(t, nil, tc.args...)
+		out, _, _, err := runCmd(t, nil, tc.args...)
 		if err != nil {
 			t.Fatal(err)
 		}

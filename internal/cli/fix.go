@@ -2,14 +2,12 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fix"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -20,7 +18,7 @@ import (
 // A fix option that cannot do what it says is refused (exit 2, before any
 // request), rather than ignored or, worse, applied to another check: each
 // option belongs to one fixable check, which must be selected in this mode
-// (fixFlagChecks).
+// (Meta.FixOptions).
 func (o *Options) completeFix() error {
 	if !o.Fix {
 		for _, f := range []struct {
@@ -36,27 +34,19 @@ func (o *Options) completeFix() error {
 	if o.ListChecks {
 		return usageError("--fix cannot be combined with --list-checks")
 	}
-	selected := map[string]bool{}
 	fixable := 0
-	for _, c := range o.selected {
-		selected[c.ID] = true
+	for _, c := range o.config.Selected {
 		if c.Fixable {
 			fixable++
 		}
 	}
-	for _, f := range fixFlagChecks {
-		if !f.given(o) {
-			continue
-		}
-		if !f.mode.Has(o.mode) {
-			return usageError("%s fixes %s, a %s check: %s; nothing was checked or changed", f.flag, f.check, f.mode, f.modeHint)
-		}
-		if !selected[f.check] {
-			return usageError("%s fixes %s, which --only/--skip left out; nothing was checked or changed", f.flag, f.check)
+	for _, f := range fixOptionFlags(o) {
+		if err := o.fixOptionApplies(f); err != nil {
+			return err
 		}
 	}
 	if fixable == 0 {
-		return usageError("--fix: none of the selected checks can be fixed (fixable: argo-crds-ownership before the install, nginx-tls-secret with --post); nothing was checked or changed")
+		return usageError("--fix: none of the selected checks can be fixed (fixable: %s); nothing was checked or changed", o.fixableChecks())
 	}
 	if !o.Yes && !o.DryRun && !o.interactive() {
 		return usageError("--fix without --yes needs a terminal to confirm the plan: add --yes to apply it, or --dry-run to try it server-side; nothing was checked or changed")
@@ -64,15 +54,62 @@ func (o *Options) completeFix() error {
 	return nil
 }
 
-// fixFlagChecks are the options of --fix and the check each one fixes.
-var fixFlagChecks = []struct {
-	flag, check string
-	mode        checks.Mode
-	modeHint    string
-	given       func(*Options) bool
-}{
-	{"--crds", "argo-crds-ownership", checks.ModePre, "run it without --post", func(o *Options) bool { return o.CRDs != "" }},
-	{"--tls-secret", "nginx-tls-secret", checks.ModePost, "add --post", func(o *Options) bool { return o.TLSSecret != "" }},
+// fixOptionFlags are the --fix options given (flag names without dashes):
+// each belongs to the one check whose Meta.FixOptions names it.
+func fixOptionFlags(o *Options) []string {
+	var out []string
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{{"crds", o.CRDs != ""}, {"tls-secret", o.TLSSecret != ""}} {
+		if f.given {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// fixOptionApplies refuses the --fix option flag (exit 2) unless the check
+// it fixes runs in this mode and is selected.
+func (o *Options) fixOptionApplies(flag string) error {
+	for _, c := range o.config.Registry.Checks() {
+		if !slices.Contains(c.FixOptions, flag) {
+			continue
+		}
+		if !c.Modes.Has(o.config.Mode) {
+			hint := "run it without --post"
+			if c.Modes.Has(checks.ModePost) {
+				hint = "add --post"
+			}
+			return usageError("--%s fixes %s, a %s check: %s; nothing was checked or changed", flag, c.ID, c.Modes, hint)
+		}
+		if !slices.ContainsFunc(o.config.Selected, func(s checks.Check) bool { return s.ID == c.ID }) {
+			return usageError("--%s fixes %s, which --only/--skip left out; nothing was checked or changed", flag, c.ID)
+		}
+		return nil
+	}
+	return fmt.Errorf("internal error: no check takes --fix option --%s", flag)
+}
+
+// fixableChecks names the fixable checks of the catalogue by mode, e.g.
+// "argo-crds-ownership, helm-ownership before the install, nginx-tls-secret with --post".
+func (o *Options) fixableChecks() string {
+	var parts []string
+	for _, m := range []struct {
+		mode checks.Mode
+		when string
+	}{{checks.ModePre, "before the install"}, {checks.ModePost, "with --post"}} {
+		var ids []string
+		for _, c := range o.config.Registry.Checks() {
+			if c.Fixable && c.Modes.Has(m.mode) {
+				ids = append(ids, c.ID)
+			}
+		}
+		if len(ids) > 0 {
+			parts = append(parts, strings.Join(ids, ", ")+" "+m.when)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (o *Options) interactive() bool {
@@ -87,65 +124,6 @@ func (o *Options) planWriter() io.Writer {
 		return o.Streams.Out
 	}
 	return o.Streams.ErrOut
-}
-
-// runFix plans the fixes of the failed fixable checks of outcomes, prints the
-// plan, applies it when confirmed (--yes or an interactive "y"), prints the
-// per-object results and re-runs the fixed checks on a fresh snapshot. It
-// returns the outcomes with the re-run checks replaced and whether any patch
-// failed.
-func (o *Options) runFix(ctx context.Context, env *checks.Env, clients *cluster.Clients, outcomes []checks.Outcome) ([]checks.Outcome, bool, error) {
-	w := o.planWriter()
-	plans := fix.Plan(ctx, env, o.registry.Get, outcomes)
-	refused := fix.Refused(plans)
-	if err := fix.WritePlan(w, plans, o.DryRun); err != nil {
-		return nil, false, &ExitError{Code: checks.ExitFailed, Err: err}
-	}
-	if fix.CountChanges(plans) == 0 {
-		return outcomes, refused, nil
-	}
-	if !o.Yes && !o.DryRun {
-		ok, err := o.confirm(w)
-		if err != nil {
-			return nil, false, &ExitError{Code: checks.ExitFailed, Err: err}
-		}
-		if !ok {
-			fmt.Fprintln(w, "Fix: not applied; nothing changed")
-			return outcomes, refused, nil
-		}
-	}
-	results := fix.Apply(ctx, clients.Dynamic, plans, o.DryRun)
-	if err := fix.WriteResults(w, results, o.DryRun); err != nil {
-		return nil, false, &ExitError{Code: checks.ExitFailed, Err: err}
-	}
-	failed := refused || fix.Failed(results)
-	if o.DryRun {
-		return outcomes, failed, nil
-	}
-	fmt.Fprintln(w)
-
-	// Re-run the fixed checks against what the cluster holds now.
-	var rerun []checks.Check
-	for _, p := range plans {
-		if c, ok := o.registry.Get(p.CheckID); ok && len(p.Changes) > 0 {
-			rerun = append(rerun, c)
-		}
-	}
-	fresh := *env
-	fresh.Cluster = cluster.NewSnapshot(ctx, clients)
-	again := checks.Run(ctx, &fresh, rerun, checks.RunOptions{})
-	byID := make(map[string]checks.Outcome, len(again))
-	for _, a := range again {
-		byID[a.ID] = a
-	}
-	out := make([]checks.Outcome, len(outcomes))
-	for i, oc := range outcomes {
-		if a, ok := byID[oc.ID]; ok {
-			oc = a
-		}
-		out[i] = oc
-	}
-	return out, failed, nil
 }
 
 // confirm asks on w and reads one line from stdin; only "y" or "yes" agree.

@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -44,7 +43,7 @@ func TestCompleteFix(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || ExitCode(err) != checks.ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {
+			if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("Complete = %v (exit %d), want exit 2 with %q", err, ExitCode(err), tc.wantErr)
 			}
 		})
@@ -128,7 +127,7 @@ func TestFixFlagPairs(t *testing.T) {
 			switch {
 			case w == "" && err != nil:
 				t.Errorf("%s: refused (%v), want accepted", key, err)
-			case w != "" && (err == nil || ExitCode(err) != checks.ExitUsage || !strings.Contains(err.Error(), w)):
+			case w != "" && (err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), w)):
 				t.Errorf("%s: Complete = %v (exit %d), want exit 2 with %q", key, err, ExitCode(err), w)
 			}
 		}

@@ -14,10 +14,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -118,15 +117,10 @@ type Options struct {
 	// gitops-preflight", or "helm gitops-preflight" under Helm.
 	displayName string
 
-	// Typed run config, set by Complete.
-	format     reporters.Format
-	failOnWarn bool
-	mode       checks.Mode
-	registry   *checks.Registry
-	selected   []checks.Check
-	inputs     checks.Inputs
-	prober     *probe.Prober
-	chart      *chart.Loader // nil when no selected check reads the chart
+	// Typed run config, set by Complete: the output format, and what the
+	// run takes (run.Config; its hooks are bound when the run starts).
+	format reporters.Format
+	config run.Config
 }
 
 // NewOptions returns options with the chart's defaults.
@@ -176,7 +170,7 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	switch o.FailOn {
 	case "fail", "error":
 	case "warn":
-		o.failOnWarn = true
+		o.config.FailOnWarn = true
 	default:
 		return usageError("--fail-on must be warn or fail, not %q", o.FailOn)
 	}
@@ -187,13 +181,15 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if err != nil {
 		return fmt.Errorf("internal error: %w", err)
 	}
-	o.registry = reg
-	o.mode = checks.ModePre
+	o.config.Registry = reg
+	o.config.Mode = checks.ModePre
 	if o.Post {
-		o.mode = checks.ModePost
+		o.config.Mode = checks.ModePost
 	}
+	o.config.Getenv = o.Host.Getenv
+	o.config.Wait = o.Wait
 	if !o.ListChecks {
-		o.selected, err = reg.Select(o.mode, o.Only, o.Skip)
+		o.config.Selected, err = reg.Select(o.config.Mode, o.Only, o.Skip)
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -256,82 +252,29 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.DebugRequestCount {
 		defer o.printRequestCount(clients)
 	}
-	var snap *cluster.Snapshot
-	var env *checks.Env // the last round's, which --fix plans with
-	w := waiter{wait: o.Wait, interval: WaitInterval, now: time.Now}
-	if pw := o.progressWidth(); pw > 0 {
-		w.progress = terminalProgress(o.Streams.ErrOut, pw)
-	}
-	outcomes := w.run(ctx, o.selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
-		snap = cluster.NewSnapshot(ctx, clients) // each round reads the cluster afresh
-		if o.mode == checks.ModePost {
-			// Rights in the runtime namespace are enough after the install.
-			snap.SetNamespaceFallback(o.inputs.Namespace)
-		}
-		env = &checks.Env{Inputs: o.inputs, Cluster: snap, Getenv: o.Host.Getenv, Probe: o.prober, Chart: o.startRender(ctx, snap)}
-		runOpts, progressDone := o.runOptions(len(cs))
-		defer progressDone()
-		return checks.Run(ctx, env, cs, runOpts)
-	})
-
-	report := &checks.Report{Mode: o.mode, Outcomes: outcomes, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
-	interrupted := interruption(ctx)
-	fixFailed := false
-	if o.Fix && !report.Unreachable() && interrupted == nil {
-		if report.Outcomes, fixFailed, err = o.runFix(ctx, env, clients, report.Outcomes); err != nil {
-			return err
-		}
-	}
-	if v, err := snap.ServerVersion(); err == nil {
-		report.Cluster.Version = v.GitVersion
+	session := &run.Session{Config: o.runConfig(), Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
+	report, verdict := session.Run(ctx)
+	if report == nil {
+		return &ExitError{Code: ExitFailed, Err: verdict.Err}
 	}
 	o.renameInHints(report.Outcomes)
 	if err := o.write(report); err != nil {
-		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
-	code := report.ExitCode(o.failOnWarn)
-	if fixFailed && code == checks.ExitOK {
-		code = checks.ExitFailed
-	}
-	if interrupted != nil {
-		if code == checks.ExitUnreachable {
-			return &ExitError{Code: code, Err: fmt.Errorf("%w before the cluster %s was reached; nothing checked", interrupted, restCfg.Host)}
-		}
-		return &ExitError{Code: interrupted.Code, Err: fmt.Errorf("%w: the report is partial", interrupted)}
-	}
-	if unverified := nothingVerified(report); len(unverified) > 0 && code == checks.ExitOK {
-		return &ExitError{Code: checks.ExitFailed, Err: fmt.Errorf("nothing about the runtime was verified: %s ended skip for lack of permission; run with rights to read the runtime namespace %s (get/list Secrets, Deployments, StatefulSets, Pods, Events)", strings.Join(unverified, " and "), o.inputs.Namespace)}
-	}
-	switch code {
-	case checks.ExitOK:
-		return nil
-	case checks.ExitUnreachable:
-		return &ExitError{Code: code, Err: unreachableError(report)}
-	default:
-		return &ExitError{Code: code}
-	}
+	return exitFor(verdict)
 }
 
-// unreachableError is the exit-3 line: what the fatal check found (server
-// down, credentials rejected...) and which checks still ran, those that need
-// no cluster (Offline), e.g.
-//
-//	cluster-reachable failed: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: runtime-name, values
-func unreachableError(r *checks.Report) error {
-	var fatal string
-	var ran []string
-	for _, o := range r.Outcomes {
-		switch {
-		case o.Fatal && o.Status != checks.StatusPass && fatal == "":
-			fatal = fmt.Sprintf("%s %s: %s", o.ID, o.Status, strings.SplitN(o.Message, "\n", 2)[0])
-		case !o.Fatal && o.Offline && o.Status != checks.StatusSkip:
-			ran = append(ran, o.ID)
-		}
+// runConfig is the typed config with the hooks of this command bound: the
+// progress line on a terminal, the fix plan's writer and its confirmation.
+func (o *Options) runConfig() *run.Config {
+	c := o.config
+	c.Hooks.Round = o.runOptions
+	if pw := o.progressWidth(); pw > 0 {
+		c.Hooks.Waiting = terminalProgress(o.Streams.ErrOut, pw)
 	}
-	if len(ran) == 0 {
-		return fmt.Errorf("%s; no other check could run", fatal)
-	}
-	return fmt.Errorf("%s; only the checks that need no cluster ran: %s", fatal, strings.Join(ran, ", "))
+	c.Fix.PlanOut = o.planWriter()
+	c.Fix.Confirm = o.confirm
+	return &c
 }
 
 // renameInHints rewrites the command named in the outcomes' hints
@@ -345,35 +288,6 @@ func (o *Options) renameInHints(outcomes []checks.Outcome) {
 		outcomes[i].Hint = strings.ReplaceAll(outcomes[i].Hint, reporters.DefaultName, o.displayName)
 		outcomes[i].Message = strings.ReplaceAll(outcomes[i].Message, reporters.DefaultName, o.displayName)
 	}
-}
-
-// CoreChecks are the checks of each mode without which a run verified
-// nothing about its subject: after the install, the release and the
-// workloads (README "Exit codes").
-var CoreChecks = map[checks.Mode][]string{
-	checks.ModePost: {"release-deployed", "runtime-workloads"},
-}
-
-// nothingVerified returns the core checks of the report's mode when every
-// one of them that ran ended skip for lack of permission (nil otherwise).
-func nothingVerified(r *checks.Report) []string {
-	var skipped []string
-	ran := 0
-	for _, id := range CoreChecks[r.Mode] {
-		for _, o := range r.Outcomes {
-			if o.ID != id {
-				continue
-			}
-			ran++
-			if o.Status == checks.StatusSkip && strings.HasPrefix(o.Message, "no permission") {
-				skipped = append(skipped, id)
-			}
-		}
-	}
-	if ran == 0 || len(skipped) != ran {
-		return nil
-	}
-	return skipped
 }
 
 // printRequestCount writes one line to stderr: every HTTP request sent to the
@@ -405,16 +319,16 @@ func (o *Options) loadKubeconfig(ctx context.Context) (*rest.Config, string, err
 	case l := <-ch:
 		if l.err != nil {
 			if clientcmd.IsEmptyConfig(l.err) {
-				return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
+				return nil, "", &ExitError{Code: ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
 			}
 			return nil, "", usageError("kubeconfig: %v", l.err)
 		}
 		return l.cfg, l.name, nil
 	case <-ctx.Done():
-		if i := interruption(ctx); i != nil {
-			return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%w while reading the kubeconfig; nothing checked", i)}
+		if i := run.Interruption(ctx); i != nil {
+			return nil, "", &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("%w while reading the kubeconfig; nothing checked", i)}
 		}
-		return nil, "", &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("reading the kubeconfig did not finish within --timeout %s; nothing checked", o.Timeout)}
+		return nil, "", &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("reading the kubeconfig did not finish within --timeout %s; nothing checked", o.Timeout)}
 	}
 }
 
@@ -445,7 +359,7 @@ func (o *Options) write(r *checks.Report) error {
 
 func (o *Options) listChecks() error {
 	var list []checks.Check
-	for _, c := range o.registry.Checks() {
+	for _, c := range o.config.Registry.Checks() {
 		if o.Post && !c.Modes.Has(checks.ModePost) {
 			continue
 		}
@@ -455,7 +369,7 @@ func (o *Options) listChecks() error {
 		if errors.Is(err, reporters.ErrListFormat) {
 			return usageError("%v", err)
 		}
-		return &ExitError{Code: checks.ExitFailed, Err: err}
+		return &ExitError{Code: ExitFailed, Err: err}
 	}
 	return nil
 }

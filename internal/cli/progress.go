@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 )
@@ -98,4 +99,17 @@ func (o *Options) runOptions(total int) (checks.RunOptions, func()) {
 	}
 	p := newProgress(o.Streams.ErrOut, total, width)
 	return p.runOptions(), p.Done
+}
+
+// terminalProgress returns a progress function that keeps one status line
+// on a terminal w: "waiting 42s more for: release-deployed, runtime-workloads".
+// The line is cut to the terminal's width columns.
+func terminalProgress(w io.Writer, width int) func([]string, time.Duration) {
+	return func(ids []string, left time.Duration) {
+		if len(ids) == 0 {
+			fmt.Fprint(w, eraseLine)
+			return
+		}
+		fmt.Fprint(w, eraseLine+fitLine(fmt.Sprintf("waiting %s more for: %s", left.Round(time.Second), strings.Join(ids, ", ")), width))
+	}
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
@@ -40,13 +40,13 @@ func (o *Options) completeValues(ctx context.Context, ns string, namespaceChange
 		},
 	})
 	if err != nil {
-		if i := interruption(ctx); i != nil {
-			return &ExitError{Code: checks.ExitUnreachable, Err: fmt.Errorf("%w while reading values; nothing checked", i)}
+		if i := run.Interruption(ctx); i != nil {
+			return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("%w while reading values; nothing checked", i)}
 		}
 		return usageError("%v", err)
 	}
 	in.CRDs, in.TLSSecret, in.ArgoCDVersionRange, in.Post = crds, o.TLSSecret, o.ArgoCDVersionRange, o.Post
-	o.inputs = in
+	o.config.Inputs = in
 	if _, err := semver.NewConstraint(o.ArgoCDVersionRange); err != nil {
 		return usageError("--argocd-version-range %q: %v", o.ArgoCDVersionRange, err)
 	}
@@ -63,7 +63,7 @@ func (o *Options) completeValues(ctx context.Context, ns string, namespaceChange
 	if err != nil {
 		return err
 	}
-	o.prober, err = probe.New(timeout, rules, o.CAFile)
+	o.config.Prober, err = probe.New(timeout, rules, o.CAFile)
 	if err != nil {
 		return usageError("%v", err)
 	}

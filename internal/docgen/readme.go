@@ -246,7 +246,7 @@ func CommandFlags() *pflag.FlagSet {
 func onFailure(m checks.Meta) string {
 	s := strings.TrimPrefix(failsAs(m), "on failure: ")
 	if !m.Fatal && m.Severity != checks.SeverityWarn {
-		s += " · " + string(m.Impact())
+		s += " · " + string(m.Impact)
 	}
 	return s + fixable(m)
 }

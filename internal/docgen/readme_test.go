@@ -116,5 +116,5 @@ func TestReadmeRules(t *testing.T) {
 
 // testCheck returns a registered-looking check for the README tests.
 func testCheck(id string, mode checks.Mode, cat checks.Category) checks.Check {
-	return checks.Check{Meta: checks.Meta{ID: id, Category: cat, Modes: mode, Title: id, Severity: checks.SeverityFail}}
+	return checks.Check{Meta: checks.Meta{ID: id, Category: cat, Modes: mode, Title: id, Severity: checks.SeverityFail, Impact: checks.ImpactRuntimeBreaks}}
 }

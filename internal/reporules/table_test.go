@@ -11,8 +11,10 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // The layers, from the bottom: leaf packages (plan's values, probe, proc,
 // redact, chart, release, version, mdblock) import nothing of the project;
 // cluster reads the API server; checks judge what those read; reporters
-// print a report; fix changes the cluster for a check; cli is the command
-// and the run; cmd is the process; hack/ and testcluster are tooling.
+// print a report; fix changes the cluster for a check; run is one run as a
+// library call (the --wait rounds, --fix, the verdict); cli is the command
+// (flags, the report's output, exit codes); cmd is the process; hack/ and
+// testcluster are tooling.
 var allowedImports = map[string][]string{
 	"checks":                       {"internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/values"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
@@ -21,7 +23,8 @@ var allowedImports = map[string][]string{
 	"hack/dist":                    {"internal/release"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
-	"internal/cli":                 {"checks", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/values", "internal/version", "reporters"},
+	"internal/cli":                 {"checks", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/values", "internal/version", "reporters"},
+	"internal/run":                 {"checks", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},

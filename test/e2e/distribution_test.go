@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
@@ -130,7 +131,7 @@ func TestHelmPlugin(t *testing.T) {
 	})
 	t.Run("without --kube-context the unreachable current context is used", func(t *testing.T) {
 		res := helmRun(t, env, helm, "gitops-preflight", "-o", "json")
-		if res.Code != checks.ExitUnreachable {
+		if res.Code != cli.ExitUnreachable {
 			t.Fatalf("exit %d, want 3 (Helm's exit code passes through)\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 		}
 		if doc := res.JSON(t); doc.Cluster.Context != "broken" {
@@ -148,7 +149,7 @@ func TestHelmPlugin(t *testing.T) {
 	})
 	t.Run("Helm's --kubeconfig, JUnit output and a failing check", func(t *testing.T) {
 		res := helmRun(t, base, helm, "gitops-preflight", "--kubeconfig", c.AdminKubeconfig(), "-n", "Bad_NS", "-o", "junit")
-		if res.Code != checks.ExitFailed {
+		if res.Code != cli.ExitFailed {
 			t.Fatalf("exit %d, want 1\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 		}
 		var suites struct {

@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
@@ -77,7 +77,7 @@ func TestHelm4Plugin(t *testing.T) {
 	})
 	t.Run("a failing check passes exit 1 through Helm 4", func(t *testing.T) {
 		res := helmRun(t, env, helm, "gitops-preflight", "--kube-context", "good", "-n", "Bad_NS", "--only", "runtime-namespace", "-o", "json")
-		if res.Code != checks.ExitFailed {
+		if res.Code != cli.ExitFailed {
 			t.Fatalf("exit %d, want 1\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 		}
 		if ns := testcluster.Check(t, res.JSON(t), "runtime-namespace"); ns.Status != "fail" {

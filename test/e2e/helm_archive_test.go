@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/release"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
@@ -201,7 +202,7 @@ func runInstalled(t *testing.T, env []string, helm, version string) {
 		t.Fatal(err)
 	}
 	res = helmRun(t, append(env, "KUBECONFIG="+kc), helm, "gitops-preflight", "--request-timeout", "2s")
-	if res.Code != checks.ExitUnreachable || !strings.HasPrefix(res.Stdout, "helm gitops-preflight: pre-install checks") {
+	if res.Code != cli.ExitUnreachable || !strings.HasPrefix(res.Stdout, "helm gitops-preflight: pre-install checks") {
 		t.Errorf("a run against an unreachable cluster: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
 	}
 }

@@ -1,7 +1,6 @@
-package cli
+package run
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -94,15 +93,5 @@ func TestWaiterNoWaitOrUnreachable(t *testing.T) {
 	waiter{wait: time.Minute, interval: time.Millisecond, now: time.Now}.run(context.Background(), []checks.Check{fatal, meta("a")}, run)
 	if len(*rounds) != 1 {
 		t.Fatalf("unreachable cluster: %d rounds", len(*rounds))
-	}
-}
-
-func TestTerminalProgress(t *testing.T) {
-	var b bytes.Buffer
-	p := terminalProgress(&b, 200)
-	p([]string{"release-deployed", "runtime-workloads"}, 41700*time.Millisecond)
-	p(nil, 0)
-	if got := b.String(); got != "\r\033[Kwaiting 42s more for: release-deployed, runtime-workloads\r\033[K" {
-		t.Fatalf("progress output %q", got)
 	}
 }

@@ -1,10 +1,7 @@
-package cli
+package run
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
@@ -109,17 +106,4 @@ func retryable(selected []checks.Check, out []checks.Outcome) []int {
 		}
 	}
 	return idx
-}
-
-// terminalProgress returns a progress function that keeps one status line
-// on a terminal w: "waiting 42s more for: release-deployed, runtime-workloads".
-// The line is cut to the terminal's width columns.
-func terminalProgress(w io.Writer, width int) func([]string, time.Duration) {
-	return func(ids []string, left time.Duration) {
-		if len(ids) == 0 {
-			fmt.Fprint(w, eraseLine)
-			return
-		}
-		fmt.Fprint(w, eraseLine+fitLine(fmt.Sprintf("waiting %s more for: %s", left.Round(time.Second), strings.Join(ids, ", ")), width))
-	}
 }

@@ -1,0 +1,75 @@
+package run
+
+import (
+	"io"
+	"time"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
+)
+
+// Config is one run's inputs, every one typed: what the command's flags
+// (internal/cli) compile to.
+type Config struct {
+	// Mode is pre-install or --post.
+	Mode checks.Mode
+	// Registry is the catalogue; --fix looks the fixed checks up in it.
+	Registry *checks.Registry
+	// Selected are the checks to run, in catalogue order (--only, --skip).
+	Selected []checks.Check
+	// Inputs is the planned install (internal/plan).
+	Inputs checks.Inputs
+	// Prober dials the network probes (--connect-to, --ca-file, proxies).
+	Prober *probe.Prober
+	// Chart loads and renders the chart; nil when no selected check reads
+	// it (NeedsChart).
+	Chart *chart.Loader
+	// Getenv reads the environment (HELM_BIN, PATH for helm-version).
+	Getenv func(string) string
+	// FailOnWarn makes warnings fail the run (--fail-on=warn).
+	FailOnWarn bool
+	// Wait re-runs failing checks until they pass or it elapses (--wait);
+	// WaitInterval is the pause between rounds (default WaitInterval).
+	Wait, WaitInterval time.Duration
+	// Fix is --fix and its options; the zero value fixes nothing.
+	Fix Fix
+	// Hooks report progress; each may be nil.
+	Hooks Hooks
+}
+
+// Fix is what --fix does after the checks ran.
+type Fix struct {
+	// Enabled plans fixes for the failed fixable checks (--fix).
+	Enabled bool
+	// Yes applies the plan without asking (--yes); DryRun sends every change
+	// as a server-side dry run and changes nothing (--dry-run).
+	Yes, DryRun bool
+	// PlanOut receives the plan and the per-object results.
+	PlanOut io.Writer
+	// Confirm asks, on PlanOut, whether to apply the plan (when neither Yes
+	// nor DryRun); nil declines.
+	Confirm func(w io.Writer) (bool, error)
+}
+
+// Hooks are the run's progress callbacks (a progress line on a terminal).
+type Hooks struct {
+	// Round is called before each round of checks with their number; it
+	// returns the runner options of that round (OnStart, OnDone) and a
+	// function called when the round ends.
+	Round func(total int) (checks.RunOptions, func())
+	// Waiting is told, between --wait rounds, which checks are still
+	// waiting and how long is left; it is called with nil once waiting ends.
+	Waiting func(waiting []string, left time.Duration)
+}
+
+// NeedsChart reports whether a check of selected reads the rendered chart
+// (Meta.ReadsChart): only then is the chart loaded.
+func NeedsChart(selected []checks.Check) bool {
+	for _, c := range selected {
+		if c.ReadsChart {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package run
+
+import (
+	"context"
+	"io"
+	"log"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// Session is a Config bound to one cluster: its clients (one set per
+// cluster, never shared) and how the report names it.
+type Session struct {
+	Config  *Config
+	Clients *cluster.Clients
+	// Cluster names the cluster in the report (context and server); Run
+	// adds the server's version.
+	Cluster checks.ClusterInfo
+}
+
+// Run runs the session: the selected checks on a fresh snapshot of the
+// cluster, again for the failing ones while Config.Wait allows, then --fix.
+// It returns the report and its verdict. The report is nil only when --fix
+// could not finish (its plan or results could not be written, or the
+// confirmation could not be read): the verdict says why.
+func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
+	c := s.Config
+	var snap *cluster.Snapshot
+	var env *checks.Env // the last round's, which --fix plans with
+	interval := c.WaitInterval
+	if interval <= 0 {
+		interval = WaitInterval
+	}
+	w := waiter{wait: c.Wait, interval: interval, now: timeNow, progress: c.Hooks.Waiting}
+	outcomes := w.run(ctx, c.Selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
+		snap = cluster.NewSnapshot(ctx, s.Clients) // each round reads the cluster afresh
+		if c.Mode == checks.ModePost {
+			// Rights in the runtime namespace are enough after the install.
+			snap.SetNamespaceFallback(c.Inputs.Namespace)
+		}
+		env = &checks.Env{Inputs: c.Inputs, Cluster: snap, Getenv: c.Getenv, Probe: c.Prober, Chart: startRender(ctx, c.Chart, c.Inputs, snap)}
+		opts, done := checks.RunOptions{}, func() {}
+		if c.Hooks.Round != nil {
+			opts, done = c.Hooks.Round(len(cs))
+		}
+		defer done()
+		return checks.Run(ctx, env, cs, opts)
+	})
+
+	report := &checks.Report{Mode: c.Mode, Outcomes: outcomes, Cluster: s.Cluster}
+	interrupted := Interruption(ctx)
+	fixFailed := false
+	if c.Fix.Enabled && !report.Unreachable() && interrupted == nil {
+		var err error
+		if report.Outcomes, fixFailed, err = s.fix(ctx, env, report.Outcomes); err != nil {
+			return nil, Verdict{Kind: Failed, Err: err}
+		}
+	}
+	if v, err := snap.ServerVersion(); err == nil {
+		report.Cluster.Version = v.GitVersion
+	}
+	return report, decide(report, c.Inputs.Namespace, c.FailOnWarn, fixFailed, interrupted)
+}
+
+// startRender starts loading and rendering the chart in the background,
+// concurrently with the checks' cluster reads; the capabilities come from
+// the snapshot's /version and discovery document (shared with
+// helm-ownership). It returns nil when no chart is used.
+func startRender(ctx context.Context, loader *chart.Loader, in checks.Inputs, snap *cluster.Snapshot) *chart.Pending {
+	if loader == nil {
+		return nil
+	}
+	// Helm's value coalescing logs chart warnings through the standard
+	// logger ("destination for ... is a table"); they are the chart's, not
+	// the user's, and would interleave with the report.
+	log.SetOutput(io.Discard)
+	return chart.Start(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, func() (chart.Capabilities, error) {
+		v, err := snap.ServerVersion()
+		if err != nil {
+			return chart.Capabilities{}, err
+		}
+		api, err := snap.APIResources()
+		if err != nil {
+			return chart.Capabilities{}, err
+		}
+		vs, err := chart.APIVersions(api.Groups, api.Resources)
+		if err != nil {
+			return chart.Capabilities{}, err
+		}
+		return chart.Capabilities{KubeVersion: v.GitVersion, APIVersions: vs}, nil
+	})
+}
