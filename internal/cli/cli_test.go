@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -423,5 +424,35 @@ func TestCompleteChecksOfTheMode(t *testing.T) {
 				t.Errorf("%v: %s offered=%v, its modes %s", tc.args, c.ID, offered, c.Modes)
 			}
 		}
+	}
+}
+
+// TestCompleteBuildsTheRunConfig: the flags compile into the typed run
+// config field by field.
+func TestCompleteBuildsTheRunConfig(t *testing.T) {
+	_, _, o, err := runCmd(t, nil, "--post", "--fail-on", "warn", "--wait", "90s", "--only", "release-deployed,runtime-workloads", "--list-checks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.ListChecks = false
+	if err := o.Complete(false); err != nil {
+		t.Fatal(err)
+	}
+	c := o.config
+	if c.Mode != checks.ModePost || !c.FailOnWarn || c.Wait != 90*time.Second || c.Registry == nil || c.Getenv == nil || c.Prober == nil {
+		t.Errorf("run config = %+v", c)
+	}
+	var ids []string
+	for _, s := range c.Selected {
+		ids = append(ids, s.ID)
+	}
+	if want := []string{"cluster-reachable", "release-deployed", "runtime-workloads"}; !slices.Equal(ids, want) {
+		t.Errorf("selected %v, want %v", ids, want)
+	}
+	if c.Chart != nil || c.Fix.Enabled {
+		t.Errorf("post run: chart %v, fix %+v; want neither", c.Chart, c.Fix)
+	}
+	if c.Inputs.Namespace != checks.DefaultNamespace || c.Inputs.ReleaseName != checks.DefaultReleaseName {
+		t.Errorf("inputs %+v", c.Inputs)
 	}
 }

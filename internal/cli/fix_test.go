@@ -41,6 +41,9 @@ func TestCompleteFix(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Complete = %v", err)
 				}
+				if f := o.config.Fix; f.Enabled != tc.fix || f.Yes != tc.yes || f.DryRun != tc.dry {
+					t.Fatalf("run config Fix = %+v, want enabled %v, yes %v, dry run %v", f, tc.fix, tc.yes, tc.dry)
+				}
 				return
 			}
 			if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {

@@ -188,6 +188,7 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	}
 	o.config.Getenv = o.Host.Getenv
 	o.config.Wait = o.Wait
+	o.config.Fix = run.Fix{Enabled: o.Fix, Yes: o.Yes, DryRun: o.DryRun}
 	if !o.ListChecks {
 		o.config.Selected, err = reg.Select(o.config.Mode, o.Only, o.Skip)
 		if err != nil {
