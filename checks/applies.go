@@ -71,10 +71,17 @@ const NotApplicable = "not applicable: "
 // Reason returns why a check with this applicability and run modes does not
 // apply to in ("" when it applies). The message begins with NotApplicable.
 func (a Applies) Reason(modes Mode, in Inputs) string {
-	if in.Post && !modes.Has(ModePost) {
+	switch run := runMode(in); {
+	case modes.Has(run):
+	case run == ModePost && modes.Has(ModeUpgrade):
+		return NotApplicable + "runs before helm upgrade only (--upgrade)"
+	case run == ModePost:
 		return NotApplicable + "runs before the install only (not with --post)"
-	}
-	if !in.Post && !modes.Has(ModePre) {
+	case run == ModeUpgrade:
+		return NotApplicable + "runs before the install or after it, not with --upgrade"
+	case modes.Has(ModeUpgrade) && !modes.Has(ModePost):
+		return NotApplicable + "runs before helm upgrade only (--upgrade)"
+	default:
 		return NotApplicable + "runs after the install only (--post)"
 	}
 	if len(a.Access) > 0 && !in.Post && !slices.Contains(a.Access, in.AccessMode) {
@@ -100,4 +107,16 @@ func (a Applies) Reason(modes Mode, in Inputs) string {
 		}
 	}
 	return ""
+}
+
+// runMode is the mode of the run in describes: --post, --upgrade or
+// pre-install.
+func runMode(in Inputs) Mode {
+	switch {
+	case in.Post:
+		return ModePost
+	case in.Upgrade:
+		return ModeUpgrade
+	}
+	return ModePre
 }

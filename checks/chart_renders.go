@@ -27,7 +27,7 @@ func ChartRenders() Check {
 			Impact:     ImpactInstallFails,
 			ReadsChart: true,
 			Category:   CategoryInputs,
-			Modes:      ModePre,
+			Modes:      ModePre | ModeUpgrade,
 			Title:      "The gitops-runtime chart renders with the given values",
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
@@ -46,6 +46,10 @@ func runChartRenders(ctx context.Context, env *Env) (Result, error) {
 	var le *chart.LoadError
 	if errors.As(err, &le) {
 		return chartSkip(le.Err), nil
+	}
+	var rel *chart.ReleaseError
+	if errors.As(err, &rel) {
+		return Skip("helm upgrade refuses the release before rendering (release-upgradable)"), nil
 	}
 	if re, ok := chart.IsRenderError(err); ok {
 		msg := re.Message()

@@ -39,22 +39,28 @@ const (
 	CategoryTunnel         Category = "tunnel"
 	CategoryExistingArgoCD Category = "existing-argocd"
 	CategoryRuntime        Category = "runtime"
+	// CategoryUpgrade: the deployed release against the target of `helm
+	// upgrade` (--upgrade).
+	CategoryUpgrade Category = "upgrade"
 )
 
-// Mode says when a check runs: before the install (the default) or after it
-// (--post). A check may run in both.
+// Mode says when a check runs: before the install (the default), after it
+// (--post) or before `helm upgrade` of a deployed release (--upgrade). A
+// check may run in several.
 type Mode uint8
 
 // Modes.
 const (
-	ModePre  Mode = 1 << iota // kubectl gitops-preflight
-	ModePost                  // kubectl gitops-preflight --post
+	ModePre     Mode = 1 << iota // kubectl gitops-preflight
+	ModePost                     // kubectl gitops-preflight --post
+	ModeUpgrade                  // kubectl gitops-preflight --upgrade
 )
 
 // Has reports whether m includes o.
 func (m Mode) Has(o Mode) bool { return m&o != 0 }
 
-// String returns "pre", "post" or "pre,post".
+// String returns "pre", "post", "upgrade" or several of them joined by
+// commas ("pre,upgrade").
 func (m Mode) String() string {
 	var parts []string
 	if m.Has(ModePre) {
@@ -62,6 +68,9 @@ func (m Mode) String() string {
 	}
 	if m.Has(ModePost) {
 		parts = append(parts, "post")
+	}
+	if m.Has(ModeUpgrade) {
+		parts = append(parts, "upgrade")
 	}
 	return strings.Join(parts, ",")
 }
@@ -158,6 +167,11 @@ type Result struct {
 	// did not pass, or the cluster was not reached. Empty for every other
 	// result, a check's own skips among them.
 	Cause SkipCause
+	// Effect, when set, is this result's impact in place of Meta.Impact: a
+	// check whose findings differ in impact (upgrade-deletes: data-loss or
+	// runtime-breaks) says which this one has. The runner moves it into the
+	// outcome's Meta.Impact.
+	Effect Impact
 }
 
 // SkipCause is why the runner skipped a check (Result.Cause).
@@ -189,6 +203,12 @@ func Fail(format string, args ...any) Result {
 // Skip returns a skip result; the message says why.
 func Skip(format string, args ...any) Result {
 	return Result{Status: StatusSkip, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithEffect returns r with its impact set to i (Result.Effect).
+func (r Result) WithEffect(i Impact) Result {
+	r.Effect = i
+	return r
 }
 
 // WithHint returns r with its hint set.

@@ -67,7 +67,7 @@ func ClusterAdmin() Check {
 			ID:       "cluster-admin",
 			Impact:   ImpactInstallFails,
 			Category: CategoryCluster,
-			Modes:    ModePre,
+			Modes:    ModePre | ModeUpgrade,
 			Title:    "You have cluster-admin permissions",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},

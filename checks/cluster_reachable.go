@@ -19,7 +19,7 @@ func ClusterReachable() Check {
 			ID:       "cluster-reachable",
 			Impact:   ImpactInstallFails,
 			Category: CategoryCluster,
-			Modes:    ModePre | ModePost,
+			Modes:    ModePre | ModePost | ModeUpgrade,
 			Title:    "Kubernetes API server is reachable with the given credentials",
 			Severity: SeverityFail,
 			Fatal:    true,

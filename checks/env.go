@@ -97,3 +97,17 @@ func (e *Env) withDefaults() {
 		e.Resolver = net.DefaultResolver
 	}
 }
+
+// Upgrade waits for the run's `helm upgrade` prediction (--upgrade). The
+// errors are Rendering's and *chart.ReleaseError (Helm refuses the
+// release).
+func (e *Env) Upgrade(ctx context.Context) (*chart.Upgrade, error) {
+	if e.Chart == nil {
+		return nil, errNoChart
+	}
+	u, err := e.Chart.Upgrade(ctx)
+	if err == nil && u == nil {
+		return nil, errors.New("internal error: the chart was rendered for an install, not an upgrade")
+	}
+	return u, err
+}

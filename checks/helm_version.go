@@ -26,7 +26,7 @@ func HelmVersion() Check {
 			ID:       "helm-version",
 			Impact:   ImpactInstallFails,
 			Category: CategoryTools,
-			Modes:    ModePre,
+			Modes:    ModePre | ModeUpgrade,
 			Title:    "Helm client is 3.8.0 or newer",
 			Severity: SeverityFail,
 			Offline:  true,

@@ -14,10 +14,15 @@ func TestImpactOfEveryCheck(t *testing.T) {
 		"argo-components":    ImpactRuntimeBreaks,
 		"node-resources":     ImpactRuntimeBreaks,
 		"platform-reachable": ImpactAdvisory,
+		"release-upgradable": ImpactUpgradeFails,
+		"release-apis":       ImpactUpgradeFails,
+		"upgrade-values":     ImpactUpgradeFails,
+		"upgrade-deletes":    ImpactDataLoss,
+		"upgrade-path":       ImpactRuntimeBreaks,
 	}
 	for _, c := range All() {
 		got := c.Impact
-		if got != ImpactInstallFails && got != ImpactRuntimeBreaks && got != ImpactAdvisory {
+		if !got.known() {
 			t.Errorf("%s: impact %q", c.ID, got)
 		}
 		if w, ok := want[c.ID]; ok && got != w {

@@ -21,7 +21,7 @@ func KubernetesVersion() Check {
 			ID:       "kubernetes-version",
 			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryCluster,
-			Modes:    ModePre,
+			Modes:    ModePre | ModeUpgrade,
 			Title:    "Kubernetes version is 1.23 or newer",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},

@@ -26,7 +26,7 @@ func NodeResources() Check {
 			ID:       "node-resources",
 			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryCluster,
-			Modes:    ModePre,
+			Modes:    ModePre | ModeUpgrade,
 			Title:    "A Ready, schedulable node has at least 2 CPU and 5000M memory allocatable",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},

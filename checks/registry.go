@@ -54,6 +54,12 @@ func All() []Check {
 		IstioVirtualService(),
 		AlbDNSAlias(),
 		RolloutsControllers(),
+		// Upgrade (--upgrade)
+		ReleaseUpgradable(),
+		ReleaseAPIs(),
+		UpgradePath(),
+		UpgradeValues(),
+		UpgradeDeletes(),
 	}
 }
 

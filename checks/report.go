@@ -28,6 +28,18 @@ type Report struct {
 	Mode     Mode
 	Cluster  ClusterInfo
 	Outcomes []Outcome
+	// Upgrade names the release and chart versions of an --upgrade run;
+	// nil in the other modes.
+	Upgrade *UpgradeInfo
+}
+
+// UpgradeInfo is what an --upgrade run judged: release, namespace, its
+// latest revision, the deployed chart version (From, "0.26.8") and the
+// target chart version (To); a version is "" when it could not be read.
+type UpgradeInfo struct {
+	Release, Namespace string
+	Revision           int
+	From, To           string
 }
 
 // Summary counts the report's outcomes by status (every status present).

@@ -175,6 +175,10 @@ func runOne(ctx context.Context, env *Env, c Check, opts RunOptions) (o Outcome)
 	}
 	o = Outcome{Meta: c.Meta, Duration: time.Since(start)}
 	o.Result = resolve(c.Meta, r.r, r.err)
+	if o.Effect.known() {
+		o.Meta.Impact = o.Effect
+	}
+	o.Effect = ""
 	notify(opts, o)
 	return o
 }

@@ -16,8 +16,21 @@ type Document struct {
 	SchemaVersion string          `json:"schemaVersion"`
 	Mode          string          `json:"mode"`
 	Cluster       ClusterDocument `json:"cluster"`
-	Summary       SummaryDocument `json:"summary"`
-	Checks        []CheckDocument `json:"checks"`
+	// Upgrade is the release and the chart versions of an --upgrade run.
+	Upgrade *UpgradeDocument `json:"upgrade,omitempty"`
+	Summary SummaryDocument  `json:"summary"`
+	Checks  []CheckDocument  `json:"checks"`
+}
+
+// UpgradeDocument names what an --upgrade run judged: the release, its
+// latest revision, the deployed chart version (From) and the target's (To);
+// a version is "" when it could not be read.
+type UpgradeDocument struct {
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	Revision  int    `json:"revision,omitempty"`
+	From      string `json:"from,omitempty"`
+	To        string `json:"to,omitempty"`
 }
 
 // ClusterDocument identifies the cluster.
@@ -69,8 +82,14 @@ func NewDocument(r *checks.Report) Document {
 		},
 		Checks: make([]CheckDocument, 0, len(r.Outcomes)),
 	}
-	if r.Mode == checks.ModePost {
+	switch r.Mode {
+	case checks.ModePost:
 		doc.Mode = "post"
+	case checks.ModeUpgrade:
+		doc.Mode = "upgrade"
+		if u := r.Upgrade; u != nil {
+			doc.Upgrade = &UpgradeDocument{Release: u.Release, Namespace: u.Namespace, Revision: u.Revision, From: u.From, To: u.To}
+		}
 	}
 	for i, n := range r.ImpactSummary() {
 		doc.Summary.Impact[string(i)] = n

@@ -85,8 +85,11 @@ type junitSkipped struct {
 // Report writes the XML declaration and the <testsuites> document.
 func (j JUnit) Report(w io.Writer, r *checks.Report) error {
 	mode := "pre-install"
-	if r.Mode == checks.ModePost {
+	switch r.Mode {
+	case checks.ModePost:
 		mode = "post-install"
+	case checks.ModeUpgrade:
+		mode = "upgrade"
 	}
 	suite := junitSuite{Name: "gitops-preflight " + mode}
 	for _, p := range []junitProperty{

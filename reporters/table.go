@@ -69,8 +69,14 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	}
 
 	title := "pre-install checks"
-	if r.Mode == checks.ModePost {
+	switch r.Mode {
+	case checks.ModePost:
 		title = "post-install checks"
+	case checks.ModeUpgrade:
+		title = "upgrade checks"
+		if u := r.Upgrade; u != nil {
+			title = fmt.Sprintf("upgrade of release %s (chart %s → %s)", u.Release, orUnknown(u.From), orUnknown(u.To))
+		}
 	}
 	for i, l := range t.fit(t.Options.name()+": "+title, 0, 0) {
 		if i == 0 {
@@ -111,7 +117,7 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	}
 	imp := r.ImpactSummary()
 	iparts := make([]string, 0, len(checks.Impacts))
-	for _, i := range checks.Impacts {
+	for _, i := range r.Impacts() {
 		iparts = append(iparts, fmt.Sprintf("%d %s", imp[i], i))
 	}
 	lines := t.fit("Summary: "+strings.Join(parts, ", "), 0, 0)
@@ -279,4 +285,11 @@ func (t *trimWriter) flush() error {
 	_, err := t.w.Write(bytes.TrimRight(t.buf, " "))
 	t.buf = nil
 	return err
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

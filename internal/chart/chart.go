@@ -25,7 +25,6 @@ import (
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	"sigs.k8s.io/yaml"
 )
 
@@ -180,37 +179,7 @@ func renderWith(ctx context.Context, c *helmchart.Chart, releaseName, namespace 
 	if err != nil {
 		return nil, &RenderError{Raw: err.Error()}
 	}
-	r := &Rendering{ChartName: c.Metadata.Name, ChartVersion: c.Metadata.Version}
-	var manifest strings.Builder
-	manifest.WriteString(rel.Manifest)
-	for _, h := range rel.Hooks {
-		manifest.WriteString("\n---\n# Source: " + h.Path + "\n" + h.Manifest + "\n")
-	}
-	r.Manifest = manifest.String()
-	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
-		o, ok, err := parse(m)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			r.Objects = append(r.Objects, o)
-		}
-	}
-	for _, h := range rel.Hooks {
-		o, ok, err := parse(h.Manifest)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			o.Template = h.Path
-			o.Hook = true
-			for _, p := range h.DeletePolicies {
-				o.DeletePolicies = append(o.DeletePolicies, string(p))
-			}
-			r.Hooks = append(r.Hooks, o)
-		}
-	}
-	return r, nil
+	return rendering(c.Metadata, rel)
 }
 
 // copyValues deep-copies vals: Helm's dependency processing writes into

@@ -6,6 +6,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	helmchart "helm.sh/helm/v3/pkg/chart"
+	rspb "helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -49,6 +50,10 @@ type Pending struct {
 	done chan struct{}
 	r    *Rendering
 	err  error
+	// up is the upgrade prediction of StartUpgrade (nil for Start).
+	up *Upgrade
+	// meta is the loaded chart's metadata, set once it loaded.
+	meta *helmchart.Metadata
 }
 
 // Start loads (through l) and renders the chart in the background. caps is
@@ -63,6 +68,7 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 			p.err = err
 			return
 		}
+		p.meta = c.Metadata
 		cp, err := caps()
 		if err != nil {
 			p.err = err
@@ -71,6 +77,74 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
 	}()
 	return p
+}
+
+// StartUpgrade loads (through l) and predicts `helm upgrade NAME CHART -n
+// NAMESPACE` with vals and opts (PrepareUpgrade) in the background;
+// revisions is called once for the release's revisions and caps for the
+// cluster's capabilities. Wait returns the target's rendering, Upgrade the
+// whole prediction.
+func StartUpgrade(ctx context.Context, l *Loader, name, namespace string, vals map[string]any, opts UpgradeValues, revisions func() ([]*rspb.Release, error), caps func() (Capabilities, error)) *Pending {
+	p := &Pending{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		c, err := l.Get(ctx)
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.meta = c.Metadata
+		revs, err := revisions()
+		if err != nil {
+			p.err = err
+			return
+		}
+		cp, err := caps()
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.up, p.err = PrepareUpgrade(ctx, c, name, namespace, revs, vals, opts, cp)
+		if p.up != nil {
+			p.r = p.up.Target
+		}
+	}()
+	return p
+}
+
+// Metadata waits for the run and returns the loaded chart's metadata
+// (name, version, kubeVersion, ...) whether or not it rendered; the error is
+// *LoadError when no chart loaded.
+func (p *Pending) Metadata(ctx context.Context) (*helmchart.Metadata, error) {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if p.meta == nil {
+		return nil, p.err
+	}
+	return p.meta, nil
+}
+
+// Ready returns the rendering when it is done and succeeded, without
+// waiting.
+func (p *Pending) Ready() (*Rendering, bool) {
+	select {
+	case <-p.done:
+		return p.r, p.r != nil
+	default:
+		return nil, false
+	}
+}
+
+// Upgrade waits for StartUpgrade's prediction; the errors are Wait's and
+// *ReleaseError. It returns nil and no error for a Pending of Start.
+func (p *Pending) Upgrade(ctx context.Context) (*Upgrade, error) {
+	if _, err := p.Wait(ctx); err != nil {
+		return nil, err
+	}
+	return p.up, nil
 }
 
 // Wait returns the rendering, or *LoadError (no chart), *RenderError (the

@@ -16,7 +16,7 @@ import (
 // rules, bounded by --request-timeout (chart.DefaultTimeout, 30 s, when
 // it is not given).
 func (o *Options) completeChart(timeout time.Duration) {
-	if o.Chart == "" || o.config.Mode != checks.ModePre || !run.NeedsChart(o.config.Selected) {
+	if o.Chart == "" || o.config.Mode == checks.ModePost || !run.NeedsChart(o.config.Selected) {
 		return
 	}
 	if o.ConfigFlags.Timeout == nil || *o.ConfigFlags.Timeout == "" || *o.ConfigFlags.Timeout == "0" {

@@ -58,6 +58,9 @@ func registerCompletions(cmd *cobra.Command, o *Options, displayName string) {
 		if o.Post {
 			mode = checks.ModePost
 		}
+		if o.Upgrade {
+			mode = checks.ModeUpgrade
+		}
 		return completeCheckIDs(mode, toComplete)
 	}
 	_ = cmd.RegisterFlagCompletionFunc("only", ids)

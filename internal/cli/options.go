@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
@@ -77,9 +78,13 @@ type Options struct {
 	RuntimeName string
 	ReleaseName string
 	Post        bool
-	ListChecks  bool
-	NoColor     bool
-	Timeout     time.Duration
+	// Upgrade is --upgrade; ReuseValues, ResetValues and
+	// ResetThenReuseValues are helm upgrade's values flags.
+	Upgrade                                        bool
+	ReuseValues, ResetValues, ResetThenReuseValues bool
+	ListChecks                                     bool
+	NoColor                                        bool
+	Timeout                                        time.Duration
 
 	// Planned-install shortcuts (override values files; applied as --set
 	// over the values, see completeValues).
@@ -183,8 +188,18 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	}
 	o.config.Registry = reg
 	o.config.Mode = checks.ModePre
+	if o.Post && o.Upgrade {
+		return usageError("--post and --upgrade are different runs: give one of them")
+	}
 	if o.Post {
 		o.config.Mode = checks.ModePost
+	}
+	if o.Upgrade {
+		o.config.Mode = checks.ModeUpgrade
+	}
+	o.config.Upgrade = chart.UpgradeValues{Reuse: o.ReuseValues, Reset: o.ResetValues, ResetThenReuse: o.ResetThenReuseValues}
+	if !o.Upgrade && (o.ReuseValues || o.ResetValues || o.ResetThenReuseValues) {
+		return usageError("--reuse-values, --reset-values and --reset-then-reuse-values are helm upgrade's: use them with --upgrade")
 	}
 	o.config.Getenv = o.Host.Getenv
 	o.config.Wait = o.Wait
@@ -361,7 +376,7 @@ func (o *Options) write(r *checks.Report) error {
 func (o *Options) listChecks() error {
 	var list []checks.Check
 	for _, c := range o.config.Registry.Checks() {
-		if o.Post && !c.Modes.Has(checks.ModePost) {
+		if (o.Post || o.Upgrade) && !c.Modes.Has(o.config.Mode) {
 			continue
 		}
 		list = append(list, c)

@@ -107,14 +107,20 @@ func section(id, doc string) (string, error) {
 }
 
 func modes(m checks.Mode) string {
-	switch {
-	case m.Has(checks.ModePre) && m.Has(checks.ModePost):
-		return "pre-install and `--post`"
-	case m.Has(checks.ModePost):
-		return "`--post`"
-	default:
-		return "pre-install"
+	var parts []string
+	if m.Has(checks.ModePre) {
+		parts = append(parts, "pre-install")
 	}
+	if m.Has(checks.ModePost) {
+		parts = append(parts, "`--post`")
+	}
+	if m.Has(checks.ModeUpgrade) {
+		parts = append(parts, "`--upgrade`")
+	}
+	if len(parts) > 1 {
+		return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return strings.Join(parts, "")
 }
 
 func failsAs(m checks.Meta) string {
@@ -150,8 +156,12 @@ func fixable(m checks.Meta) string {
 // (before the install, for the access modes), else "".
 func appliesNote(m checks.Meta) string {
 	mode := checks.ModePre
-	if !m.Modes.Has(checks.ModePre) {
+	switch {
+	case m.Modes.Has(checks.ModePre):
+	case m.Modes.Has(checks.ModePost):
 		mode = checks.ModePost
+	default:
+		mode = checks.ModeUpgrade
 	}
 	if a := applies(m, mode); a != "always" {
 		if m.Modes.Has(checks.ModePre) && m.Modes.Has(checks.ModePost) && len(m.Applies.Access) > 0 {

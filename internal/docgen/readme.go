@@ -112,7 +112,7 @@ func Readme(readme []byte, list []checks.Check, flags *pflag.FlagSet) ([]byte, e
 
 // checksTable renders the checks selected by args ("mode=pre category=a,b").
 func checksTable(args string, list []checks.Check, listed map[string]bool) (string, error) {
-	mode := checks.ModePre | checks.ModePost
+	mode := checks.ModePre | checks.ModePost | checks.ModeUpgrade
 	var cats []string
 	for _, kv := range strings.Fields(args) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -121,10 +121,12 @@ func checksTable(args string, list []checks.Check, listed map[string]bool) (stri
 			mode = checks.ModePre
 		case k == "mode" && v == "post":
 			mode = checks.ModePost
+		case k == "mode" && v == "upgrade":
+			mode = checks.ModeUpgrade
 		case k == "category":
 			cats = strings.Split(v, ",")
 		default:
-			return "", fmt.Errorf("checks marker: unknown argument %q (mode=pre|post, category=a,b)", kv)
+			return "", fmt.Errorf("checks marker: unknown argument %q (mode=pre|post|upgrade, category=a,b)", kv)
 		}
 	}
 	var b strings.Builder

@@ -91,6 +91,9 @@ type Install struct {
 	// Post is true for a --post run (post-install diagnostics); checks that
 	// run in both modes use it to pick their status (warn before, fail after).
 	Post bool
+	// Upgrade is true for an --upgrade run (before helm upgrade of the
+	// deployed release).
+	Upgrade bool
 }
 
 // Flags are the raw flags the plan is derived from.

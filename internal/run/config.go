@@ -12,8 +12,11 @@ import (
 // Config is one run's inputs, every one typed: what the command's flags
 // (internal/cli) compile to.
 type Config struct {
-	// Mode is pre-install or --post.
+	// Mode is pre-install, --post or --upgrade.
 	Mode checks.Mode
+	// Upgrade are `helm upgrade`'s values flags of an --upgrade run
+	// (--reuse-values, --reset-values, --reset-then-reuse-values).
+	Upgrade chart.UpgradeValues
 	// Registry is the catalogue; --fix looks the fixed checks up in it.
 	Registry *checks.Registry
 	// Selected are the checks to run, in catalogue order (--only, --skip).

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log"
 
+	rspb "helm.sh/helm/v3/pkg/release"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -40,7 +42,7 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			// Rights in the runtime namespace are enough after the install.
 			snap.SetNamespaceFallback(c.Inputs.Namespace)
 		}
-		env = &checks.Env{Inputs: c.Inputs, Cluster: snap, Getenv: c.Getenv, Probe: c.Prober, Chart: startRender(ctx, c.Chart, c.Inputs, snap)}
+		env = &checks.Env{Inputs: c.Inputs, Cluster: snap, Getenv: c.Getenv, Probe: c.Prober, Chart: startRender(ctx, c, snap)}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))
@@ -61,6 +63,9 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 	if v, err := snap.ServerVersion(); err == nil {
 		report.Cluster.Version = v.GitVersion
 	}
+	if c.Mode == checks.ModeUpgrade {
+		report.Upgrade = upgradeInfo(c.Inputs, snap, env)
+	}
 	return report, decide(report, c.Inputs.Namespace, c.FailOnWarn, fixFailed, interrupted)
 }
 
@@ -68,7 +73,8 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 // concurrently with the checks' cluster reads; the capabilities come from
 // the snapshot's /version and discovery document (shared with
 // helm-ownership). It returns nil when no chart is used.
-func startRender(ctx context.Context, loader *chart.Loader, in checks.Inputs, snap *cluster.Snapshot) *chart.Pending {
+func startRender(ctx context.Context, c *Config, snap *cluster.Snapshot) *chart.Pending {
+	loader, in := c.Chart, c.Inputs
 	if loader == nil {
 		return nil
 	}
@@ -76,7 +82,7 @@ func startRender(ctx context.Context, loader *chart.Loader, in checks.Inputs, sn
 	// logger ("destination for ... is a table"); they are the chart's, not
 	// the user's, and would interleave with the report.
 	log.SetOutput(io.Discard)
-	return chart.Start(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, func() (chart.Capabilities, error) {
+	caps := func() (chart.Capabilities, error) {
 		v, err := snap.ServerVersion()
 		if err != nil {
 			return chart.Capabilities{}, err
@@ -90,5 +96,35 @@ func startRender(ctx context.Context, loader *chart.Loader, in checks.Inputs, sn
 			return chart.Capabilities{}, err
 		}
 		return chart.Capabilities{KubeVersion: v.GitVersion, APIVersions: vs}, nil
-	})
+	}
+	if c.Mode == checks.ModeUpgrade {
+		return chart.StartUpgrade(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, c.Upgrade, func() ([]*rspb.Release, error) {
+			return snap.HelmHistory(in.Namespace, in.ReleaseName)
+		}, caps)
+	}
+	return chart.Start(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, caps)
+}
+
+// upgradeInfo names what an --upgrade run judged: the release, its latest
+// revision, the chart version it upgrades from (already read by the checks: the snapshot
+// memoises them) and the target chart version when the target rendered.
+func upgradeInfo(in checks.Inputs, snap *cluster.Snapshot, env *checks.Env) *checks.UpgradeInfo {
+	u := &checks.UpgradeInfo{Release: in.ReleaseName, Namespace: in.Namespace}
+	if snap == nil {
+		return u
+	}
+	if h, err := snap.HelmHistory(in.Namespace, in.ReleaseName); err == nil && len(h) > 0 {
+		u.Revision = h[len(h)-1].Version
+		// h[0] is the last deployed revision when there is one: the one
+		// Helm upgrades from.
+		if from := h[0]; from.Chart != nil && from.Chart.Metadata != nil {
+			u.From = from.Chart.Metadata.Version
+		}
+	}
+	if env != nil && env.Chart != nil {
+		if r, ok := env.Chart.Ready(); ok {
+			u.To = r.ChartVersion
+		}
+	}
+	return u
 }

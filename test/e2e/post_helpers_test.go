@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 	"os"
 	"strconv"
 	"strings"
@@ -62,9 +64,20 @@ func deployment(t *testing.T, c *testcluster.Cluster, ns, name string, replicas,
 
 func setDeploymentStatus(t *testing.T, c *testcluster.Cluster, d *appsv1.Deployment, available int32) {
 	t.Helper()
-	d.Status = appsv1.DeploymentStatus{Replicas: *d.Spec.Replicas, ReadyReplicas: available, AvailableReplicas: available, UpdatedReplicas: *d.Spec.Replicas,
-		UnavailableReplicas: *d.Spec.Replicas - available, ObservedGeneration: d.Generation}
-	if _, err := c.Kube.AppsV1().Deployments(d.Namespace).UpdateStatus(bg, d, metav1.UpdateOptions{}); err != nil {
+	// The Deployment controller writes the status too: on a conflict, read
+	// the object again and write the wanted status over the controller's.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d.Status = appsv1.DeploymentStatus{Replicas: *d.Spec.Replicas, ReadyReplicas: available, AvailableReplicas: available, UpdatedReplicas: *d.Spec.Replicas,
+			UnavailableReplicas: *d.Spec.Replicas - available, ObservedGeneration: d.Generation}
+		_, err := c.Kube.AppsV1().Deployments(d.Namespace).UpdateStatus(bg, d, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if fresh, gerr := c.Kube.AppsV1().Deployments(d.Namespace).Get(bg, d.Name, metav1.GetOptions{}); gerr == nil {
+				d = fresh
+			}
+		}
+		return err
+	})
+	if err != nil {
 		t.Fatalf("setting status of deployment %s: %v", d.Name, err)
 	}
 }

@@ -1,0 +1,248 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// UpgradeDeletes passes when what `helm upgrade` deletes takes nothing
+// users made with it. Helm deletes every object of the revision it upgrades
+// from that the target no longer renders (pkg/kube/client.go Update),
+// unless the live object is annotated helm.sh/resource-policy: keep
+// (https://helm.sh/docs/howto/charts_tips_and_tricks/#tell-helm-not-to-uninstall-a-resource);
+// deleting a CRD deletes every custom resource of that kind. It fails,
+// impact data-loss, counting the custom resources of each deleted CRD per
+// namespace; fails, impact runtime-breaks, naming the live custom resources
+// whose controller the upgrade deletes (removedControllers); and warns, for
+// the kept objects that stay labelled for the release, with the commands
+// that hand them to their next owner.
+func UpgradeDeletes() Check {
+	return Check{
+		Meta: Meta{
+			ID:         "upgrade-deletes",
+			Impact:     ImpactDataLoss,
+			ReadsChart: true,
+			Category:   CategoryUpgrade,
+			Modes:      ModeUpgrade,
+			Title:      "helm upgrade deletes nothing users made",
+			Severity:   SeverityFail,
+			Requires:   []string{"release-upgradable"},
+		},
+		Run: runUpgradeDeletes,
+	}
+}
+
+// removedController is a controller the chart renders as a Deployment, and
+// the custom resources (by CRD name) it alone reconciles.
+type removedController struct {
+	Deployment, What string
+	CRDs             []string
+	Source           string
+}
+
+// removedControllers are the controllers chart versions stopped rendering:
+// Argo Rollouts (off by default in 0.26, removed in 0.27) and the Argo
+// Events controller (removed in 0.27, after 0.26 removed the resources).
+var removedControllers = []removedController{
+	{Deployment: "argo-rollouts", What: "Argo Rollouts", CRDs: []string{"rollouts.argoproj.io"},
+		Source: "https://github.com/codefresh-io/gitops-runtime-helm/commit/7581098b"},
+	{Deployment: "argo-events-controller-manager", What: "Argo Events", CRDs: []string{"sensors.argoproj.io", "eventsources.argoproj.io", "eventbus.argoproj.io"},
+		Source: "https://github.com/codefresh-io/gitops-runtime-helm/commit/3887b8f4"},
+}
+
+const keepPolicy = "helm.sh/resource-policy"
+
+func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
+	up, err := env.Upgrade(ctx)
+	if r, ok := upgradeSkip(err); ok {
+		return r, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	removed, err := up.Removed()
+	if err != nil {
+		return Result{}, err
+	}
+	api, err := env.Cluster.APIResources()
+	if err != nil {
+		return Result{}, err
+	}
+	ns := env.Inputs.Namespace
+	var (
+		lost, broken, kept []string
+		objs               []ObjectRef
+		keptRefs           []ObjectRef
+		deleted            int
+	)
+	for _, o := range removed {
+		gvr, namespaced, ok := api.Resource(o.APIVersion, o.Kind)
+		if !ok {
+			continue // not served: release-apis says so
+		}
+		ons := ""
+		if namespaced {
+			ons = orNamespace(o.Namespace, ns)
+		}
+		live, err := env.Cluster.Objects(gvr, ons)
+		if err != nil {
+			return Result{}, err
+		}
+		m, exists := live[ons+"/"+o.Name]
+		if !exists {
+			continue // already gone: Helm skips it
+		}
+		ref := ObjectRef{Kind: o.Kind, Namespace: ons, Name: o.Name}
+		if m.Annotations[keepPolicy] == "keep" {
+			kept = append(kept, o.Kind+" "+o.Name)
+			keptRefs = append(keptRefs, ref)
+			continue
+		}
+		deleted++
+		if o.Kind == "CustomResourceDefinition" {
+			n, where, err := countCustomResources(env.Cluster, api, o.Name)
+			if err != nil {
+				return Result{}, err
+			}
+			if n > 0 {
+				lost = append(lost, fmt.Sprintf("CRD %s and with it %d custom resources (%s)", o.Name, n, where))
+				objs = append(objs, ref)
+			}
+		}
+		if o.Kind == "Deployment" {
+			for _, c := range removedControllers {
+				if c.Deployment != o.Name {
+					continue
+				}
+				for _, crd := range c.CRDs {
+					names, err := customResourceNames(env.Cluster, api, crd)
+					if err != nil {
+						return Result{}, err
+					}
+					if len(names) > 0 {
+						broken = append(broken, fmt.Sprintf("the %s controller (Deployment %s/%s) while %d %s live: %s (%s)",
+							c.What, ons, o.Name, len(names), crd, strings.Join(first(names, 5), ", "), c.Source))
+						objs = append(objs, ref)
+					}
+				}
+			}
+		}
+	}
+	rel := env.Inputs.ReleaseName
+	switch {
+	case len(lost) > 0:
+		msg := "helm upgrade deletes " + strings.Join(lost, "; ")
+		if len(broken) > 0 {
+			msg += "; and removes " + strings.Join(broken, "; ")
+		}
+		return Fail("%s", msg).WithEffect(ImpactDataLoss).WithObjects(objs...).
+			WithHint("back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD: annotate it helm.sh/resource-policy=keep (kubectl annotate crd <name> helm.sh/resource-policy=keep) or keep the values that render it"), nil
+	case len(broken) > 0:
+		return Fail("helm upgrade removes %s: they stop being reconciled", strings.Join(broken, "; ")).WithEffect(ImpactRuntimeBreaks).WithObjects(objs...).
+			WithHint("install the controller on its own before the upgrade (for Argo Rollouts: helm install argo-rollouts argo/argo-rollouts, after handing it the CRDs), or move the resources off it"), nil
+	case len(kept) > 0:
+		sort.Strings(kept)
+		return Warn("helm upgrade stops rendering %d objects it keeps (helm.sh/resource-policy: keep), still labelled for release %s: %s",
+			len(kept), rel, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
+			WithHint(fmt.Sprintf("before another release installs them, hand them over: kubectl annotate <kind> <name> meta.helm.sh/release-name=<release> meta.helm.sh/release-namespace=<namespace> --overwrite (they name %s/%s now)", ns, rel)), nil
+	}
+	return Pass("helm upgrade deletes %d objects the target no longer renders; none holds custom resources or controls live ones", deleted), nil
+}
+
+// upgradeSkip turns the errors of Env.Upgrade that are not this check's to
+// report into its skip: no chart (chart-renders says so), a release Helm
+// refuses (release-upgradable) or a target that does not render
+// (chart-renders).
+func upgradeSkip(err error) (Result, bool) {
+	var le *chart.LoadError
+	if errors.As(err, &le) {
+		return chartSkip(le.Err), true
+	}
+	var re *chart.ReleaseError
+	if errors.As(err, &re) {
+		return Skip("helm upgrade refuses the release (release-upgradable)"), true
+	}
+	if _, ok := chart.IsRenderError(err); ok {
+		return Skip("the target chart does not render with the effective values (chart-renders)"), true
+	}
+	return Result{}, false
+}
+
+// crdResource resolves a CRD's name (<plural>.<group>) to a served resource.
+func crdResource(api *cluster.APIResources, crd string) (schema.GroupVersionResource, bool) {
+	plural, group, _ := strings.Cut(crd, ".")
+	for _, l := range api.Resources {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil || gv.Group != group {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if r.Name == plural {
+				return gv.WithResource(plural), true
+			}
+		}
+	}
+	return schema.GroupVersionResource{}, false
+}
+
+// customResourceNames lists the custom resources of a CRD (metadata only),
+// "namespace/name" sorted; none when the CRD is not served.
+func customResourceNames(snap *cluster.Snapshot, api *cluster.APIResources, crd string) ([]string, error) {
+	gvr, ok := crdResource(api, crd)
+	if !ok {
+		return nil, nil
+	}
+	objs, err := snap.Objects(gvr, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(objs))
+	for k := range objs {
+		out = append(out, strings.TrimPrefix(k, "/"))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// countCustomResources counts a CRD's custom resources and says how many
+// per namespace ("codefresh: 2, team-a: 1").
+func countCustomResources(snap *cluster.Snapshot, api *cluster.APIResources, crd string) (int, string, error) {
+	names, err := customResourceNames(snap, api, crd)
+	if err != nil || len(names) == 0 {
+		return 0, "", err
+	}
+	per := map[string]int{}
+	for _, n := range names {
+		ns, _, found := strings.Cut(n, "/")
+		if !found {
+			ns = "cluster-scoped"
+		}
+		per[ns]++
+	}
+	keys := make([]string, 0, len(per))
+	for k := range per {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %d", k, per[k])
+	}
+	return len(names), strings.Join(parts, ", "), nil
+}
+
+// first returns at most n items of l, with "… and N more" after them.
+func first(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(append([]string{}, l[:n]...), fmt.Sprintf("… and %d more", len(l)-n))
+}

@@ -1,0 +1,179 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	helmchart "helm.sh/helm/v3/pkg/chart"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+)
+
+// UpgradeValues compares, by what the runtime does with them, the values the
+// deployed revision's templates saw with those the target's will see, as
+// Helm's action.Upgrade computes them for the flags given (no values flag:
+// the previous values reused; -f/--set: only those, over the target chart's
+// defaults; --reuse-values, --reset-values, --reset-then-reuse-values;
+// https://helm.sh/docs/helm/helm_upgrade/). It fails, impact upgrade-fails,
+// when a value the runtime depends on (valueEffects: runtime name, account,
+// token source) is set in the deployed revision and not in the target;
+// warns listing every changed effect (access mode and its host, Argo CD
+// integration, image registry); and notes the keys the user set that the
+// target chart neither defaults nor names in any template (the chart has
+// no schema: Helm ignores them silently).
+func UpgradeValues() Check {
+	return Check{
+		Meta: Meta{
+			ID:         "upgrade-values",
+			Impact:     ImpactUpgradeFails,
+			ReadsChart: true,
+			Category:   CategoryUpgrade,
+			Modes:      ModeUpgrade,
+			Title:      "The upgrade keeps the values the runtime depends on",
+			Severity:   SeverityFail,
+			Requires:   []string{"release-upgradable"},
+		},
+		Run: runUpgradeValues,
+	}
+}
+
+// valueEffect is one thing the runtime does with its values; required ones
+// may not disappear in an upgrade.
+type valueEffect struct {
+	Name     string
+	Required bool
+	Of       func(v map[string]any) string
+}
+
+var valueEffects = []valueEffect{
+	{Name: "runtime name (global.runtime.name)", Required: true, Of: func(v map[string]any) string { return values.String(v, "global.runtime.name") }},
+	{Name: "account (global.codefresh.accountId)", Required: true, Of: func(v map[string]any) string { return values.String(v, "global.codefresh.accountId") }},
+	{Name: "user token source (global.codefresh.userToken)", Required: true, Of: tokenSource},
+	{Name: "access mode", Of: func(v map[string]any) string { return string(values.Derive(v).Mode) }},
+	{Name: "ingress host (global.runtime.ingress.hosts[0])", Of: func(v map[string]any) string { return values.Derive(v).IngressHost }},
+	{Name: "runtime URL (global.runtime.ingressUrl)", Of: func(v map[string]any) string { return values.Derive(v).IngressURL }},
+	{Name: "bundled Argo CD (argo-cd.enabled)", Of: func(v map[string]any) string {
+		return fmt.Sprint(values.Bool(v, true, "argo-cd.enabled"))
+	}},
+	{Name: "image registry (global.imageRegistry)", Of: func(v map[string]any) string { return values.String(v, "global.imageRegistry") }},
+}
+
+// tokenSource says where the user token comes from, never its value.
+func tokenSource(v map[string]any) string {
+	if values.String(v, "global.codefresh.userToken.token") != "" {
+		return "a plain value"
+	}
+	if n := values.String(v, "global.codefresh.userToken.secretKeyRef.name"); n != "" {
+		return "Secret " + n + " key " + values.String(v, "global.codefresh.userToken.secretKeyRef.key")
+	}
+	return ""
+}
+
+func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
+	up, err := env.Upgrade(ctx)
+	rel, ns := env.Inputs.ReleaseName, env.Inputs.Namespace
+	if re, ok := chart.IsRenderError(err); ok {
+		msg := "the target chart does not render with the effective values: " + re.Message()
+		if len(env.Inputs.RenderValues) > 0 {
+			msg += " (with -f or --set, helm upgrade does not reuse the previous values)"
+		}
+		return Fail("%s", msg).WithHint(fmt.Sprintf("give helm upgrade every values file of the install again (helm get values %s -n %s > previous.yaml; -f previous.yaml -f ...), or add --reset-then-reuse-values", rel, ns)), nil
+	}
+	if r, ok := upgradeSkip(err); ok {
+		return r, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	var dropped, changed []string
+	for _, e := range valueEffects {
+		was, now := e.Of(up.CurrentComputed), e.Of(up.TargetComputed)
+		switch {
+		case was == now:
+		case now == "" && e.Required:
+			dropped = append(dropped, e.Name)
+		case was == "":
+			changed = append(changed, fmt.Sprintf("%s: set to %q", e.Name, now))
+		case now == "":
+			changed = append(changed, fmt.Sprintf("%s: %q unset", e.Name, was))
+		default:
+			changed = append(changed, fmt.Sprintf("%s: %q → %q", e.Name, was, now))
+		}
+	}
+	unread := unreadKeys(up.Values, up.Chart)
+	if len(dropped) > 0 {
+		msg := fmt.Sprintf("the upgrade drops %s (set in revision %d)", strings.Join(dropped, ", "), up.Current.Version)
+		if len(env.Inputs.RenderValues) > 0 {
+			msg += ": with -f or --set, helm upgrade does not reuse the previous values"
+		}
+		return Fail("%s", msg).WithHint(fmt.Sprintf("give helm upgrade every values file of the install again (helm get values %s -n %s > previous.yaml; -f previous.yaml -f ...), or add --reset-then-reuse-values", rel, ns)), nil
+	}
+	if len(changed) > 0 {
+		return Warn("the upgrade changes %s", strings.Join(changed, "; ")).
+			WithHint("if a change is not meant, give the values of the install again (helm get values " + rel + " -n " + ns + ")"), nil
+	}
+	if len(unread) > 0 {
+		return Warn("the target chart reads none of these keys you set: %s (renamed or removed; Helm ignores them)", strings.Join(first(unread, 8), ", ")).
+			WithHint("move them to their new names (see the chart's release notes), or drop them"), nil
+	}
+	return Pass("runtime name, account, token source, access mode, Argo CD and image registry are as in revision %d", up.Current.Version), nil
+}
+
+// unreadKeys returns the dotted paths of the user values of the new
+// revision (given, or reused) that the target chart neither defaults
+// (its values and its subcharts') nor names in a template.
+func unreadKeys(user map[string]any, c *helmchart.Chart) []string {
+	if c == nil {
+		return nil
+	}
+	var paths []string
+	leaves("", user, &paths)
+	var out []string
+	for _, p := range paths {
+		if !chartReads(c, strings.Split(p, ".")) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func leaves(prefix string, v map[string]any, out *[]string) {
+	for k, x := range v {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		if m, ok := x.(map[string]any); ok && len(m) > 0 {
+			leaves(p, m, out)
+			continue
+		}
+		*out = append(*out, p)
+	}
+}
+
+// chartReads reports whether chart c (or the subchart the path's first key
+// names) defaults the path or names its last key in a template.
+func chartReads(c *helmchart.Chart, path []string) bool {
+	if _, ok := values.Lookup(c.Values, path...); ok {
+		return true
+	}
+	for _, d := range c.Dependencies() {
+		if len(path) > 1 && (d.Name() == path[0]) && chartReads(d, path[1:]) {
+			return true
+		}
+		if path[0] == "global" && chartReads(d, path) {
+			return true
+		}
+	}
+	key := path[len(path)-1]
+	for _, t := range c.Templates {
+		if strings.Contains(string(t.Data), key) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,311 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	rspb "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+// The tests of this file install a real chart version from the fixtures with
+// real Helm, shape the cluster, run the plugin with --upgrade, then run the
+// same `helm upgrade` (Helm 3 and Helm 4) and assert that they agree; for
+// "Helm succeeds but breaks or deletes this" they read the cluster back.
+
+var upgradeChecksOnly = "release-upgradable,release-apis,upgrade-path,upgrade-values,upgrade-deletes,chart-renders"
+
+// chartLine is the path of a fixture chart line: "chart" (0.30.0),
+// "chart-0.27" (0.27.6) or "chart-0.26" (0.26.8).
+func chartLine(t *testing.T, line string) string {
+	t.Helper()
+	return upstream(t, filepath.Join("gitops-runtime", line, "gitops-runtime"))
+}
+
+// upgradePlugin runs the plugin's upgrade checks of the runtime release
+// against chart with args (values flags).
+func upgradePlugin(t *testing.T, c *tc.Cluster, chart string, args ...string) (tc.Result, reporters.Document) {
+	t.Helper()
+	all := append([]string{"--upgrade", "--only", upgradeChecksOnly, "--chart", chart, "-n", runtimeNS, "--release-name", runtimeRelease}, args...)
+	res, doc := c.RunJSON(t, nil, all...)
+	if doc.Mode != "upgrade" {
+		t.Fatalf("mode %q, want upgrade\n%s", doc.Mode, res.Stdout)
+	}
+	return res, doc
+}
+
+// helmUpgrade runs `helm upgrade` of the runtime release to chart with args
+// (no hooks: the scenarios are about what Helm applies and deletes).
+func helmUpgrade(t *testing.T, c *tc.Cluster, helmBin, chart string, args ...string) (string, bool) {
+	t.Helper()
+	out, code := helmCmd(t, c, helmBin, append([]string{"upgrade", runtimeRelease, chart, "-n", runtimeNS, "--no-hooks"}, args...)...)
+	return out, code == 0
+}
+
+// agreeUpgrade fails the test when the plugin's verdict (exit 0 = Helm
+// upgrades) and Helm's disagree.
+func agreeUpgrade(t *testing.T, what string, res tc.Result, helmOut string, helmOK bool) {
+	t.Helper()
+	if (res.Code == cli.ExitOK) != helmOK {
+		t.Errorf("%s: plugin exit %d but helm upgrade ok=%v\nplugin:\n%s\nhelm:\n%s", what, res.Code, helmOK, res.Stdout, helmOut)
+	}
+}
+
+// installLine installs the runtime release from chart with real Helm (no
+// hooks) and the values file v plus extra.
+func installLine(t *testing.T, c *tc.Cluster, helmBin, chart, v string, extra ...string) {
+	t.Helper()
+	args := append([]string{"install", runtimeRelease, chart, "-n", runtimeNS, "--create-namespace", "--no-hooks", "-f", v}, extra...)
+	if out, code := helmCmd(t, c, helmBin, args...); code != 0 {
+		t.Fatalf("helm install %s: %s", chart, out)
+	}
+}
+
+// editRelease rewrites the latest stored revision of the runtime release
+// with edit (Helm's own Secrets driver: labels and payload alike).
+func editRelease(t *testing.T, c *tc.Cluster, edit func(r *rspb.Release)) {
+	t.Helper()
+	d := driver.NewSecrets(c.Kube.CoreV1().Secrets(runtimeNS))
+	rels, err := d.Query(map[string]string{"name": runtimeRelease, "owner": "helm"})
+	if err != nil || len(rels) == 0 {
+		t.Fatalf("release %s: %v", runtimeRelease, err)
+	}
+	latest := rels[0]
+	for _, r := range rels {
+		if r.Version > latest.Version {
+			latest = r
+		}
+	}
+	edit(latest)
+	if err := d.Update("sh.helm.release.v1."+runtimeRelease+".v"+strconv.Itoa(latest.Version), latest); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpgradeAgreesWithHelm3 and ...4: an ordinary upgrade 0.26 → 0.27 with
+// the install's -f passes and Helm upgrades; `--set` alone drops the
+// install's values (the plugin fails naming them, Helm fails to render); a
+// latest revision left pending-upgrade, and a deployed manifest with an API
+// version the cluster does not serve, are refused by both; no values flag
+// reuses the previous values.
+func TestUpgradeAgreesWithHelm3(t *testing.T) { upgradeAgrees(t, tc.HelmBinary(t)) }
+
+func TestUpgradeAgreesWithHelm4(t *testing.T) { upgradeAgrees(t, tc.Helm4Binary(t)) }
+
+func upgradeAgrees(t *testing.T, helmBin string) {
+	c := tc.Start(t)
+	v := runtimeValues(t, "")
+	from, to := chartLine(t, "chart-0.26"), chartLine(t, "chart-0.27")
+	installLine(t, c, helmBin, from, v)
+
+	t.Run("--set alone drops the install's values", func(t *testing.T) {
+		res, doc := upgradePlugin(t, c, to, "--set", "app-proxy.replicaCount=1")
+		if res.Code != cli.ExitFailed {
+			t.Errorf("exit %d, want %d\n%s", res.Code, cli.ExitFailed, res.Stdout)
+		}
+		ch := tc.Check(t, doc, "upgrade-values")
+		if ch.Status != "fail" || !strings.Contains(ch.Message, "does not reuse the previous values") || ch.Impact != "upgrade-fails" {
+			t.Errorf("upgrade-values = %s (%s) impact %s", ch.Status, ch.Message, ch.Impact)
+		}
+		out, ok := helmUpgrade(t, c, helmBin, to, "--set", "app-proxy.replicaCount=1")
+		agreeUpgrade(t, "--set only", res, out, ok)
+	})
+
+	t.Run("a revision left pending-upgrade", func(t *testing.T) {
+		editRelease(t, c, func(r *rspb.Release) { r.Info.Status = rspb.StatusPendingUpgrade })
+		defer editRelease(t, c, func(r *rspb.Release) { r.Info.Status = rspb.StatusDeployed })
+		res, doc := upgradePlugin(t, c, to, "-f", v)
+		ch := tc.Check(t, doc, "release-upgradable")
+		if ch.Status != "fail" || !strings.Contains(ch.Message, "another operation (install/upgrade/rollback) is in progress") {
+			t.Errorf("release-upgradable = %s (%s)", ch.Status, ch.Message)
+		}
+		if !strings.Contains(ch.Hint, "helm rollback") {
+			t.Errorf("hint %q", ch.Hint)
+		}
+		out, ok := helmUpgrade(t, c, helmBin, to, "-f", v)
+		if !strings.Contains(out, "another operation") {
+			t.Errorf("helm upgrade said: %s", out)
+		}
+		agreeUpgrade(t, "pending-upgrade", res, out, ok)
+	})
+
+	t.Run("a deployed manifest with an API the cluster no longer serves", func(t *testing.T) {
+		var manifest string
+		editRelease(t, c, func(r *rspb.Release) {
+			manifest = r.Manifest
+			r.Manifest += "\n---\n# Source: gitops-runtime/templates/psp.yaml\napiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata:\n  name: cf-gitops-runtime-psp\nspec: {}\n"
+		})
+		defer editRelease(t, c, func(r *rspb.Release) { r.Manifest = manifest })
+		res, doc := upgradePlugin(t, c, to, "-f", v)
+		ch := tc.Check(t, doc, "release-apis")
+		if ch.Status != "fail" || !strings.Contains(ch.Message, "policy/v1beta1 PodSecurityPolicy") {
+			t.Errorf("release-apis = %s (%s)", ch.Status, ch.Message)
+		}
+		out, ok := helmUpgrade(t, c, helmBin, to, "-f", v)
+		agreeUpgrade(t, "removed API", res, out, ok)
+	})
+
+	t.Run("no values flag reuses the previous values", func(t *testing.T) {
+		res, doc := upgradePlugin(t, c, to)
+		if res.Code != cli.ExitOK {
+			t.Errorf("exit %d\n%s", res.Code, res.Stdout)
+		}
+		if doc.Upgrade == nil || doc.Upgrade.From != "0.26.8" || doc.Upgrade.To != "0.27.6" || doc.Upgrade.Release != runtimeRelease {
+			t.Errorf("upgrade = %+v", doc.Upgrade)
+		}
+	})
+
+	t.Run("an ordinary upgrade with the install's values", func(t *testing.T) {
+		res, doc := upgradePlugin(t, c, to, "-f", v)
+		for _, id := range []string{"release-upgradable", "release-apis", "upgrade-path", "upgrade-values", "chart-renders"} {
+			if ch := tc.Check(t, doc, id); ch.Status != "pass" {
+				t.Errorf("%s = %s (%s)", id, ch.Status, ch.Message)
+			}
+		}
+		out, ok := helmUpgrade(t, c, helmBin, to, "-f", v)
+		agreeUpgrade(t, "ordinary upgrade", res, out, ok)
+	})
+}
+
+// TestUpgradeRemovesControllersAndData: 0.26 with Argo Rollouts and a live
+// Rollout → 0.27: Helm upgrades, the plugin named the Rollout, afterwards
+// the controller is gone and the kept CRD still names the release. Then
+// 0.27 with gitops-operator.crds.install=false and a live Product: the
+// plugin counts it (data-loss), Helm upgrades, the Product is gone.
+func TestUpgradeRemovesControllersAndData(t *testing.T) {
+	c := tc.Start(t)
+	helmBin := tc.HelmBinary(t)
+	v := runtimeValues(t, "")
+	to := chartLine(t, "chart-0.27")
+	installLine(t, c, helmBin, chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true")
+	dyn := dynamic.NewForConfigOrDie(c.Admin)
+	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
+	ro := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": "checkout", "namespace": runtimeNS},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "checkout"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "checkout"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/checkout:1"}}}},
+		},
+	}}
+	createCustom(t, dyn, rollouts, ro)
+
+	res, doc := upgradePlugin(t, c, to, "-f", v)
+	ch := tc.Check(t, doc, "upgrade-deletes")
+	if ch.Status != "fail" || ch.Impact != "runtime-breaks" || !strings.Contains(ch.Message, "Argo Rollouts") || !strings.Contains(ch.Message, runtimeNS+"/checkout") {
+		t.Errorf("upgrade-deletes = %s, impact %s (%s)", ch.Status, ch.Impact, ch.Message)
+	}
+	if res.Code != cli.ExitFailed {
+		t.Errorf("exit %d", res.Code)
+	}
+	if out, ok := helmUpgrade(t, c, helmBin, to, "-f", v); !ok {
+		t.Fatalf("helm upgrade: %s", out)
+	}
+	if _, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-rollouts", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Argo Rollouts controller is still there after the upgrade (%v)", err)
+	}
+	if _, err := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Rollout is gone: %v", err)
+	}
+
+	// After the upgrade the kept Rollouts CRDs still name the release.
+	res, doc = upgradePlugin(t, c, to, "-f", v)
+	if ch := tc.Check(t, doc, "upgrade-deletes"); ch.Status != "pass" {
+		t.Errorf("same chart again: upgrade-deletes = %s (%s)", ch.Status, ch.Message)
+	}
+	_ = res
+
+	products := schema.GroupVersionResource{Group: "codefresh.io", Version: "v1beta1", Resource: "products"}
+	p := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "codefresh.io/v1beta1", "kind": "Product",
+		"metadata": map[string]any{"name": "shop", "namespace": runtimeNS}, "spec": map[string]any{},
+	}}
+	createCustom(t, dyn, products, p)
+	res, doc = upgradePlugin(t, c, to, "-f", v, "--set", "gitops-operator.crds.install=false")
+	ch = tc.Check(t, doc, "upgrade-deletes")
+	if ch.Status != "fail" || ch.Impact != "data-loss" || !regexp.MustCompile(`products\.codefresh\.io and with it 1 custom resources \(`+runtimeNS+`: 1\)`).MatchString(ch.Message) {
+		t.Errorf("upgrade-deletes = %s, impact %s (%s)", ch.Status, ch.Impact, ch.Message)
+	}
+	if out, ok := helmUpgrade(t, c, helmBin, to, "-f", v, "--set", "gitops-operator.crds.install=false"); !ok {
+		t.Fatalf("helm upgrade: %s", out)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := dyn.Resource(products).Namespace(runtimeNS).Get(context.Background(), "shop", metav1.GetOptions{})
+		if err != nil && (apierrors.IsNotFound(err) || strings.Contains(err.Error(), "could not find the requested resource")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Product outlived its CRD's deletion (%v)", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// createCustom creates a custom resource once its CRD, just installed by
+// Helm, is served (the API server establishes a new CRD asynchronously).
+func createCustom(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{})
+		if err == nil {
+			return
+		}
+		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
+			t.Fatalf("creating %s %s: %v", gvr.Resource, u.GetName(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestUpgradePathGoesThrough026: a release of a chart older than 0.26 (the
+// 0.26 fixture with its version edited in a temporary copy) is told to go
+// through 0.26 before 0.27 and before 0.30; 0.26 itself is a valid step.
+func TestUpgradePathGoesThrough026(t *testing.T) {
+	c := tc.Start(t)
+	old := filepath.Join(t.TempDir(), "gitops-runtime")
+	if err := os.CopyFS(old, os.DirFS(chartLine(t, "chart-0.26"))); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(old, "Chart.yaml")
+	b, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, regexp.MustCompile(`(?m)^version: .*$`).ReplaceAll(b, []byte("version: 0.25.9")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := runtimeValues(t, "")
+	installLine(t, c, tc.HelmBinary(t), old, v)
+	for _, line := range []string{"chart-0.27", "chart"} {
+		res, doc := upgradePlugin(t, c, chartLine(t, line), "-f", v)
+		ch := tc.Check(t, doc, "upgrade-path")
+		if ch.Status != "fail" || !strings.Contains(ch.Message, "upgrade to 0.26.x first") || !strings.Contains(ch.Hint, "--version '~0.26'") {
+			t.Errorf("%s: upgrade-path = %s (%s; %s)", line, ch.Status, ch.Message, ch.Hint)
+		}
+		if res.Code != cli.ExitFailed {
+			t.Errorf("%s: exit %d", line, res.Code)
+		}
+	}
+	_, doc := upgradePlugin(t, c, chartLine(t, "chart-0.26"), "-f", v)
+	if ch := tc.Check(t, doc, "upgrade-path"); ch.Status != "pass" {
+		t.Errorf("0.25.9 → 0.26.8: upgrade-path = %s (%s)", ch.Status, ch.Message)
+	}
+}
