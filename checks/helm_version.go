@@ -41,13 +41,40 @@ func HelmVersion() Check {
 var helmVersionPattern = regexp.MustCompile(`(?:^|[^0-9A-Za-z.])v(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)`)
 
 func runHelmVersion(ctx context.Context, env *Env) (Result, error) {
+	h, r, err := findHelm(ctx, env)
+	if err != nil {
+		return Result{}, err
+	}
+	if r != nil {
+		return *r, nil
+	}
+	if h.Version.LessThan(semver.MustParse(MinHelmVersion)) {
+		return Fail("helm v%s (%s) is older than %s", h.Raw, h.Bin, MinHelmVersion).
+			WithHint("upgrade Helm: https://helm.sh/docs/intro/install/"), nil
+	}
+	return Pass("helm v%s (%s)", h.Raw, h.Bin), nil
+}
+
+// helmClient is the Helm client the user will run: its path, where it was
+// found ($HELM_BIN or PATH) and its version.
+type helmClient struct {
+	Bin, Source, Raw string
+	Version          *semver.Version
+}
+
+// findHelm finds the Helm client ($HELM_BIN, which Helm sets for its
+// plugins, else helm on PATH) and runs `helm version --short`. When it
+// cannot, the result says why (r is then non-nil, with err nil), or err is
+// set when the output holds no version.
+func findHelm(ctx context.Context, env *Env) (h helmClient, r *Result, err error) {
 	bin := env.Getenv("HELM_BIN")
 	source := "$HELM_BIN"
 	if bin == "" {
 		p, err := env.LookPath("helm")
 		if err != nil {
-			return Warn("no helm client found (HELM_BIN unset, helm not on PATH)").
-				WithHint("install Helm 3.8.0 or newer: https://helm.sh/docs/intro/install/"), nil
+			w := Warn("no helm client found (HELM_BIN unset, helm not on PATH)").
+				WithHint("install Helm 3.8.0 or newer: https://helm.sh/docs/intro/install/")
+			return h, &w, nil
 		}
 		bin, source = p, "PATH"
 	}
@@ -55,20 +82,17 @@ func runHelmVersion(ctx context.Context, env *Env) (Result, error) {
 	defer cancel()
 	out, err := env.Command(cctx, bin, "version", "--short")
 	if err != nil {
-		return Fail("%s (from %s) did not report its version: %v", bin, source, err).
-			WithHint(fmt.Sprintf("run `%s version` and install Helm 3.8.0 or newer if it fails", bin)), nil
+		f := Fail("%s (from %s) did not report its version: %v", bin, source, err).
+			WithHint(fmt.Sprintf("run `%s version` and install Helm 3.8.0 or newer if it fails", bin))
+		return h, &f, nil
 	}
 	m := helmVersionPattern.FindSubmatch(out)
 	if m == nil {
-		return Result{}, fmt.Errorf("cannot find a version in the output of %s version --short: %q", bin, firstLine(string(out)))
+		return h, nil, fmt.Errorf("cannot find a version in the output of %s version --short: %q", bin, firstLine(string(out)))
 	}
 	v, err := semver.NewVersion(string(m[1]))
 	if err != nil {
-		return Result{}, fmt.Errorf("parsing helm version %q: %w", m[1], err)
+		return h, nil, fmt.Errorf("parsing helm version %q: %w", m[1], err)
 	}
-	if v.LessThan(semver.MustParse(MinHelmVersion)) {
-		return Fail("helm v%s (%s) is older than %s", m[1], bin, MinHelmVersion).
-			WithHint("upgrade Helm: https://helm.sh/docs/intro/install/"), nil
-	}
-	return Pass("helm v%s (%s)", m[1], bin), nil
+	return helmClient{Bin: bin, Source: source, Raw: string(m[1]), Version: v}, nil, nil
 }

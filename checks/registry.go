@@ -60,6 +60,7 @@ func All() []Check {
 		UpgradePath(),
 		UpgradeValues(),
 		UpgradeDeletes(),
+		UpgradeApply(),
 	}
 }
 

@@ -46,6 +46,9 @@ type Upgrade struct {
 	// loaded (every subchart, enabled or not).
 	Target *Rendering
 	Chart  *helmchart.Chart
+	// TargetManifest is the target's manifest as Helm applies it (hooks
+	// excluded).
+	TargetManifest string
 	// Values are the user values the new revision records (Helm's
 	// release.Config after its values rules).
 	Values map[string]any
@@ -119,7 +122,7 @@ func PrepareUpgrade(ctx context.Context, c *helmchart.Chart, name, namespace str
 		}
 		return nil, &RenderError{Raw: err.Error()}
 	}
-	out := &Upgrade{Values: rel.Config, Chart: c}
+	out := &Upgrade{Values: rel.Config, Chart: c, TargetManifest: rel.Manifest}
 	if out.Last, err = store.Last(name); err != nil {
 		return nil, err
 	}

@@ -82,6 +82,7 @@ type Options struct {
 	// ResetThenReuseValues are helm upgrade's values flags.
 	Upgrade                                        bool
 	ReuseValues, ResetValues, ResetThenReuseValues bool
+	HelmMajor                                      int
 	ListChecks                                     bool
 	NoColor                                        bool
 	Timeout                                        time.Duration
@@ -198,8 +199,11 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 		o.config.Mode = checks.ModeUpgrade
 	}
 	o.config.Upgrade = chart.UpgradeValues{Reuse: o.ReuseValues, Reset: o.ResetValues, ResetThenReuse: o.ResetThenReuseValues}
-	if !o.Upgrade && (o.ReuseValues || o.ResetValues || o.ResetThenReuseValues) {
-		return usageError("--reuse-values, --reset-values and --reset-then-reuse-values are helm upgrade's: use them with --upgrade")
+	if o.HelmMajor != 0 && o.HelmMajor != 3 && o.HelmMajor != 4 {
+		return usageError("--helm-major must be 3 or 4, not %d", o.HelmMajor)
+	}
+	if !o.Upgrade && (o.ReuseValues || o.ResetValues || o.ResetThenReuseValues || o.HelmMajor != 0) {
+		return usageError("--reuse-values, --reset-values, --reset-then-reuse-values and --helm-major are for helm upgrade: use them with --upgrade")
 	}
 	o.config.Getenv = o.Host.Getenv
 	o.config.Wait = o.Wait

@@ -97,12 +97,38 @@ func LatestHelmRevisions(revs []HelmRevision) []HelmRevision {
 // HelmRelease reads and decodes one release revision's Secret (one GET),
 // memoised per snapshot.
 func (s *Snapshot) HelmRelease(rev HelmRevision) (*rspb.Release, error) {
-	return Memo(s, "helm/release/"+rev.Namespace+"/"+rev.SecretName, func() (*rspb.Release, error) {
+	r, err := s.helmRecord(rev)
+	if err != nil {
+		return nil, err
+	}
+	return r.Release, nil
+}
+
+// HelmApplyMethod returns how the revision's objects were applied, as Helm
+// 4 records it ("ssa": server-side apply; "csa" or "": client-side, as Helm
+// 3 always does); Helm 4's `helm upgrade` keeps that method by default
+// (pkg/action/upgrade.go getUpgradeServerSideValue, --server-side=auto).
+func (s *Snapshot) HelmApplyMethod(rev HelmRevision) (string, error) {
+	r, err := s.helmRecord(rev)
+	if err != nil {
+		return "", err
+	}
+	return r.ApplyMethod, nil
+}
+
+type helmRecord struct {
+	Release     *rspb.Release
+	ApplyMethod string
+}
+
+func (s *Snapshot) helmRecord(rev HelmRevision) (helmRecord, error) {
+	return Memo(s, "helm/release/"+rev.Namespace+"/"+rev.SecretName, func() (helmRecord, error) {
 		sec, err := s.clients.Kube.CoreV1().Secrets(rev.Namespace).Get(s.ctx, rev.SecretName, metav1.GetOptions{})
 		if err != nil {
-			return nil, &ListError{Verb: "get", Resource: "secrets", Namespace: rev.Namespace, Err: err}
+			return helmRecord{}, &ListError{Verb: "get", Resource: "secrets", Namespace: rev.Namespace, Err: err}
 		}
-		return DecodeHelmRelease(sec)
+		rls, method, err := decodeHelmRecord(sec)
+		return helmRecord{Release: rls, ApplyMethod: method}, err
 	})
 }
 
@@ -137,27 +163,37 @@ func (e *UnreadableReleaseError) Error() string {
 // stream is read through a limit, since a hostile trailer can lie. Either
 // way a payload over MaxReleaseSize is an *UnreadableReleaseError.
 func DecodeHelmRelease(sec *corev1.Secret) (*rspb.Release, error) {
+	rls, _, err := decodeHelmRecord(sec)
+	return rls, err
+}
+
+// decodeHelmRecord is DecodeHelmRelease, with the apply method Helm 4
+// records beside the release ("apply_method").
+func decodeHelmRecord(sec *corev1.Secret) (*rspb.Release, string, error) {
 	data, ok := sec.Data["release"]
 	if !ok {
-		return nil, fmt.Errorf("secret %s/%s has no release data", sec.Namespace, sec.Name)
+		return nil, "", fmt.Errorf("secret %s/%s has no release data", sec.Namespace, sec.Name)
 	}
 	b, err := base64.StdEncoding.DecodeString(string(data))
 	if err != nil {
-		return nil, fmt.Errorf("decoding release %s/%s: %w", sec.Namespace, sec.Name, err)
+		return nil, "", fmt.Errorf("decoding release %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
 	if b, err = decompressRelease(b); err != nil {
 		var ue *UnreadableReleaseError
 		if errors.As(err, &ue) {
 			ue.Namespace, ue.Name = sec.Namespace, sec.Name
-			return nil, ue
+			return nil, "", ue
 		}
-		return nil, fmt.Errorf("decompressing release %s/%s: %w", sec.Namespace, sec.Name, err)
+		return nil, "", fmt.Errorf("decompressing release %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	var rls rspb.Release
+	var rls struct {
+		rspb.Release
+		ApplyMethod string `json:"apply_method"`
+	}
 	if err := json.Unmarshal(b, &rls); err != nil {
-		return nil, fmt.Errorf("parsing release %s/%s: %w", sec.Namespace, sec.Name, err)
+		return nil, "", fmt.Errorf("parsing release %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	return &rls, nil
+	return &rls.Release, rls.ApplyMethod, nil
 }
 
 // decompressRelease gunzips b when it is gzip'd, within MaxReleaseSize.

@@ -92,8 +92,10 @@ type Install struct {
 	// run in both modes use it to pick their status (warn before, fail after).
 	Post bool
 	// Upgrade is true for an --upgrade run (before helm upgrade of the
-	// deployed release).
-	Upgrade bool
+	// deployed release); HelmMajor is the Helm major version that will run
+	// it (--helm-major; 0 = the client helm-version finds).
+	Upgrade   bool
+	HelmMajor int
 }
 
 // Flags are the raw flags the plan is derived from.

@@ -16,7 +16,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // (flags, the report's output, exit codes); cmd is the process; hack/ and
 // testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/values"},
+	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/values"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/testcluster"},

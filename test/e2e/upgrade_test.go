@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
@@ -28,7 +29,7 @@ import (
 // same `helm upgrade` (Helm 3 and Helm 4) and assert that they agree; for
 // "Helm succeeds but breaks or deletes this" they read the cluster back.
 
-var upgradeChecksOnly = "release-upgradable,release-apis,upgrade-path,upgrade-values,upgrade-deletes,chart-renders"
+var upgradeChecksOnly = "release-upgradable,release-apis,upgrade-path,upgrade-values,upgrade-deletes,upgrade-apply,chart-renders"
 
 // chartLine is the path of a fixture chart line: "chart" (0.30.0),
 // "chart-0.27" (0.27.6) or "chart-0.26" (0.26.8).
@@ -103,12 +104,16 @@ func editRelease(t *testing.T, c *tc.Cluster, edit func(r *rspb.Release)) {
 // latest revision left pending-upgrade, and a deployed manifest with an API
 // version the cluster does not serve, are refused by both; no values flag
 // reuses the previous values.
-func TestUpgradeAgreesWithHelm3(t *testing.T) { upgradeAgrees(t, tc.HelmBinary(t)) }
+func TestUpgradeAgreesWithHelm3(t *testing.T) { upgradeAgrees(t, tc.HelmBinary(t), "3") }
 
-func TestUpgradeAgreesWithHelm4(t *testing.T) { upgradeAgrees(t, tc.Helm4Binary(t)) }
+func TestUpgradeAgreesWithHelm4(t *testing.T) { upgradeAgrees(t, tc.Helm4Binary(t), "4") }
 
-func upgradeAgrees(t *testing.T, helmBin string) {
+func upgradeAgrees(t *testing.T, helmBin, major string) {
 	c := tc.Start(t)
+	upgradePlugin := func(t *testing.T, c *tc.Cluster, chart string, args ...string) (tc.Result, reporters.Document) {
+		t.Helper()
+		return upgradePlugin(t, c, chart, append([]string{"--helm-major", major}, args...)...)
+	}
 	v := runtimeValues(t, "")
 	from, to := chartLine(t, "chart-0.26"), chartLine(t, "chart-0.27")
 	installLine(t, c, helmBin, from, v)
@@ -172,7 +177,7 @@ func upgradeAgrees(t *testing.T, helmBin string) {
 
 	t.Run("an ordinary upgrade with the install's values", func(t *testing.T) {
 		res, doc := upgradePlugin(t, c, to, "-f", v)
-		for _, id := range []string{"release-upgradable", "release-apis", "upgrade-path", "upgrade-values", "chart-renders"} {
+		for _, id := range []string{"release-upgradable", "release-apis", "upgrade-path", "upgrade-values", "upgrade-apply", "chart-renders"} {
 			if ch := tc.Check(t, doc, id); ch.Status != "pass" {
 				t.Errorf("%s = %s (%s)", id, ch.Status, ch.Message)
 			}
@@ -308,4 +313,69 @@ func TestUpgradePathGoesThrough026(t *testing.T) {
 	if ch := tc.Check(t, doc, "upgrade-path"); ch.Status != "pass" {
 		t.Errorf("0.25.9 → 0.26.8: upgrade-path = %s (%s)", ch.Status, ch.Message)
 	}
+}
+
+// TestUpgradeApplyAgreesWithHelm3 and ...4: a chart whose new version
+// changes a Deployment's selector (a copy of the 0.27 fixture, edited) is
+// refused by the API server, predicted by upgrade-apply and met by Helm; with
+// Helm 4 (server-side apply) a field another manager owns is a conflict for
+// both, and Helm 3's merge patch goes through.
+func TestUpgradeApplyAgreesWithHelm3(t *testing.T) { upgradeApplyAgrees(t, tc.HelmBinary(t), "3") }
+
+func TestUpgradeApplyAgreesWithHelm4(t *testing.T) { upgradeApplyAgrees(t, tc.Helm4Binary(t), "4") }
+
+func upgradeApplyAgrees(t *testing.T, helmBin, major string) {
+	c := tc.Start(t)
+	v := runtimeValues(t, "")
+	base := chartLine(t, "chart-0.27")
+	installLine(t, c, helmBin, base, v)
+
+	edited := filepath.Join(t.TempDir(), "gitops-runtime")
+	if err := os.CopyFS(edited, os.DirFS(base)); err != nil {
+		t.Fatal(err)
+	}
+	helpers := filepath.Join(edited, "templates", "_components", "cap-app-proxy", "_helpers.tpl")
+	b, err := os.ReadFile(helpers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sel = "app: cap-app-proxy\n{{- end }}"
+	if !strings.Contains(string(b), sel) {
+		t.Fatalf("%s: selector labels not found", helpers)
+	}
+	if err := os.WriteFile(helpers, []byte(strings.Replace(string(b), sel, "app: cap-app-proxy\nselector-generation: \"2\"\n{{- end }}", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a changed Deployment selector", func(t *testing.T) {
+		res, doc := upgradePlugin(t, c, edited, "-f", v, "--helm-major", major)
+		ch := tc.Check(t, doc, "upgrade-apply")
+		if ch.Status != "fail" || !strings.Contains(ch.Message, "field is immutable") || !strings.Contains(ch.Message, "cap-app-proxy") {
+			t.Errorf("upgrade-apply = %s (%s)", ch.Status, ch.Message)
+		}
+		out, ok := helmUpgrade(t, c, helmBin, edited, "-f", v)
+		if !strings.Contains(out, "field is immutable") {
+			t.Errorf("helm upgrade: %s", out)
+		}
+		agreeUpgrade(t, "changed selector", res, out, ok)
+	})
+
+	t.Run("a field another manager owns", func(t *testing.T) {
+		patch := []byte(`{"spec":{"replicas":2}}`)
+		if _, err := c.Kube.AppsV1().Deployments(runtimeNS).Patch(context.Background(), "cap-app-proxy", types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: "kubectl-patch"}); err != nil {
+			t.Fatal(err)
+		}
+		res, doc := upgradePlugin(t, c, base, "-f", v, "--helm-major", major)
+		ch := tc.Check(t, doc, "upgrade-apply")
+		out, ok := helmUpgrade(t, c, helmBin, base, "-f", v)
+		if major == "4" {
+			if ch.Status != "fail" || !strings.Contains(ch.Message, "conflict") || !strings.Contains(ch.Message, "kubectl-patch") {
+				t.Errorf("upgrade-apply = %s (%s)", ch.Status, ch.Message)
+			}
+		} else if ch.Status != "pass" {
+			t.Errorf("upgrade-apply = %s (%s)", ch.Status, ch.Message)
+		}
+		agreeUpgrade(t, "field manager", res, out, ok)
+	})
 }

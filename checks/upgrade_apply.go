@@ -1,0 +1,101 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// UpgradeApply passes when the API server accepts every change of the
+// upgrade as the Helm in use will send it, each write a server-side dry run
+// (internal/apply): Helm 3, and Helm 4 on a release it applied client-side,
+// through Helm's own kube client (three-way merge patches, creates,
+// deletes); Helm 4 on a release it applied server-side ("apply_method":
+// "ssa" in the release record) with server-side apply under its field
+// manager, conflicts not forced. The Helm in use is the one helm-version
+// finds ($HELM_BIN, else PATH), or --helm-major. It fails, impact
+// upgrade-fails, naming each refused object with the API server's reason
+// (an immutable field, a field-manager conflict, an admission denial, a
+// missing right). Helm's own `helm upgrade --dry-run=server` sends none of
+// these requests (helm/helm#7956).
+func UpgradeApply() Check {
+	return Check{
+		Meta: Meta{
+			ID:         "upgrade-apply",
+			Impact:     ImpactUpgradeFails,
+			ReadsChart: true,
+			Category:   CategoryUpgrade,
+			Modes:      ModeUpgrade,
+			Title:      "The API server accepts the upgrade's changes as Helm sends them",
+			Severity:   SeverityFail,
+			Requires:   []string{"release-upgradable", "release-apis"},
+		},
+		Run: runUpgradeApply,
+	}
+}
+
+func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
+	up, err := env.Upgrade(ctx)
+	if r, ok := upgradeSkip(err); ok {
+		return r, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	cfg := env.Cluster.Clients().Config
+	if cfg == nil {
+		return Skip("no REST configuration to send dry runs with"), nil
+	}
+	major, from := env.Inputs.HelmMajor, "--helm-major"
+	if major == 0 {
+		major, from = 3, "no helm client found: Helm 3 assumed"
+		if h, r, err := findHelm(ctx, env); err == nil && r == nil {
+			major, from = int(h.Version.Major()), fmt.Sprintf("helm v%s, %s", h.Raw, h.Source)
+		}
+	}
+	method := apply.MergePatch
+	if major >= 4 {
+		m, err := env.Cluster.HelmApplyMethod(cluster.HelmRevision{Namespace: up.Last.Namespace, Name: up.Last.Name, Version: up.Last.Version,
+			SecretName: fmt.Sprintf("sh.helm.release.v1.%s.v%d", up.Last.Name, up.Last.Version)})
+		if err != nil {
+			return Result{}, err
+		}
+		if m == "ssa" {
+			method = apply.ServerSideApply
+		}
+	}
+	who := fmt.Sprintf("Helm %d (%s), %s", major, from, method)
+	refused, err := apply.DryRun(ctx, cfg, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
+		Current: up.Current.Manifest, Target: up.TargetManifest}, method)
+	if err != nil {
+		return Skip("the upgrade could not be tried: %v", err), nil
+	}
+	if len(refused) == 0 {
+		return Pass("the API server accepts every change of the upgrade as %s sends it (server-side dry run)", who), nil
+	}
+	var parts []string
+	var refs []ObjectRef
+	for _, r := range refused {
+		parts = append(parts, r.Reason)
+		if r.Name != "" {
+			refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+		}
+	}
+	hint := "an immutable field (a Deployment or StatefulSet selector, a Service clusterIP) changes only by deleting the object first, outside Helm (kubectl delete <kind> <name> --cascade=orphan), then upgrading"
+	if method == apply.ServerSideApply {
+		hint = "another field manager owns those fields: give them up (remove them from that manager's applied configuration) or run helm upgrade --force-conflicts"
+	}
+	return Fail("helm upgrade fails: %s refused by the API server (%s): %s", plural(len(refused), "change"), who, strings.Join(first(parts, 4), "; ")).
+		WithHint(hint).WithObjects(refs...), nil
+}
+
+// plural returns "1 change" or "3 changes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

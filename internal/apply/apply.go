@@ -1,0 +1,217 @@
+// Package apply sends an upgrade's changes to the API server the way the
+// Helm in use will send them, every write a server-side dry run, and
+// reports what the API server refuses: Helm 3 (and Helm 4 on a release it
+// applied client-side) through Helm's own kube client (helm.sh/helm/v3/pkg/
+// kube Client.Update: a three-way merge patch per changed object, creates
+// and deletes), Helm 4 on a release it applied server-side with a
+// server-side apply of each object under Helm's field manager, without
+// forcing conflicts (helm.sh/helm/v4 pkg/kube patchResourceServerSide).
+//
+// Every request other than GET, HEAD, LIST and WATCH goes through a
+// transport that sets dryRun=All on it, so nothing is ever changed, whatever
+// the code above it does.
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Method is how Helm applies an upgrade's objects.
+type Method string
+
+// Methods.
+const (
+	// MergePatch is Helm 3's (and Helm 4's on a release it applied
+	// client-side): a three-way strategic merge patch (JSON merge patch for
+	// custom resources) of the previous manifest, the target and the live
+	// object.
+	MergePatch Method = "three-way merge patch"
+	// ServerSideApply is Helm 4's on a release it applied server-side:
+	// server-side apply under Helm's field manager, conflicts not forced.
+	ServerSideApply Method = "server-side apply"
+)
+
+// FieldManager is the field manager Helm 4 applies with: the base name of
+// the helm binary (helm.sh/helm/v4 pkg/kube getManagedFieldsManager).
+const FieldManager = "helm"
+
+// Refusal is one object the API server refuses, with its reason as Helm
+// would print it.
+type Refusal struct {
+	Kind, Namespace, Name string
+	Reason                string
+}
+
+// Upgrade is one upgrade to try: the release, the stored manifest of the
+// revision it starts from and the target's manifest (hooks excluded).
+type Upgrade struct {
+	Release, Namespace string
+	Current, Target    string
+}
+
+// DryRun sends the upgrade u to the cluster of cfg with method m, every
+// write a server-side dry run, and returns the refusals (none: the API
+// server takes it). The error is a failure to try at all (the manifests do
+// not build against the cluster's API, the API server is unreachable).
+func DryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refusal, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{rt} })
+	getter, err := newGetter(cfg, u.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	c := kube.New(getter)
+	c.Namespace = u.Namespace
+	original, err := c.Build(strings.NewReader(u.Current), false)
+	if err != nil {
+		return nil, fmt.Errorf("building the objects of the deployed manifest: %w", err)
+	}
+	target, err := c.Build(strings.NewReader(u.Target), false)
+	if err != nil {
+		return nil, fmt.Errorf("building the objects of the target manifest: %w", err)
+	}
+	if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
+		return nil, err
+	}
+	if m == ServerSideApply {
+		return serverSideApply(ctx, target)
+	}
+	_, err = c.Update(original, target, false)
+	if err == nil {
+		return nil, nil
+	}
+	return refusals(err.Error()), nil
+}
+
+// refusals splits Helm's joined update errors ("cannot patch \"x\" with
+// kind Deployment: ... && cannot patch ...") into one refusal each.
+func refusals(msg string) []Refusal {
+	var out []Refusal
+	for _, part := range strings.Split(msg, " && ") {
+		r := Refusal{Reason: strings.TrimSpace(part)}
+		var name, kind string
+		if n, _ := fmt.Sscanf(part, "cannot patch %q with kind %s", &name, &kind); n == 2 {
+			r.Name, r.Kind = name, strings.TrimSuffix(kind, ":")
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// serverSideApply applies every target object server-side under Helm's
+// field manager, conflicts not forced, as dry runs; objects that do not
+// exist are created (dry run), as Helm 4 does.
+func serverSideApply(ctx context.Context, target kube.ResourceList) ([]Refusal, error) {
+	var out []Refusal
+	force := false
+	for _, info := range target {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(FieldManager).DryRun(true)
+		_, err := h.Get(info.Namespace, info.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = h.Create(info.Namespace, true, info.Object)
+		case err == nil:
+			var data []byte
+			if data, err = json.Marshal(info.Object); err == nil {
+				_, err = h.Patch(info.Namespace, info.Name, types.ApplyPatchType, data, &metav1.PatchOptions{Force: &force})
+			}
+		}
+		if err != nil {
+			out = append(out, Refusal{Kind: info.Mapping.GroupVersionKind.Kind, Namespace: info.Namespace, Name: info.Name, Reason: err.Error()})
+		}
+	}
+	return out, nil
+}
+
+// releaseMetadata labels and annotates each target object for the release,
+// as Helm's upgrade does before it applies them (pkg/action/validate.go
+// setMetadataVisitor).
+func releaseMetadata(release, namespace string) resource.VisitorFunc {
+	return func(info *resource.Info, err error) error {
+		if err != nil {
+			return err
+		}
+		a, err := meta.Accessor(info.Object)
+		if err != nil {
+			return err
+		}
+		labels := a.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["app.kubernetes.io/managed-by"] = "Helm"
+		a.SetLabels(labels)
+		ann := a.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann["meta.helm.sh/release-name"] = release
+		ann["meta.helm.sh/release-namespace"] = namespace
+		a.SetAnnotations(ann)
+		return nil
+	}
+}
+
+// dryRunTransport makes every write a server-side dry run.
+type dryRunTransport struct{ next http.RoundTripper }
+
+func (t dryRunTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return t.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	q := r.URL.Query()
+	q.Set("dryRun", metav1.DryRunAll)
+	r.URL.RawQuery = q.Encode()
+	return t.next.RoundTrip(r)
+}
+
+// getter is the RESTClientGetter Helm's kube client builds its clients
+// from: cfg (whose transport makes every write a dry run), its discovery
+// cached in memory, and a namespace.
+type getter struct {
+	cfg       *rest.Config
+	disc      discovery.CachedDiscoveryInterface
+	namespace string
+}
+
+func newGetter(cfg *rest.Config, namespace string) (*getter, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &getter{cfg: cfg, disc: memory.NewMemCacheClient(dc), namespace: namespace}, nil
+}
+
+func (g *getter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.cfg), nil }
+
+func (g *getter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) { return g.disc, nil }
+
+func (g *getter) ToRESTMapper() (meta.RESTMapper, error) {
+	return restmapper.NewDeferredDiscoveryRESTMapper(g.disc), nil
+}
+
+func (g *getter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
+	return clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
+}

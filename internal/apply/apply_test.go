@@ -1,0 +1,54 @@
+package apply
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestEveryWriteIsADryRun: whatever method the code above sends, a write
+// reaches the API server with dryRun=All; reads go as they are.
+func TestEveryWriteIsADryRun(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Method] = r.URL.Query().Get("dryRun")
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	c := &http.Client{Transport: dryRunTransport{http.DefaultTransport}}
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		req, err := http.NewRequest(m, srv.URL+"/apis/apps/v1/namespaces/x/deployments/y?fieldManager=helm", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for m, dry := range seen {
+		want := "All"
+		if m == http.MethodGet {
+			want = ""
+		}
+		if dry != want {
+			t.Errorf("%s: dryRun=%q, want %q", m, dry, want)
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("requests seen: %v", seen)
+	}
+}
+
+func TestRefusalsNameTheObjects(t *testing.T) {
+	got := refusals(`cannot patch "cap-app-proxy" with kind Deployment: Deployment.apps "cap-app-proxy" is invalid: spec.selector: Invalid value: field is immutable && cannot patch "redis" with kind StatefulSet: forbidden`)
+	if len(got) != 2 || got[0].Name != "cap-app-proxy" || got[0].Kind != "Deployment" || got[1].Name != "redis" || got[1].Kind != "StatefulSet" {
+		t.Errorf("refusals = %+v", got)
+	}
+}
