@@ -168,7 +168,7 @@ func existingRuntimeHint(found []runtimeFinding, in Inputs) string {
 		"or uninstall the existing runtime first (helm uninstall <release> -n <namespace>, and remove it from the Codefresh platform)"
 	for _, f := range found {
 		if f.ref.Kind == "Secret" && f.ref.Namespace == in.Namespace && strings.HasPrefix(f.ref.Name, "sh.helm.release.v1."+in.ReleaseName+".v") {
-			h += fmt.Sprintf("\nrelease %s already exists in namespace %s: to change it, use helm upgrade, not helm install", in.ReleaseName, in.Namespace)
+			h += fmt.Sprintf("\nrelease %s already exists in namespace %s: to change it, use helm upgrade, not helm install, and check that upgrade first: kubectl gitops-preflight --upgrade -n %s --release-name %s --chart <chart> -f <values>", in.ReleaseName, in.Namespace, in.Namespace, in.ReleaseName)
 			break
 		}
 	}

@@ -99,6 +99,7 @@ type Options struct {
 	// Values (-f, --set) and network probe controls.
 	ValueFiles         []string
 	SetValues          []string
+	SetStringValues    []string
 	Chart              string
 	ChartVersion       string
 	ConnectTo          []string

@@ -119,6 +119,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 
 	flags.StringArrayVarP(&o.ValueFiles, "values", "f", nil, "chart values file of the planned install (repeatable; merged as helm does)")
 	flags.StringArrayVar(&o.SetValues, "set", nil, "chart value of the planned install, helm --set syntax (repeatable; after -f)")
+	flags.StringArrayVar(&o.SetStringValues, "set-string", nil, "chart value taken as a string, helm --set-string syntax (repeatable; after --set)")
 	flags.StringVar(&o.Chart, "chart", o.Chart, "the gitops-runtime chart to render, as helm install takes it: directory, .tgz, oci:// reference or repo/name")
 	flags.StringVar(&o.ChartVersion, "chart-version", "", "chart version constraint (helm --version; default: the latest)")
 	flags.StringArrayVar(&o.ConnectTo, "connect-to", nil, "probe ADDR:PORT when asked for HOST:PORT, keeping SNI and Host (HOST:PORT:ADDR:PORT, repeatable, as curl)")

@@ -28,6 +28,7 @@ func (o *Options) completeValues(ctx context.Context, ns string, namespaceChange
 		ChartVersion:      o.ChartVersion,
 		ValueFiles:        o.ValueFiles,
 		SetValues:         o.SetValues,
+		SetStringValues:   o.SetStringValues,
 		Ctx:               ctx,
 		Stdin:             o.Streams.In,
 		Shortcuts: values.Shortcuts{

@@ -108,6 +108,7 @@ type Flags struct {
 	ChartVersion      string
 	ValueFiles        []string
 	SetValues         []string
+	SetStringValues   []string
 	Shortcuts         values.Shortcuts
 	// Ctx bounds reading the values files (--timeout, signals); nil means
 	// context.Background(). Stdin is what `-f -` reads.
@@ -150,7 +151,7 @@ func New(f Flags) (Install, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	v, err := values.Load(ctx, f.ValueFiles, f.SetValues, f.Stdin)
+	v, err := values.Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
 	if err != nil {
 		return Install{}, err
 	}
@@ -166,7 +167,7 @@ func New(f Flags) (Install, error) {
 	in.IngressURL = p.IngressURL
 	in.ExistingArgoCD = p.ExistingArgoCD
 	in.SkipIngressValidation = p.SkipIngressValidation
-	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 {
+	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {
 			in.RuntimeName = p.RuntimeName

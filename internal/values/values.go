@@ -32,13 +32,14 @@ const MaxFileSize = 10 << 20
 // The steps are those of Helm's pkg/cli/values Options.MergeValues (v3.22):
 // each file is parsed with sigs.k8s.io/yaml and merged with mergeMaps (a copy
 // of Helm's unexported function), then each --set goes through Helm's own
-// strvals.ParseInto. pkg/cli/values itself is not imported because it pulls
+// strvals.ParseInto, then each --set-string (stringSets) through
+// strvals.ParseIntoString. pkg/cli/values itself is not imported because it pulls
 // in Helm's getters, OCI registry client and kubectl (tens of modules) for a
 // function of twenty lines; values_test.go pins the behaviour. The error is
 // one line: "failed to parse FILE: ...", "failed parsing --set data: ...",
 // "values file FILE is larger than 10 MiB" or, when ctx ends first (a FIFO
 // nobody writes to), "reading values file FILE: ...".
-func Load(ctx context.Context, files, sets []string, stdin io.Reader) (map[string]any, error) {
+func Load(ctx context.Context, files, sets []string, stdin io.Reader, stringSets ...string) (map[string]any, error) {
 	base := map[string]any{}
 	for _, f := range files {
 		data, err := ReadFile(ctx, f, stdin)
@@ -54,6 +55,11 @@ func Load(ctx context.Context, files, sets []string, stdin io.Reader) (map[strin
 	for _, s := range sets {
 		if err := strvals.ParseInto(s, base); err != nil {
 			return nil, oneLine(fmt.Errorf("failed parsing --set data: %w", err))
+		}
+	}
+	for _, s := range stringSets {
+		if err := strvals.ParseIntoString(s, base); err != nil {
+			return nil, oneLine(fmt.Errorf("failed parsing --set-string data: %w", err))
 		}
 	}
 	return base, nil

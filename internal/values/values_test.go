@@ -166,3 +166,16 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+func TestSetStringKeepsStrings(t *testing.T) {
+	v, err := Load(context.Background(), nil, []string{"a.n=3", "a.b=true"}, nil, "a.n=007", "a.s=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Map(v, "a"); got["n"] != "007" || got["s"] != "true" || got["b"] != true {
+		t.Errorf("values %v: --set-string must win over --set and keep strings", got)
+	}
+	if _, err := Load(context.Background(), nil, nil, nil, "a["); err == nil || !strings.Contains(err.Error(), "--set-string") {
+		t.Errorf("bad --set-string: %v", err)
+	}
+}

@@ -283,7 +283,7 @@ func TestExistingRuntime(t *testing.T) {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
 	ch := wantStatus(t, doc, "existing-runtime", "fail", "in namespace codefresh: Helm release cf-gitops-runtime (chart gitops-runtime-0.29.3, revision 1, failed)")
-	if !strings.Contains(ch.Hint, "helm upgrade") {
+	if !strings.Contains(ch.Hint, "helm upgrade") || !strings.Contains(ch.Hint, "kubectl gitops-preflight --upgrade -n codefresh --release-name cf-gitops-runtime") {
 		t.Errorf("hint %q does not say to upgrade the same release", ch.Hint)
 	}
 

@@ -248,6 +248,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--skip", "cluster-reachable"}, "cannot be skipped"},
 		{[]string{"extra-arg"}, "unknown command"},
 		{[]string{"--kubeconfig", "/nonexistent/kubeconfig"}, "kubeconfig"},
+		{[]string{"--post", "--upgrade"}, "--post and --upgrade are different runs"},
+		{[]string{"--reuse-values"}, "use them with --upgrade"},
+		{[]string{"--upgrade", "--helm-major", "5"}, "--helm-major must be 3 or 4"},
+		{[]string{"--upgrade", "--set-string", "a["}, "failed parsing --set-string data"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
