@@ -112,7 +112,7 @@ func ArgoCRDsOwnership() Check {
 			ReadsChart: true,
 			FixOptions: []string{"crds"},
 			Category:   CategoryConflicts,
-			Modes:      ModePre,
+			Modes:      ModePre | ModeUpgrade,
 			Title:      "Every argoproj.io CRD carries Helm ownership metadata for the runtime release",
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
@@ -140,9 +140,13 @@ func argoCRDsInScope(ctx context.Context, env *Env) (crds []cluster.CRD, scope s
 	if skip != nil || r == nil {
 		return all, "", nil
 	}
+	created, err := createdByHelm(ctx, env)
+	if err != nil {
+		return nil, "", err
+	}
 	rendered := map[string]bool{}
 	for _, o := range r.Objects {
-		if o.Kind == "CustomResourceDefinition" {
+		if o.Kind == "CustomResourceDefinition" && created(o) {
 			rendered[o.Name] = true
 		}
 	}
@@ -150,6 +154,9 @@ func argoCRDsInScope(ctx context.Context, env *Env) (crds []cluster.CRD, scope s
 		if rendered[c.Name] {
 			crds = append(crds, c)
 		}
+	}
+	if env.Inputs.Upgrade {
+		return crds, fmt.Sprintf(" that helm upgrade to chart %s %s creates", r.ChartName, r.ChartVersion), nil
 	}
 	return crds, fmt.Sprintf(" that chart %s %s renders", r.ChartName, r.ChartVersion), nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
@@ -69,7 +70,7 @@ func HelmOwnership() Check {
 			Impact:     ImpactInstallFails,
 			ReadsChart: true,
 			Category:   CategoryConflicts,
-			Modes:      ModePre,
+			Modes:      ModePre | ModeUpgrade,
 			Title:      "No object of the rendered release exists without Helm ownership for it",
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
@@ -94,7 +95,32 @@ func renderingForChecks(ctx context.Context, env *Env) (*chart.Rendering, *Resul
 		res := Skip("%v", errChartNotRendered)
 		return nil, &res, nil
 	}
+	var re *chart.ReleaseError
+	if errors.As(err, &re) {
+		res := Skip("helm upgrade refuses the release (release-upgradable)")
+		return nil, &res, nil
+	}
 	return r, nil, err
+}
+
+// createdByHelm returns whether Helm will create an object of the rendering
+// (and so check its ownership) rather than update it: in an --upgrade run,
+// the objects of the revision Helm upgrades from are updated without the
+// check (chart.Upgrade.InCurrent); before an install every object is
+// created.
+func createdByHelm(ctx context.Context, env *Env) (func(chart.Object) bool, error) {
+	if !env.Inputs.Upgrade {
+		return func(chart.Object) bool { return true }, nil
+	}
+	u, err := env.Upgrade(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, err := u.InCurrent()
+	if err != nil {
+		return nil, err
+	}
+	return func(o chart.Object) bool { return !in(o) }, nil
 }
 
 func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
@@ -102,13 +128,20 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 	if skip != nil || err != nil {
 		return derefResult(skip), err
 	}
-	conflicts, checked, err := HelmOwnershipConflicts(env, r)
+	conflicts, checked, err := HelmOwnershipConflicts(ctx, env, r)
 	if err != nil {
 		return Result{}, err
 	}
 	rel, ns := env.Inputs.ReleaseName, env.Inputs.Namespace
+	ssa, who, err := helm4Conflicts(ctx, env, r)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(conflicts) == 0 && len(ssa) == 0 {
+		return Pass("none of the %d objects of release %s in namespace %s exists without Helm ownership for it; every kind is served%s", checked, rel, ns, who), nil
+	}
 	if len(conflicts) == 0 {
-		return Pass("none of the %d objects of release %s in namespace %s exists without Helm ownership for it; every kind is served", checked, rel, ns), nil
+		return ssaFail(ssa, who, rel, ns), nil
 	}
 	// Group by kind, kinds in first-seen order.
 	var kinds []string
@@ -166,8 +199,91 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 	if len(missing) > 0 {
 		hints = append(hints, "install the CRDs of the missing kinds first (for HTTPRoute: the Gateway API CRDs, https://gateway-api.sigs.k8s.io/guides/#installing-gateway-api), or change the values that render them")
 	}
+	if len(ssa) > 0 {
+		f := ssaFail(ssa, who, rel, ns)
+		parts = append(parts, f.Message)
+		hints = append(hints, f.Hint)
+		refs = append(refs, f.Objects...)
+	}
 	return Fail("%d of %d objects of release %s in namespace %s conflict: %s", len(conflicts), checked, rel, ns, strings.Join(parts, "; ")).
 		WithHint(strings.Join(hints, "\n")).WithObjects(refs...), nil
+}
+
+// helm4Conflicts predicts, when the Helm that will run is Helm 4 (whose
+// helm install applies server-side, https://helm.sh/docs/), the
+// field-manager conflicts of the objects of r that already exist (those
+// --fix adopts or adopted, argoproj.io CRDs included): each is applied as a
+// server-side dry run under Helm's field manager "helm", conflicts not
+// forced (internal/apply). It returns none with Helm 3, in an --upgrade run
+// (upgrade-apply tries every change there) and without a REST
+// configuration; who says which Helm, for the pass message.
+func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.Refusal, string, error) {
+	if env.Inputs.Upgrade {
+		return nil, "", nil
+	}
+	major, from := helmMajor(ctx, env)
+	if major < 4 {
+		return nil, "", nil
+	}
+	cfg := env.Cluster.Clients().Config
+	if cfg == nil {
+		return nil, "", nil
+	}
+	api, err := env.Cluster.APIResources()
+	if err != nil {
+		return nil, "", err
+	}
+	var docs []string
+	for _, o := range r.Objects {
+		gvr, namespaced, ok := api.Resource(o.APIVersion, o.Kind)
+		if !ok {
+			continue
+		}
+		objNS := ""
+		if namespaced {
+			if objNS = o.Namespace; objNS == "" {
+				objNS = env.Inputs.Namespace
+			}
+		}
+		existing, err := env.Cluster.Objects(gvr, objNS)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, ok := existing[objNS+"/"+o.Name]; ok {
+			docs = append(docs, o.Doc)
+		}
+	}
+	who := fmt.Sprintf("; Helm %d (%s) applies server-side", major, from)
+	if len(docs) == 0 {
+		return nil, who, nil
+	}
+	refused, err := apply.DryRunExisting(ctx, cfg, apply.Existing{Release: env.Inputs.ReleaseName, Namespace: env.Inputs.Namespace,
+		Manifest: strings.Join(docs, "\n---\n")})
+	if err != nil {
+		return nil, "", fmt.Errorf("trying the existing objects with server-side apply: %w", err)
+	}
+	if len(refused) == 0 {
+		return nil, who + " without field-manager conflicts on the " + plural(len(docs), "existing object"), nil
+	}
+	return refused, who, nil
+}
+
+// ssaFail is helm-ownership's failure for Helm 4's field-manager conflicts.
+func ssaFail(ssa []apply.Refusal, who, rel, ns string) Result {
+	parts := make([]string, 0, len(ssa))
+	refs := make([]ObjectRef, 0, len(ssa))
+	for _, r := range ssa {
+		parts = append(parts, fmt.Sprintf("%s %s: %s", r.Kind, r.Name, r.Reason))
+		refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+	}
+	holds := "1 object holds fields"
+	if len(ssa) > 1 {
+		holds = fmt.Sprintf("%d objects hold fields", len(ssa))
+	}
+	return Fail("helm install of release %s in namespace %s fails with server-side apply (%s): %s of another field manager: %s",
+		rel, ns, strings.TrimPrefix(who, "; "), holds, strings.Join(first(parts, 4), "; ")).
+		WithHint("give Helm the fields: helm install --force-conflicts (Helm 4), or remove them from the other field manager's applied configuration; with Helm 3 (client-side apply) there is no conflict").
+		WithObjects(refs...)
 }
 
 func derefResult(r *Result) Result {
@@ -177,11 +293,17 @@ func derefResult(r *Result) Result {
 	return *r
 }
 
-// HelmOwnershipConflicts checks every object of r against the cluster: it
-// returns the conflicts in rendering order and how many objects were
-// checked (argoproj.io CRDs excluded: argo-crds-ownership reports them).
-func HelmOwnershipConflicts(env *Env, r *chart.Rendering) ([]OwnershipConflict, int, error) {
+// HelmOwnershipConflicts checks every object of r Helm will create (every
+// object before an install; before an upgrade, those not in the deployed
+// revision) against the cluster: it returns the conflicts in rendering order
+// and how many objects were checked (argoproj.io CRDs excluded:
+// argo-crds-ownership reports them).
+func HelmOwnershipConflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]OwnershipConflict, int, error) {
 	api, err := env.Cluster.APIResources()
+	if err != nil {
+		return nil, 0, err
+	}
+	created, err := createdByHelm(ctx, env)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -193,6 +315,9 @@ func HelmOwnershipConflicts(env *Env, r *chart.Rendering) ([]OwnershipConflict, 
 	objs := append(append([]chart.Object(nil), r.Objects...), r.Hooks...)
 	for _, o := range objs {
 		if o.Kind == "CustomResourceDefinition" && strings.HasSuffix(o.Name, "."+ArgoGroup) {
+			continue
+		}
+		if !o.Hook && !created(o) {
 			continue
 		}
 		checked++
@@ -351,7 +476,7 @@ func planHelmOwnership(ctx context.Context, env *Env) ([]Change, error) {
 	if skip != nil {
 		return nil, errors.New(skip.Message)
 	}
-	conflicts, _, err := HelmOwnershipConflicts(env, r)
+	conflicts, _, err := HelmOwnershipConflicts(ctx, env, r)
 	if err != nil {
 		return nil, err
 	}

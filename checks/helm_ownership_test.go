@@ -162,7 +162,7 @@ func TestHelmOwnershipConflictsOnAFakeCluster(t *testing.T) {
 			{APIVersion: batch, Kind: "Job", Name: "hook-recreated", Hook: true, DeletePolicies: []string{"before-hook-creation", "hook-succeeded"}},
 		},
 	}
-	conflicts, checked, err := HelmOwnershipConflicts(env, r)
+	conflicts, checked, err := HelmOwnershipConflicts(context.Background(), env, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,13 +49,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if cfg == nil {
 		return Skip("no REST configuration to send dry runs with"), nil
 	}
-	major, from := env.Inputs.HelmMajor, "--helm-major"
-	if major == 0 {
-		major, from = 3, "no helm client found: Helm 3 assumed"
-		if h, r, err := findHelm(ctx, env); err == nil && r == nil {
-			major, from = int(h.Version.Major()), fmt.Sprintf("helm v%s, %s", h.Raw, h.Source)
-		}
-	}
+	major, from := helmMajor(ctx, env)
 	method := apply.MergePatch
 	if major >= 4 {
 		m, err := env.Cluster.HelmApplyMethod(cluster.HelmRevision{Namespace: up.Last.Namespace, Name: up.Last.Name, Version: up.Last.Version,
@@ -90,6 +84,19 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	}
 	return Fail("helm upgrade fails: %s refused by the API server (%s): %s", plural(len(refused), "change"), who, strings.Join(first(parts, 4), "; ")).
 		WithHint(hint).WithObjects(refs...), nil
+}
+
+// helmMajor is the major version of the Helm that will run (--helm-major,
+// else the client helm-version finds: $HELM_BIN, else PATH; Helm 3 when
+// none is found) and where that came from, for messages.
+func helmMajor(ctx context.Context, env *Env) (int, string) {
+	if env.Inputs.HelmMajor != 0 {
+		return env.Inputs.HelmMajor, "--helm-major"
+	}
+	if h, r, err := findHelm(ctx, env); err == nil && r == nil {
+		return int(h.Version.Major()), fmt.Sprintf("helm v%s, %s", h.Raw, h.Source)
+	}
+	return 3, "no helm client found: Helm 3 assumed"
 }
 
 // plural returns "1 change" or "3 changes".

@@ -91,7 +91,20 @@ func DryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refus
 		return nil, err
 	}
 	if m == ServerSideApply {
-		return serverSideApply(ctx, target)
+		return serverSideApply(ctx, target, true)
+	}
+	// Helm's upgrade updates, not creates, the objects of the target that
+	// are not in the deployed revision but exist (and pass its ownership
+	// check: helm-ownership judges that): it adds them to the current
+	// objects (pkg/action/upgrade.go, existingResourceConflict).
+	for _, info := range target {
+		if original.Get(info) != nil {
+			continue
+		}
+		_, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		if err == nil {
+			original.Append(info)
+		}
 	}
 	_, err = c.Update(original, target, false)
 	if err == nil {
@@ -115,10 +128,45 @@ func refusals(msg string) []Refusal {
 	return out
 }
 
+// Existing is a server-side apply of the objects of Manifest (a rendered
+// release, "---"-separated YAML) that already exist, labelled and annotated
+// for Release in Namespace: what Helm 4's helm install (server-side apply,
+// https://helm.sh/docs/) sends for the objects it adopts.
+type Existing struct {
+	Release, Namespace string
+	Manifest           string
+}
+
+// DryRunExisting applies, as server-side dry runs under Helm's field
+// manager with conflicts not forced, every object of e that exists in the
+// cluster of cfg (an object that does not exist is created, which no field
+// manager can conflict with: it is skipped). It returns the refusals, each
+// with the API server's reason ("Apply failed with 1 conflict: conflict
+// with \"kubectl\" ...: .spec.versions"); the error is a failure to try.
+func DryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusal, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{rt} })
+	getter, err := newGetter(cfg, e.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	c := kube.New(getter)
+	c.Namespace = e.Namespace
+	objs, err := c.Build(strings.NewReader(e.Manifest), false)
+	if err != nil {
+		return nil, fmt.Errorf("building the objects of the rendered release: %w", err)
+	}
+	if err := objs.Visit(releaseMetadata(e.Release, e.Namespace)); err != nil {
+		return nil, err
+	}
+	return serverSideApply(ctx, objs, false)
+}
+
 // serverSideApply applies every target object server-side under Helm's
 // field manager, conflicts not forced, as dry runs; objects that do not
-// exist are created (dry run), as Helm 4 does.
-func serverSideApply(ctx context.Context, target kube.ResourceList) ([]Refusal, error) {
+// exist are created (dry run), as Helm 4 does, when create is true, and
+// skipped otherwise.
+func serverSideApply(ctx context.Context, target kube.ResourceList, create bool) ([]Refusal, error) {
 	var out []Refusal
 	force := false
 	for _, info := range target {
@@ -128,6 +176,8 @@ func serverSideApply(ctx context.Context, target kube.ResourceList) ([]Refusal, 
 		h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(FieldManager).DryRun(true)
 		_, err := h.Get(info.Namespace, info.Name)
 		switch {
+		case apierrors.IsNotFound(err) && !create:
+			continue
 		case apierrors.IsNotFound(err):
 			_, err = h.Create(info.Namespace, true, info.Object)
 		case err == nil:

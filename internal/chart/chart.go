@@ -132,6 +132,8 @@ type Object struct {
 	// their helm.sh/hook-delete-policy values.
 	Hook           bool
 	DeletePolicies []string
+	// Doc is the object's rendered YAML document.
+	Doc string
 }
 
 // Rendering is the rendered release.
@@ -225,7 +227,7 @@ func parse(doc string) (Object, bool, error) {
 	if head.Kind == "" {
 		return Object{}, false, nil
 	}
-	o := Object{APIVersion: head.APIVersion, Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace}
+	o := Object{APIVersion: head.APIVersion, Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Doc: doc}
 	if i := strings.Index(doc, "# Source: "); i >= 0 {
 		line := doc[i+len("# Source: "):]
 		if j := strings.IndexByte(line, '\n'); j >= 0 {

@@ -168,6 +168,23 @@ func (u *Upgrade) CurrentObjects() ([]Object, error) {
 	return ManifestObjects(u.Current.Manifest)
 }
 
+// InCurrent returns whether an object of the target is in the revision Helm
+// upgrades from (same group, kind, namespace and name, Helm's
+// isMatchingInfo). Helm updates those without its ownership check and checks
+// only the objects it creates (pkg/action/upgrade.go: existingResourceConflict
+// of toBeCreated, https://github.com/helm/helm/blob/main/pkg/action/upgrade.go).
+func (u *Upgrade) InCurrent() (func(Object) bool, error) {
+	cur, err := u.CurrentObjects()
+	if err != nil {
+		return nil, err
+	}
+	keys := make(map[string]bool, len(cur))
+	for _, o := range cur {
+		keys[o.matchKey()] = true
+	}
+	return func(o Object) bool { return keys[o.matchKey()] }, nil
+}
+
 // ManifestObjects parses a release manifest (YAML documents separated by
 // "---", as Helm stores them) into its objects, in Helm's manifest order.
 func ManifestObjects(manifest string) ([]Object, error) {

@@ -81,7 +81,7 @@ func (o *Options) fixOptionApplies(flag string) error {
 			if c.Modes.Has(checks.ModePost) {
 				hint = "add --post"
 			}
-			return usageError("--%s fixes %s, a %s check: %s; nothing was checked or changed", flag, c.ID, c.Modes, hint)
+			return usageError("--%s fixes %s, which runs %s: %s; nothing was checked or changed", flag, c.ID, modesPhrase(c.Modes), hint)
 		}
 		if !slices.ContainsFunc(o.config.Selected, func(s checks.Check) bool { return s.ID == c.ID }) {
 			return usageError("--%s fixes %s, which --only/--skip left out; nothing was checked or changed", flag, c.ID)
@@ -89,6 +89,22 @@ func (o *Options) fixOptionApplies(flag string) error {
 		return nil
 	}
 	return fmt.Errorf("internal error: no check takes --fix option --%s", flag)
+}
+
+// modesPhrase says when checks of modes run: "before helm install and
+// before helm upgrade (--upgrade)".
+func modesPhrase(modes checks.Mode) string {
+	var parts []string
+	if modes.Has(checks.ModePre) {
+		parts = append(parts, "before helm install")
+	}
+	if modes.Has(checks.ModeUpgrade) {
+		parts = append(parts, "before helm upgrade (--upgrade)")
+	}
+	if modes.Has(checks.ModePost) {
+		parts = append(parts, "after the install (--post)")
+	}
+	return strings.Join(parts, " and ")
 }
 
 // fixableChecks names the fixable checks of the catalogue by mode, e.g.

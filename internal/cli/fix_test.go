@@ -90,7 +90,7 @@ func TestFixFlagPairs(t *testing.T) {
 		"--fix --only=kubernetes-version":                      "none of the selected checks can be fixed",
 		"--fix --post":                                         "",
 		"--fix --skip=argo-crds-ownership":                     "", // helm-ownership is still selected and fixable
-		"--fix --tls-secret=t":                                 "--tls-secret fixes nginx-tls-secret, a post check: add --post",
+		"--fix --tls-secret=t":                                 "--tls-secret fixes nginx-tls-secret, which runs after the install (--post): add --post",
 		"--fix --yes":                                          "",
 		"--list-checks --only=kubernetes-version":              "",
 		"--list-checks --post":                                 "",
@@ -144,7 +144,7 @@ func TestFixFlagPairs(t *testing.T) {
 		want string
 	}{
 		{[]string{"--fix", "--post", "--tls-secret=t"}, ""},
-		{[]string{"--fix", "--post", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, a pre check: run it without --post"},
+		{[]string{"--fix", "--post", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, which runs before helm install and before helm upgrade (--upgrade): run it without --post"},
 		{[]string{"--fix", "--skip=argo-crds-ownership,helm-ownership"}, "none of the selected checks can be fixed"},
 		{[]string{"--fix", "--skip=argo-crds-ownership", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, which --only/--skip left out"},
 		{[]string{"--fix", "--post", "--tls-secret=t", "--only=runtime-workloads"}, "--tls-secret fixes nginx-tls-secret, which --only/--skip left out"},

@@ -203,8 +203,11 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if o.HelmMajor != 0 && o.HelmMajor != 3 && o.HelmMajor != 4 {
 		return usageError("--helm-major must be 3 or 4, not %d", o.HelmMajor)
 	}
-	if !o.Upgrade && (o.ReuseValues || o.ResetValues || o.ResetThenReuseValues || o.HelmMajor != 0) {
-		return usageError("--reuse-values, --reset-values, --reset-then-reuse-values and --helm-major are for helm upgrade: use them with --upgrade")
+	if !o.Upgrade && (o.ReuseValues || o.ResetValues || o.ResetThenReuseValues) {
+		return usageError("--reuse-values, --reset-values and --reset-then-reuse-values are helm upgrade's: use them with --upgrade")
+	}
+	if o.Post && o.HelmMajor != 0 {
+		return usageError("--helm-major says which Helm will install or upgrade: it has no use with --post")
 	}
 	o.config.Getenv = o.Host.Getenv
 	o.config.Wait = o.Wait

@@ -105,7 +105,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.BoolVar(&o.ReuseValues, "reuse-values", false, "with --upgrade: as helm upgrade --reuse-values")
 	flags.BoolVar(&o.ResetValues, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
 	flags.BoolVar(&o.ResetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
-	flags.IntVar(&o.HelmMajor, "helm-major", 0, "with --upgrade: the Helm major version (3 or 4) that will run the upgrade (default: the helm client found)")
+	flags.IntVar(&o.HelmMajor, "helm-major", 0, "the Helm major version (3 or 4) that will run helm install or helm upgrade: Helm 4 applies server-side (default: the helm client found)")
 	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, category, mode, title, docs) and exit")
 	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
 	flags.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on the whole run")

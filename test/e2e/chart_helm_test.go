@@ -169,7 +169,7 @@ func ownedVersions(t *testing.T, c *tc.Cluster, rel string) map[string]string {
 // installs with server-side apply, and the adopted leftover objects have
 // fields another field manager set (here the test's client), which
 // conflict unless --force-conflicts (the plugin's hint says so).
-func ownershipChain(t *testing.T, helm string, installAfterFix ...string) {
+func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string) {
 	c := tc.Start(t)
 	values := chartValues(t, renderingValues)
 
@@ -203,6 +203,22 @@ func ownershipChain(t *testing.T, helm string, installAfterFix ...string) {
 	wantCode(t, res, 0)
 	if !strings.Contains(res.Stdout, "ClusterRole/secrets-unsealer") {
 		t.Errorf("fix plan does not name ClusterRole/secrets-unsealer:\n%s", res.Stdout)
+	}
+	// After the adoption: Helm 3 (three-way merge patch) installs; Helm 4
+	// (server-side apply) meets the fields the test's client set, and fails
+	// unless --force-conflicts. The plugin, told which Helm, agrees.
+	res, doc = preflight(t, c, "rel1", "ns1", values, "--helm-major", major)
+	if major == "4" {
+		wantCode(t, res, 1)
+		wantStatus(t, doc, "helm-ownership", "fail", "server-side apply", "another field manager", "ClusterRole secrets-unsealer")
+		out, ok := helmInstall(t, c, helm, "rel1", "ns1", values)
+		agree(t, "Helm 4 after --fix, without --force-conflicts", res, out, ok)
+		if ok || !strings.Contains(out, "conflict") {
+			t.Fatalf("helm 4 install after --fix without --force-conflicts: ok=%v\n%s", ok, out)
+		}
+	} else {
+		wantCode(t, res, 0)
+		wantStatus(t, doc, "helm-ownership", "pass")
 	}
 	if out, ok := helmInstall(t, c, helm, "rel1", "ns1", values, installAfterFix...); !ok {
 		t.Fatalf("helm install after --fix failed:\n%s", out)
@@ -264,12 +280,12 @@ func dryRunHelm(t *testing.T, c *tc.Cluster, helm, rel, ns, values string) bool 
 }
 
 func TestChartOwnershipAgreesWithHelm3(t *testing.T) {
-	ownershipChain(t, tc.HelmBinary(t))
+	ownershipChain(t, tc.HelmBinary(t), "3")
 }
 
 // Helm 4 installs with server-side apply; its ownership rule is the same.
 func TestChartOwnershipAgreesWithHelm4(t *testing.T) {
-	ownershipChain(t, tc.Helm4Binary(t), "--force-conflicts")
+	ownershipChain(t, tc.Helm4Binary(t), "4", "--force-conflicts")
 }
 
 // TestChartArgoAndGatewayAgreeWithHelm runs, on one cluster:

@@ -282,10 +282,10 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 			args []string
 			want string
 		}{
-			{[]string{"--fix", "--yes", "--tls-secret", "runtime-tls"}, "--tls-secret fixes nginx-tls-secret, a post check: add --post"},
+			{[]string{"--fix", "--yes", "--tls-secret", "runtime-tls"}, "--tls-secret fixes nginx-tls-secret, which runs after the install (--post): add --post"},
 			{[]string{"--tls-secret", "runtime-tls", "--post"}, "--tls-secret only applies with --fix"},
 			{[]string{"--crds", "rollouts"}, "--crds only applies with --fix"},
-			{[]string{"--fix", "--yes", "--post", "--crds", "rollouts"}, "--crds fixes argo-crds-ownership, a pre check"},
+			{[]string{"--fix", "--yes", "--post", "--crds", "rollouts"}, "--crds fixes argo-crds-ownership, which runs before helm install"},
 			{[]string{"--fix", "--yes", "--skip", "argo-crds-ownership", "--crds", "all"}, "which --only/--skip left out"},
 			{[]string{"--fix", "--yes", "--only", "node-resources"}, "none of the selected checks can be fixed"},
 		} {

@@ -251,6 +251,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--post", "--upgrade"}, "--post and --upgrade are different runs"},
 		{[]string{"--reuse-values"}, "use them with --upgrade"},
 		{[]string{"--upgrade", "--helm-major", "5"}, "--helm-major must be 3 or 4"},
+		{[]string{"--post", "--helm-major", "4"}, "no use with --post"},
 		{[]string{"--upgrade", "--set-string", "a["}, "failed parsing --set-string data"},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 
 	rspb "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,7 +30,7 @@ import (
 // same `helm upgrade` (Helm 3 and Helm 4) and assert that they agree; for
 // "Helm succeeds but breaks or deletes this" they read the cluster back.
 
-var upgradeChecksOnly = "release-upgradable,release-apis,upgrade-path,upgrade-values,upgrade-deletes,upgrade-apply,chart-renders"
+var upgradeChecksOnly = "release-upgradable,release-apis,upgrade-path,upgrade-values,upgrade-deletes,upgrade-apply,chart-renders,helm-ownership,argo-crds-ownership"
 
 // chartLine is the path of a fixture chart line: "chart" (0.30.0),
 // "chart-0.27" (0.27.6) or "chart-0.26" (0.26.8).
@@ -358,6 +359,59 @@ func upgradeApplyAgrees(t *testing.T, helmBin, major string) {
 			t.Errorf("helm upgrade: %s", out)
 		}
 		agreeUpgrade(t, "changed selector", res, out, ok)
+	})
+
+	t.Run("an object the new version adds exists without Helm ownership", func(t *testing.T) {
+		added := filepath.Join(t.TempDir(), "gitops-runtime")
+		if err := os.CopyFS(added, os.DirFS(base)); err != nil {
+			t.Fatal(err)
+		}
+		tmpl := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cf-gitops-runtime-added\ndata:\n  a: b\n"
+		if err := os.WriteFile(filepath.Join(added, "templates", "added-configmap.yaml"), []byte(tmpl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// No data: no field another manager holds, so Helm 4 meets no conflict.
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cf-gitops-runtime-added", Namespace: runtimeNS}}
+		if _, err := c.Kube.CoreV1().ConfigMaps(runtimeNS).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res, doc := upgradePlugin(t, c, added, "-f", v, "--helm-major", major)
+		ch := tc.Check(t, doc, "helm-ownership")
+		if ch.Status != "fail" || !strings.Contains(ch.Message, "cf-gitops-runtime-added") || !strings.Contains(ch.Message, "no Helm ownership metadata") {
+			t.Errorf("helm-ownership = %s (%s)", ch.Status, ch.Message)
+		}
+		if !strings.Contains(ch.Message, "1 of 1 objects") {
+			t.Errorf("helm-ownership judged more than the one object the upgrade creates: %s", ch.Message)
+		}
+		out, ok := helmUpgrade(t, c, helmBin, added, "-f", v)
+		agreeUpgrade(t, "added object without ownership", res, out, ok)
+		if !strings.Contains(out, "cf-gitops-runtime-added") {
+			t.Errorf("helm upgrade: %s", out)
+		}
+
+		// --fix adopts it; then both take the upgrade.
+		fix := tc.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--upgrade", "--only", upgradeChecksOnly, "--chart", added,
+			"-n", runtimeNS, "--release-name", runtimeRelease, "-f", v, "--helm-major", major, "--fix", "--yes")
+		if !strings.Contains(fix.Stdout, "ConfigMap/cf-gitops-runtime-added") {
+			t.Errorf("fix plan does not name the ConfigMap:\n%s", fix.Stdout)
+		}
+		res, doc = upgradePlugin(t, c, added, "-f", v, "--helm-major", major)
+		if ch := tc.Check(t, doc, "helm-ownership"); ch.Status != "pass" {
+			t.Errorf("after --fix: helm-ownership = %s (%s)", ch.Status, ch.Message)
+		}
+		out, ok = helmUpgrade(t, c, helmBin, added, "-f", v)
+		agreeUpgrade(t, "added object adopted by --fix", res, out, ok)
+		if !ok {
+			t.Fatalf("helm upgrade after --fix: %s", out)
+		}
+		got, err := c.Kube.CoreV1().ConfigMaps(runtimeNS).Get(context.Background(), "cf-gitops-runtime-added", metav1.GetOptions{})
+		if err != nil || got.Data["a"] != "b" {
+			t.Errorf("after helm upgrade the ConfigMap holds %v (%v), want the chart's data", got.Data, err)
+		}
+		// Back to the base chart for the next case (Helm deletes the ConfigMap).
+		if out, ok := helmUpgrade(t, c, helmBin, base, "-f", v); !ok {
+			t.Fatalf("helm upgrade back to %s: %s", base, out)
+		}
 	})
 
 	t.Run("a field another manager owns", func(t *testing.T) {
