@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -111,15 +112,74 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 		}
 		return Fail("%s", msg).WithHint(fmt.Sprintf("give helm upgrade every values file of the install again (helm get values %s -n %s > previous.yaml; -f previous.yaml -f ...), or add --reset-then-reuse-values", rel, ns)), nil
 	}
+	var warns, hints []string
 	if len(changed) > 0 {
-		return Warn("the upgrade changes %s", strings.Join(changed, "; ")).
-			WithHint("if a change is not meant, give the values of the install again (helm get values " + rel + " -n " + ns + ")"), nil
+		warns = append(warns, "the upgrade changes "+strings.Join(changed, "; "))
+		hints = append(hints, "if a change is not meant, give the values of the install again (helm get values "+rel+" -n "+ns+")")
+	}
+	if kept := keptDefaults(up); len(kept) > 0 {
+		warns = append(warns, fmt.Sprintf("--reuse-values keeps the deployed chart's defaults: %s of chart %s will not apply: %s",
+			plural(len(kept), "new default"), up.Target.ChartVersion, strings.Join(first(kept, 6), ", ")))
+		hints = append(hints, "to take the new chart's defaults with your previous values, use --reset-then-reuse-values (Helm ≥ 3.14) instead of --reuse-values")
 	}
 	if len(unread) > 0 {
-		return Warn("the target chart reads none of these keys you set: %s (renamed or removed; Helm ignores them)", strings.Join(first(unread, 8), ", ")).
-			WithHint("move them to their new names (see the chart's release notes), or drop them"), nil
+		warns = append(warns, fmt.Sprintf("the target chart reads none of these keys you set: %s (renamed or removed; Helm ignores them)", strings.Join(first(unread, 8), ", ")))
+		hints = append(hints, "move them to their new names (see the chart's release notes), or drop them")
+	}
+	if len(warns) > 0 {
+		return Warn("%s", strings.Join(warns, "; ")).WithHint(strings.Join(hints, "\n")), nil
 	}
 	return Pass("runtime name, account, token source, access mode, Argo CD and image registry are as in revision %d", up.Current.Version), nil
+}
+
+// keptDefaults lists, for an upgrade with --reuse-values, the target
+// chart's defaults the new revision will not get: Helm then renders the
+// target's templates over the previous revision's computed values (the
+// deployed chart's defaults included) instead of the target chart's
+// defaults (pkg/action/upgrade.go reuseValues). Each is "path (old → new)",
+// sorted; values the user set are left out (they are the user's, not
+// defaults).
+func keptDefaults(up *chart.Upgrade) []string {
+	if !up.Options.Reuse || up.TargetDefaults == nil {
+		return nil
+	}
+	var paths []string
+	leaves("", up.TargetDefaults, &paths)
+	sort.Strings(paths)
+	var out []string
+	for _, p := range paths {
+		path := strings.Split(p, ".")
+		def, _ := values.Lookup(up.TargetDefaults, path...)
+		now, _ := values.Lookup(up.TargetComputed, path...)
+		if reflect.DeepEqual(def, now) {
+			continue
+		}
+		if up.Current != nil {
+			if _, set := values.Lookup(up.Current.Config, path...); set {
+				continue
+			}
+		}
+		if _, set := values.Lookup(up.Given, path...); set {
+			continue
+		}
+		if _, isMap := def.(map[string]any); isMap {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%s → %s)", p, short(now), short(def)))
+	}
+	return out
+}
+
+// short prints a value for a message, cut to 40 bytes.
+func short(v any) string {
+	s := fmt.Sprint(v)
+	if v == nil {
+		s = "unset"
+	}
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
 }
 
 // unreadKeys returns the dotted paths of the user values of the new

@@ -52,6 +52,13 @@ type Upgrade struct {
 	// Values are the user values the new revision records (Helm's
 	// release.Config after its values rules).
 	Values map[string]any
+	// Options are the values flags of the upgrade; Given are the values of
+	// -f/--set/--set-string.
+	Options UpgradeValues
+	Given   map[string]any
+	// TargetDefaults are the target chart's own defaults (its values and its
+	// subcharts', coalesced by Helm), whatever the values flags.
+	TargetDefaults map[string]any
 	// CurrentComputed and TargetComputed are the values each revision's
 	// templates see: its chart's defaults coalesced with its user values.
 	CurrentComputed, TargetComputed map[string]any
@@ -122,7 +129,10 @@ func PrepareUpgrade(ctx context.Context, c *helmchart.Chart, name, namespace str
 		}
 		return nil, &RenderError{Raw: err.Error()}
 	}
-	out := &Upgrade{Values: rel.Config, Chart: c, TargetManifest: rel.Manifest}
+	out := &Upgrade{Values: rel.Config, Chart: c, TargetManifest: rel.Manifest, Options: opts, Given: vals}
+	if out.TargetDefaults, err = chartutil.CoalesceValues(c, map[string]any{}); err != nil {
+		return nil, fmt.Errorf("target chart defaults: %w", err)
+	}
 	if out.Last, err = store.Last(name); err != nil {
 		return nil, err
 	}

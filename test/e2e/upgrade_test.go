@@ -186,6 +186,43 @@ func upgradeAgrees(t *testing.T, helmBin, major string) {
 		out, ok := helmUpgrade(t, c, helmBin, to, "-f", v)
 		agreeUpgrade(t, "ordinary upgrade", res, out, ok)
 	})
+
+	t.Run("--reuse-values keeps the deployed chart's defaults", func(t *testing.T) {
+		if out, code := helmCmd(t, c, helmBin, "rollback", runtimeRelease, "1", "-n", runtimeNS, "--no-hooks"); code != 0 {
+			t.Fatalf("helm rollback: %s", out)
+		}
+		res, doc := upgradePlugin(t, c, to, "--reuse-values")
+		ch := tc.Check(t, doc, "upgrade-values")
+		const tag = "global.event-reporters.image.tag (0.26-023fa0f → 0.27-ebfec69)"
+		if ch.Status != "warn" || !strings.Contains(ch.Message, "--reuse-values keeps the deployed chart's defaults") || !strings.Contains(ch.Message, tag) {
+			t.Errorf("upgrade-values = %s (%s), want a warning naming %s", ch.Status, ch.Message, tag)
+		}
+		if !strings.Contains(ch.Hint, "--reset-then-reuse-values") {
+			t.Errorf("hint %q", ch.Hint)
+		}
+		out, ok := helmUpgrade(t, c, helmBin, to, "--reuse-values")
+		agreeUpgrade(t, "--reuse-values", res, out, ok)
+		// Read back: the workloads run the deployed chart's image, not the
+		// target's, as the plugin said.
+		deps, err := c.Kube.AppsV1().Deployments(runtimeNS).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := 0
+		for _, d := range deps.Items {
+			for _, ct := range d.Spec.Template.Spec.Containers {
+				if strings.HasSuffix(ct.Image, "cf-argocd-extras:0.27-ebfec69") {
+					t.Errorf("Deployment %s runs %s: the target's default applied after all", d.Name, ct.Image)
+				}
+				if strings.HasSuffix(ct.Image, "cf-argocd-extras:0.26-023fa0f") {
+					old++
+				}
+			}
+		}
+		if old == 0 {
+			t.Errorf("no Deployment runs cf-argocd-extras:0.26-023fa0f after helm upgrade --reuse-values")
+		}
+	})
 }
 
 // TestUpgradeRemovesControllersAndData: 0.26 with Argo Rollouts and a live
