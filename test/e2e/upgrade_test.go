@@ -225,9 +225,10 @@ func upgradeAgrees(t *testing.T, helmBin, major string) {
 	})
 }
 
-// TestUpgradeRemovesControllersAndData: 0.26 with Argo Rollouts and a live
-// Rollout → 0.27: Helm upgrades, the plugin named the Rollout, afterwards
-// the controller is gone and the kept CRD still names the release. Then
+// TestUpgradeRemovesControllersAndData: 0.26 with Argo Rollouts, a live
+// Rollout and a Sensor holding a finalizer → 0.27: Helm upgrades, the
+// plugin named both, afterwards both controllers are gone (a deleted Sensor
+// stays terminating) and the kept CRD still names the release. Then
 // 0.27 with gitops-operator.crds.install=false and a live Product: the
 // plugin counts it (data-loss), Helm upgrades, the Product is gone.
 func TestUpgradeRemovesControllersAndData(t *testing.T) {
@@ -248,11 +249,24 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 		},
 	}}
 	createCustom(t, dyn, rollouts, ro)
+	// A Sensor holding a finalizer: 0.26 installs the Argo Events CRDs (its
+	// crds/ directory) and keeps the controller that processes finalizers;
+	// 0.27 removes the controller.
+	sensors := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "sensors"}
+	sensor := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Sensor",
+		"metadata": map[string]any{"name": "orders", "namespace": runtimeNS, "finalizers": []any{"example.com/held-by-the-controller"}},
+		"spec": map[string]any{"dependencies": []any{map[string]any{"name": "d", "eventSourceName": "webhook", "eventName": "orders"}}},
+	}}
+	createCustom(t, dyn, sensors, sensor)
 
 	res, doc := upgradePlugin(t, c, to, "-f", v)
 	ch := tc.Check(t, doc, "upgrade-deletes")
 	if ch.Status != "fail" || ch.Impact != "runtime-breaks" || !strings.Contains(ch.Message, "Argo Rollouts") || !strings.Contains(ch.Message, runtimeNS+"/checkout") {
 		t.Errorf("upgrade-deletes = %s, impact %s (%s)", ch.Status, ch.Impact, ch.Message)
+	}
+	if !strings.Contains(ch.Message, "Argo Events") || !strings.Contains(ch.Message, runtimeNS+"/orders") {
+		t.Errorf("upgrade-deletes does not name the Sensor and the Argo Events controller: %s", ch.Message)
 	}
 	if res.Code != cli.ExitFailed {
 		t.Errorf("exit %d", res.Code)
@@ -265,6 +279,17 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 	}
 	if _, err := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{}); err != nil {
 		t.Errorf("the Rollout is gone: %v", err)
+	}
+	// The Argo Events controller is gone too: a deleted Sensor now stays,
+	// its finalizer never processed.
+	if _, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-events-controller-manager", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Argo Events controller is still there after the upgrade (%v)", err)
+	}
+	if err := dyn.Resource(sensors).Namespace(runtimeNS).Delete(context.Background(), "orders", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := dyn.Resource(sensors).Namespace(runtimeNS).Get(context.Background(), "orders", metav1.GetOptions{}); err != nil || s.GetDeletionTimestamp() == nil {
+		t.Errorf("the deleted Sensor is not left terminating (%v)", err)
 	}
 
 	// After the upgrade the kept Rollouts CRDs still name the release.
