@@ -44,17 +44,21 @@ func UpgradeDeletes() Check {
 // the custom resources (by CRD name) it alone reconciles.
 type removedController struct {
 	Deployment, What string
-	CRDs             []string
-	Source           string
+	// Name is the controller's app.kubernetes.io/name label, in the chart
+	// and in the project's own install (another Deployment carrying it,
+	// outside the release, keeps reconciling the resources).
+	Name   string
+	CRDs   []string
+	Source string
 }
 
 // removedControllers are the controllers chart versions stopped rendering:
 // Argo Rollouts (off by default in 0.26, removed in 0.27) and the Argo
 // Events controller (removed in 0.27, after 0.26 removed the resources).
 var removedControllers = []removedController{
-	{Deployment: "argo-rollouts", What: "Argo Rollouts", CRDs: []string{"rollouts.argoproj.io"},
+	{Deployment: "argo-rollouts", What: "Argo Rollouts", Name: "argo-rollouts", CRDs: []string{"rollouts.argoproj.io"},
 		Source: "https://github.com/codefresh-io/gitops-runtime-helm/commit/7581098b"},
-	{Deployment: "argo-events-controller-manager", What: "Argo Events", CRDs: []string{"sensors.argoproj.io", "eventsources.argoproj.io", "eventbus.argoproj.io"},
+	{Deployment: "argo-events-controller-manager", What: "Argo Events", Name: "argo-events-controller-manager", CRDs: []string{"sensors.argoproj.io", "eventsources.argoproj.io", "eventbus.argoproj.io"},
 		Source: "https://github.com/codefresh-io/gitops-runtime-helm/commit/3887b8f4"},
 }
 
@@ -79,6 +83,7 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 	ns := env.Inputs.Namespace
 	var (
 		lost, broken, kept []string
+		handedOver         []string
 		objs               []ObjectRef
 		keptRefs           []ObjectRef
 		deleted            int
@@ -122,6 +127,14 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 				if c.Deployment != o.Name {
 					continue
 				}
+				other, err := otherController(env.Cluster, c, ons+"/"+o.Name)
+				if err != nil {
+					return Result{}, err
+				}
+				if other != "" {
+					handedOver = append(handedOver, fmt.Sprintf("%s by Deployment %s", c.What, other))
+					continue
+				}
 				for _, crd := range c.CRDs {
 					names, err := customResourceNames(env.Cluster, api, crd)
 					if err != nil {
@@ -154,7 +167,34 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 			len(kept), rel, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
 			WithHint(fmt.Sprintf("before another release installs them, hand them over: kubectl annotate <kind> <name> meta.helm.sh/release-name=<release> meta.helm.sh/release-namespace=<namespace> --overwrite (they name %s/%s now)", ns, rel)), nil
 	}
+	if len(handedOver) > 0 {
+		return Pass("helm upgrade deletes %d objects the target no longer renders; none holds custom resources, and the live ones of the removed controllers are reconciled elsewhere (%s)",
+			deleted, strings.Join(handedOver, "; ")), nil
+	}
 	return Pass("helm upgrade deletes %d objects the target no longer renders; none holds custom resources or controls live ones", deleted), nil
+}
+
+// otherController returns "namespace/name" of a Deployment other than the
+// one the upgrade removes (removed, "namespace/name") that runs controller
+// c (its app.kubernetes.io/name label), or "" when none does: the custom
+// resources then stop being reconciled. Deployments are read metadata-only,
+// cluster-wide, from the shared snapshot.
+func otherController(snap *cluster.Snapshot, c removedController, removed string) (string, error) {
+	deps, err := snap.Objects(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "")
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for key, m := range deps {
+		if key != removed && m.Labels["app.kubernetes.io/name"] == c.Name {
+			found = append(found, key)
+		}
+	}
+	sort.Strings(found)
+	if len(found) == 0 {
+		return "", nil
+	}
+	return found[0], nil
 }
 
 // upgradeSkip turns the errors of Env.Upgrade that are not this check's to

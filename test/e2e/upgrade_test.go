@@ -12,6 +12,7 @@ import (
 
 	rspb "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -256,7 +257,7 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 	sensor := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Sensor",
 		"metadata": map[string]any{"name": "orders", "namespace": runtimeNS, "finalizers": []any{"example.com/held-by-the-controller"}},
-		"spec": map[string]any{"dependencies": []any{map[string]any{"name": "d", "eventSourceName": "webhook", "eventName": "orders"}}},
+		"spec":     map[string]any{"dependencies": []any{map[string]any{"name": "d", "eventSourceName": "webhook", "eventName": "orders"}}},
 	}}
 	createCustom(t, dyn, sensors, sensor)
 
@@ -270,6 +271,29 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 	}
 	if res.Code != cli.ExitFailed {
 		t.Errorf("exit %d", res.Code)
+	}
+	// Argo Rollouts installed on its own (its upstream Deployment's label)
+	// takes the Rollout over: only the Sensor is left without a controller.
+	own := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "argo-rollouts", Namespace: "argo-rollouts", Labels: map[string]string{"app.kubernetes.io/name": "argo-rollouts"}},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "argo-rollouts"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app.kubernetes.io/name": "argo-rollouts"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "argo-rollouts", Image: "quay.io/argoproj/argo-rollouts:v1.8.3"}}},
+			},
+		},
+	}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argo-rollouts"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.AppsV1().Deployments("argo-rollouts").Create(context.Background(), own, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, doc = upgradePlugin(t, c, to, "-f", v)
+	ch = tc.Check(t, doc, "upgrade-deletes")
+	if ch.Status != "fail" || strings.Contains(ch.Message, "checkout") || !strings.Contains(ch.Message, runtimeNS+"/orders") {
+		t.Errorf("with Argo Rollouts on its own: upgrade-deletes = %s (%s), want only the Sensor named", ch.Status, ch.Message)
 	}
 	if out, ok := helmUpgrade(t, c, helmBin, to, "-f", v); !ok {
 		t.Fatalf("helm upgrade: %s", out)
