@@ -29,8 +29,22 @@ import (
 func main() {
 	plugin := flag.String("plugin", "bin/kubectl-gitops_preflight", "path of the built plugin")
 	fixtures := flag.String("fixtures", filepath.Join("..", "shared", "fixtures", "upstream"), "upstream fixtures: argo-cd/install.yaml and gitops-runtime/chart/gitops-runtime")
+	story := flag.String("story", "all", "which story: install, upgrade or all (install, then upgrade)")
 	flag.Parse()
-	if err := run(*plugin, *fixtures); err != nil {
+	var err error
+	switch *story {
+	case "install":
+		err = run(*plugin, *fixtures)
+	case "upgrade":
+		err = runUpgrade(*plugin, *fixtures)
+	case "all":
+		if err = run(*plugin, *fixtures); err == nil {
+			err = runUpgrade(*plugin, *fixtures)
+		}
+	default:
+		err = fmt.Errorf("-story must be install, upgrade or all, not %q", *story)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
