@@ -149,7 +149,8 @@ func runScale(c config, f int, plugin, fixtures string, withKubectl, keep bool) 
 	seedTime := time.Since(seedStart)
 	fmt.Printf("seeded in %s\n", seedTime.Round(time.Second))
 
-	m := &measurer{c: cs, live: live, admin: live.Admin, plugin: plugin, dir: dir, adminKubeconfig: live.Kubeconfig, withKubectl: withKubectl}
+	m := &measurer{c: cs, live: live, admin: live.Admin, plugin: plugin, dir: dir, adminKubeconfig: live.Kubeconfig, withKubectl: withKubectl,
+		upgrade: f == 1, fixtures: fixtures}
 	res, err := m.measure()
 	if err != nil {
 		if keep {

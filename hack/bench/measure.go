@@ -25,6 +25,11 @@ type measurer struct {
 	plugin, dir     string
 	adminKubeconfig string
 	withKubectl     bool
+	// upgrade adds the --upgrade run: a runtime release of chart 0.27.6 is
+	// installed with real Helm after the other runs, then timed against
+	// chart 0.30.0 (upgradeArgs).
+	upgrade  bool
+	fixtures string
 	// cheap are the LISTs of the cheapest-encoding floor.
 	cheap []floorReq
 }
@@ -78,6 +83,7 @@ type results struct {
 	factor                                  int
 	scale                                   scale
 	pre, chart, post, floor, cheap, kubectl series
+	upgrade                                 series
 	seedTime, total                         time.Duration
 	server                                  string
 	loadBefore, loadAfter                   string
@@ -184,6 +190,20 @@ func (m *measurer) measure() (*results, error) {
 		}
 		fmt.Println()
 	}
+	if m.upgrade {
+		if err := m.installRelease(); err != nil {
+			return nil, err
+		}
+		r.upgrade.name = "--upgrade run (0.27.6 → 0.30.0)"
+		for i := 0; i < m.c.runs; i++ {
+			s, err := m.runPlugin(fmt.Sprintf("upgrade-%d", i), m.upgradeArgs())
+			if err != nil {
+				return nil, err
+			}
+			r.upgrade.samples = append(r.upgrade.samples, s)
+			fmt.Printf("upgrade run %d/%d: %s\n", i+1, m.c.runs, s.wall.Round(time.Millisecond))
+		}
+	}
 	r.loadAfter = loadavg()
 
 	// The audit log, written in blocking mode, has every request by now;
@@ -193,7 +213,7 @@ func (m *measurer) measure() (*results, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ser := range []*series{&r.pre, &r.chart, &r.post} {
+	for _, ser := range []*series{&r.pre, &r.chart, &r.post, &r.upgrade} {
 		for i := range ser.samples {
 			a := byUser[ser.samples[i].user]
 			ser.samples[i].audit = a
@@ -265,4 +285,34 @@ func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 		}
 	}
 	return s, nil
+}
+
+// benchRelease is the runtime release the --upgrade run reads.
+const benchRelease, benchReleaseNS = "cf-gitops-runtime", "codefresh"
+
+// installRelease installs the runtime release of chart 0.27.6 with real
+// Helm (no hooks) and the values of the runs with the chart.
+func (m *measurer) installRelease() error {
+	helm, err := testcluster.HelmPath()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	chart := filepath.Join(m.fixtures, "gitops-runtime", "chart-0.27", "gitops-runtime")
+	cmd := exec.Command(helm, "install", benchRelease, chart, "-n", benchReleaseNS, "--create-namespace", "--no-hooks",
+		"--kubeconfig", m.adminKubeconfig, "--set", "global.runtime.name=bench", "--set", "global.codefresh.accountId=bench",
+		"--set", "global.codefresh.userToken.token=not-a-token")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("helm install of chart 0.27.6 for the --upgrade run: %w\n%s", err, out)
+	}
+	fmt.Printf("runtime release of chart 0.27.6 installed with helm in %s\n", time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// upgradeArgs is the --upgrade run: the release to chart 0.30.0, its
+// values reused (no values flag), as `helm upgrade` with no values flag.
+func (m *measurer) upgradeArgs() []string {
+	return []string{"--upgrade", "--release-name", benchRelease, "-n", benchReleaseNS,
+		"--chart", filepath.Join(m.fixtures, "gitops-runtime", "chart", "gitops-runtime"), "--helm-major", "3"}
 }

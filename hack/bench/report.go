@@ -260,7 +260,11 @@ func markdown(c config, all []*results, total time.Duration) string {
 		fmt.Fprintf(&b, "| what | wall (median) | wall (max) | peak RSS (max) | peak anonymous (max) | ÷ cheapest floor | ÷ JSON floor | API requests (plugin count / audit log) | list pages (plugin / audit) | bytes read |\n")
 		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|\n")
 		cf, jf := r.cheap.median(wallOf), r.floor.median(wallOf)
-		for _, s := range r.plugins() {
+		rows := r.plugins()
+		if len(r.upgrade.samples) > 0 {
+			rows = append(rows, &r.upgrade)
+		}
+		for _, s := range rows {
 			w := s.median(wallOf)
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %.0f / %.0f | %.0f / %.0f | |\n", s.name, secs(w), secs(s.max(wallOf)), mib(s.max(rssOf)), mib(s.max(anonOf)),
 				ratio(w, cf), ratio(w, jf), s.median(reqsOf), s.median(auditReqs), s.median(pagesOf), s.median(auditPages))
@@ -272,6 +276,10 @@ func markdown(c config, all []*results, total time.Duration) string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | | | | | | %.1f MB |\n", r.kubectl.name, secs(r.kubectl.median(wallOf)), secs(r.kubectl.max(wallOf)), mib(r.kubectl.max(rssOf)), r.kubectl.median(bytesOf)/1e6)
 		}
 		b.WriteString("\n")
+		if len(r.upgrade.samples) > 0 {
+			fmt.Fprintf(&b, "The `--upgrade` run (the release's revision records, Helm's upgrade action over them rendering chart 0.30.0, and one server-side dry run per changed object, sent one at a time as Helm sends them) takes %s, %s the pre-install run with the chart, with %.0f API requests (exit code %d; %s).\n\n",
+				secs(r.upgrade.median(wallOf)), ratio(r.upgrade.median(wallOf), r.chart.median(wallOf)), r.upgrade.median(reqsOf), r.upgrade.samples[0].code, statusLine(r.upgrade.samples[0].statuses))
+		}
 		fmt.Fprintf(&b, "The executable alone (`--version`): peak RSS %s, of which anonymous %s; the rest is the executable's own file pages mapped by the kernel.\n\n", mib(float64(r.baseline.rssKB)), mib(float64(r.baseline.anonKB)))
 		if len(r.pre.samples) > 0 && len(r.chart.samples) > 0 && len(r.post.samples) > 0 {
 			fmt.Fprintf(&b, "Check statuses: without a chart %s; with the chart %s. Exit codes: pre %d, with the chart %d, post %d.\n\n",
