@@ -19,6 +19,8 @@ import (
 	"net/http"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"helm.sh/helm/v3/pkg/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -167,31 +169,50 @@ func DryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusa
 // exist are created (dry run), as Helm 4 does, when create is true, and
 // skipped otherwise.
 func serverSideApply(ctx context.Context, target kube.ResourceList, create bool) ([]Refusal, error) {
-	var out []Refusal
+	// Each object is its own request: up to applyConcurrency at once, the
+	// refusals in the target's order.
+	reasons := make([]string, len(target))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(applyConcurrency)
 	force := false
-	for _, info := range target {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(FieldManager).DryRun(true)
-		_, err := h.Get(info.Namespace, info.Name)
-		switch {
-		case apierrors.IsNotFound(err) && !create:
-			continue
-		case apierrors.IsNotFound(err):
-			_, err = h.Create(info.Namespace, true, info.Object)
-		case err == nil:
-			var data []byte
-			if data, err = json.Marshal(info.Object); err == nil {
-				_, err = h.Patch(info.Namespace, info.Name, types.ApplyPatchType, data, &metav1.PatchOptions{Force: &force})
+	for i, info := range target {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			out = append(out, Refusal{Kind: info.Mapping.GroupVersionKind.Kind, Namespace: info.Namespace, Name: info.Name, Reason: err.Error()})
+			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(FieldManager).DryRun(true)
+			_, err := h.Get(info.Namespace, info.Name)
+			switch {
+			case apierrors.IsNotFound(err) && !create:
+				return nil
+			case apierrors.IsNotFound(err):
+				_, err = h.Create(info.Namespace, true, info.Object)
+			case err == nil:
+				var data []byte
+				if data, err = json.Marshal(info.Object); err == nil {
+					_, err = h.Patch(info.Namespace, info.Name, types.ApplyPatchType, data, &metav1.PatchOptions{Force: &force})
+				}
+			}
+			if err != nil {
+				reasons[i] = err.Error()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []Refusal
+	for i, info := range target {
+		if reasons[i] != "" {
+			out = append(out, Refusal{Kind: info.Mapping.GroupVersionKind.Kind, Namespace: info.Namespace, Name: info.Name, Reason: reasons[i]})
 		}
 	}
 	return out, nil
 }
+
+// applyConcurrency bounds the server-side applies in flight.
+const applyConcurrency = 8
 
 // releaseMetadata labels and annotates each target object for the release,
 // as Helm's upgrade does before it applies them (pkg/action/validate.go
