@@ -13,9 +13,11 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -255,6 +257,28 @@ func (t dryRunTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	q := r.URL.Query()
 	q.Set("dryRun", metav1.DryRunAll)
 	r.URL.RawQuery = q.Encode()
+	if r.Method == http.MethodDelete && r.Body != nil && r.Body != http.NoBody {
+		// The API server reads a DELETE's options from its body when it has
+		// one, and then ignores the query: the dry run goes in the body too.
+		body, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			var opts map[string]any
+			if err := json.Unmarshal(body, &opts); err != nil {
+				return nil, fmt.Errorf("refusing a DELETE of %s whose options are not JSON: its dry run cannot be enforced", r.URL.Path)
+			}
+			opts["dryRun"] = []string{metav1.DryRunAll}
+			if body, err = json.Marshal(opts); err != nil {
+				return nil, err
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	return t.next.RoundTrip(r)
 }
 

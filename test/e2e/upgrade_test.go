@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,11 +46,47 @@ func chartLine(t *testing.T, line string) string {
 func upgradePlugin(t *testing.T, c *tc.Cluster, chart string, args ...string) (tc.Result, reporters.Document) {
 	t.Helper()
 	all := append([]string{"--upgrade", "--only", upgradeChecksOnly, "--chart", chart, "-n", runtimeNS, "--release-name", runtimeRelease}, args...)
+	before := survivors(t, c)
 	res, doc := c.RunJSON(t, nil, all...)
+	if after := survivors(t, c); after != before {
+		t.Fatalf("the plugin's --upgrade run changed the cluster (its writes must all be dry runs):\nbefore: %s\nafter:  %s", before, after)
+	}
 	if doc.Mode != "upgrade" {
 		t.Fatalf("mode %q, want upgrade\n%s", doc.Mode, res.Stdout)
 	}
 	return res, doc
+}
+
+// survivors names the Deployments, ConfigMaps and CRDs of the cluster: a
+// real (not dry-run) create or delete of the plugin changes it (status
+// writes of the controllers do not).
+func survivors(t *testing.T, c *tc.Cluster) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	deps, err := c.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range deps.Items {
+		fmt.Fprintf(&b, "deployment %s/%s ", d.Namespace, d.Name)
+	}
+	cms, err := c.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range cms.Items {
+		fmt.Fprintf(&b, "configmap %s/%s ", m.Namespace, m.Name)
+	}
+	crds, err := dynamic.NewForConfigOrDie(c.Admin).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+		List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range crds.Items {
+		fmt.Fprintf(&b, "crd %s ", x.GetName())
+	}
+	return b.String()
 }
 
 // helmUpgrade runs `helm upgrade` of the runtime release to chart with args
@@ -290,7 +327,7 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 	if _, err := c.Kube.AppsV1().Deployments("argo-rollouts").Create(context.Background(), own, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, doc = upgradePlugin(t, c, to, "-f", v)
+	res, doc = upgradePlugin(t, c, to, "-f", v)
 	ch = tc.Check(t, doc, "upgrade-deletes")
 	if ch.Status != "fail" || strings.Contains(ch.Message, "checkout") || !strings.Contains(ch.Message, runtimeNS+"/orders") {
 		t.Errorf("with Argo Rollouts on its own: upgrade-deletes = %s (%s), want only the Sensor named", ch.Status, ch.Message)
