@@ -154,12 +154,7 @@ func keptDefaults(up *chart.Upgrade) []string {
 		if reflect.DeepEqual(def, now) {
 			continue
 		}
-		if up.Current != nil {
-			if _, set := values.Lookup(up.Current.Config, path...); set {
-				continue
-			}
-		}
-		if _, set := values.Lookup(up.Given, path...); set {
+		if userSet(up, path) {
 			continue
 		}
 		if _, isMap := def.(map[string]any); isMap {
@@ -168,6 +163,30 @@ func keptDefaults(up *chart.Upgrade) []string {
 		out = append(out, fmt.Sprintf("%s (%s → %s)", p, short(now), short(def)))
 	}
 	return out
+}
+
+// userSet reports whether the user set path (in the deployed revision's
+// values or the given ones), directly or, for a subchart's
+// "<subchart>.global.x", as "global.x" (Helm copies globals into every
+// subchart).
+func userSet(up *chart.Upgrade, path []string) bool {
+	cands := [][]string{path}
+	for i := 1; i < len(path); i++ {
+		if path[i] == "global" {
+			cands = append(cands, path[i:])
+		}
+	}
+	for _, p := range cands {
+		if up.Current != nil {
+			if _, set := values.Lookup(up.Current.Config, p...); set {
+				return true
+			}
+		}
+		if _, set := values.Lookup(up.Given, p...); set {
+			return true
+		}
+	}
+	return false
 }
 
 // short prints a value for a message, cut to 40 bytes.

@@ -168,7 +168,8 @@ func ownedVersions(t *testing.T, c *tc.Cluster, rel string) map[string]string {
 // installAfterFix are extra flags of the `helm install` after --fix: Helm 4
 // installs with server-side apply, and the adopted leftover objects have
 // fields another field manager set (here the test's client), which
-// conflict unless --force-conflicts (the plugin's hint says so).
+// conflict unless --force-conflicts (the plugin's hint says so); --replace
+// reuses the name of the install that failed on them.
 func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string) {
 	c := tc.Start(t)
 	values := chartValues(t, renderingValues)
@@ -285,7 +286,7 @@ func TestChartOwnershipAgreesWithHelm3(t *testing.T) {
 
 // Helm 4 installs with server-side apply; its ownership rule is the same.
 func TestChartOwnershipAgreesWithHelm4(t *testing.T) {
-	ownershipChain(t, tc.Helm4Binary(t), "4", "--force-conflicts")
+	ownershipChain(t, tc.Helm4Binary(t), "4", "--force-conflicts", "--replace")
 }
 
 // TestChartArgoAndGatewayAgreeWithHelm runs, on one cluster:
