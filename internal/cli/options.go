@@ -366,8 +366,11 @@ func (o *Options) contextName() string {
 	return raw.CurrentContext
 }
 
+// colorEnabled reports whether the report is coloured: stdout is a terminal
+// that can show colour (TERM is not "dumb", as ncurses and git treat it), and
+// neither --no-color nor NO_COLOR (https://no-color.org) says no.
 func (o *Options) colorEnabled() bool {
-	return !o.NoColor && o.Host.Getenv("NO_COLOR") == "" && o.Host.IsTerminal(o.Streams.Out)
+	return !o.NoColor && o.Host.Getenv("NO_COLOR") == "" && o.Host.Getenv("TERM") != "dumb" && o.Host.IsTerminal(o.Streams.Out)
 }
 
 func (o *Options) write(r *checks.Report) error {

@@ -110,7 +110,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.BoolVar(&o.ResetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
 	flags.IntVar(&o.HelmMajor, "helm-major", 0, "with --upgrade: the Helm major version (3 or 4) that will run the upgrade (default: the helm client found)")
 	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, mode, category, docs page; -o wide adds the title) and exit")
-	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
+	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (as when NO_COLOR is set or TERM is dumb)")
 	flags.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on the whole run")
 
 	flags.StringVar(&o.AccessMode, "access-mode", "", "planned access mode: tunnel|ingress|service-mesh (default: from values, else tunnel)")
