@@ -177,7 +177,7 @@ func TestSpineChecks(t *testing.T) {
 		wantCode(t, res, 3)
 		doc := res.JSON(t)
 		wantStatus(t, doc, "cluster-reachable", "fail", "rejected the credentials")
-		wantStatus(t, doc, "node-resources", "skip", "not run: cluster-reachable failed")
+		wantStatus(t, doc, "node-resources", "skip", "needs cluster-reachable")
 		wantStatus(t, doc, "runtime-name", "pass")
 	})
 }
