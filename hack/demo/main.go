@@ -1,5 +1,5 @@
 // Command demo tells the story of kubectl gitops-preflight on a throwaway
-// cluster that behaves like one (nothing of yours is touched): etcd,
+// cluster that behaves like one (no cluster of yours is touched): etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok's simulated
 // nodes (bin/k8s, `make test-binaries`). A community Argo CD runs on one node
 // too small for the runtime; the plugin says what will break; `--fix --yes`
@@ -13,13 +13,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -29,8 +32,9 @@ import (
 func main() {
 	plugin := flag.String("plugin", "bin/kubectl-gitops_preflight", "path of the built plugin")
 	fixtures := flag.String("fixtures", filepath.Join("..", "shared", "fixtures", "upstream"), "upstream fixtures: argo-cd/install.yaml and gitops-runtime/chart/gitops-runtime")
+	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of every command goes, Helm's chart warnings included")
 	flag.Parse()
-	if err := run(*plugin, *fixtures); err != nil {
+	if err := run(*plugin, *fixtures, *logPath); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -39,6 +43,41 @@ func main() {
 type demo struct {
 	dir, plugin, kubeconfig, helm string
 	total                         time.Time
+	// log receives every command's full output; the story leaves out
+	// Helm's chart warnings (helmWarning).
+	log *os.File
+}
+
+// helmWarning matches the warnings Helm logs while coalescing a chart's
+// values ("coalesce.go:301: warning: ..."): Helm's logger prefixes the Go
+// file and line. They belong in the log, not the story.
+var helmWarning = regexp.MustCompile(`^\s*[a-z_]+\.go:[0-9]+: warning: `)
+
+// storyWriter passes complete lines to story, except Helm's warnings, and
+// every line to log.
+type storyWriter struct {
+	story, log io.Writer
+	buf        []byte
+}
+
+func (s *storyWriter) Write(p []byte) (int, error) {
+	s.buf = append(s.buf, p...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := s.buf[:i+1]
+		if _, err := s.log.Write(line); err != nil {
+			return 0, err
+		}
+		if !helmWarning.Match(line) {
+			if _, err := s.story.Write(line); err != nil {
+				return 0, err
+			}
+		}
+		s.buf = s.buf[i+1:]
+	}
 }
 
 // step prints a heading, runs f and prints how long it took.
@@ -50,8 +89,18 @@ func (d *demo) step(title string, f func() error) error {
 	return err
 }
 
-func run(plugin, fixtures string) error {
+func run(plugin, fixtures, logPath string) error {
 	d := &demo{total: time.Now()}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	d.log = logFile
+	fmt.Printf("(the full output of every command, Helm's warnings included: %s)\n", logPath)
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join("bin", "k8s")
@@ -63,7 +112,6 @@ func run(plugin, fixtures string) error {
 			return fmt.Errorf("fixture %s missing (pass -fixtures DIR): %w", p, err)
 		}
 	}
-	var err error
 	if d.plugin, err = filepath.Abs(plugin); err != nil {
 		return err
 	}
@@ -132,6 +180,8 @@ func run(plugin, fixtures string) error {
 		return err
 	}
 	if err := d.step("After the install", func() error {
+		fmt.Println("   The runtime never registers here (a demo has no Codefresh platform), so Secret")
+		fmt.Println("   codefresh-token never appears: expect that one warning, and nothing else.")
 		return d.preflight("--post")
 	}); err != nil {
 		return err
@@ -151,6 +201,7 @@ func (d *demo) preflight(args ...string) error {
 		}
 	}
 	fmt.Printf("$ kubectl gitops-preflight %s\n", strings.Join(args, " "))
+	fmt.Fprintf(d.log, "$ kubectl gitops-preflight %s\n", strings.Join(args, " "))
 	// Nothing dials out of this machine: the platform hosts and the default
 	// chart registry go to a closed port on 127.0.0.1 (not shown).
 	args = append(append([]string(nil), args...), testcluster.Blackhole...)
@@ -162,7 +213,8 @@ func (d *demo) preflight(args ...string) error {
 		cmd = exec.Command(d.plugin, append([]string{"--kubeconfig", d.kubeconfig}, args...)...)
 	}
 	cmd.Env = append(cmd.Environ(), "HELM_BIN="+d.helm) // the helm the demo installs with
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Stdout = io.MultiWriter(os.Stdout, d.log)
+	cmd.Stderr = &storyWriter{story: os.Stderr, log: d.log}
 	err := cmd.Run()
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		fmt.Printf("(exit code %d)\n", ee.ExitCode())
@@ -179,8 +231,17 @@ func (d *demo) kubectl(args ...string) error {
 func (d *demo) run(name string, args ...string) error {
 	shown := filepath.Base(name)
 	fmt.Printf("$ %s %s\n", shown, strings.Join(args, " "))
+	fmt.Fprintf(d.log, "$ %s %s\n", shown, strings.Join(args, " "))
 	out, err := exec.Command(name, args...).CombinedOutput()
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if _, werr := d.log.Write(out); werr != nil {
+		return werr
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if !helmWarning.MatchString(l) {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) > 12 {
 		lines = append(lines[:6], append([]string{fmt.Sprintf("  ... (%d lines)", len(lines)-10)}, lines[len(lines)-4:]...)...)
 	}
