@@ -33,7 +33,17 @@ func main() {
 	plugin := flag.String("plugin", "bin/kubectl-gitops_preflight", "path of the built plugin")
 	fixtures := flag.String("fixtures", filepath.Join("..", "shared", "fixtures", "upstream"), "upstream fixtures: argo-cd/install.yaml and gitops-runtime/chart/gitops-runtime")
 	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of every command goes, Helm's chart warnings included")
+	toolCache := flag.Bool("tool-cache", false, "print the folder the demo and the tests build Helm into, and exit (make distclean)")
 	flag.Parse()
+	if *toolCache {
+		dir, err := testcluster.ToolCacheDir()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			os.Exit(1)
+		}
+		fmt.Println(dir)
+		return
+	}
 	if err := run(*plugin, *fixtures, *logPath); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
