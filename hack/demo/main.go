@@ -13,12 +13,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +30,7 @@ import (
 func main() {
 	plugin := flag.String("plugin", "bin/kubectl-gitops_preflight", "path of the built plugin")
 	fixtures := flag.String("fixtures", filepath.Join("..", "shared", "fixtures", "upstream"), "upstream fixtures: argo-cd/install.yaml and gitops-runtime/chart/gitops-runtime")
-	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of every command goes, Helm's chart warnings included")
+	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of the helm and kubectl commands goes, Helm's chart warnings included")
 	toolCache := flag.Bool("tool-cache", false, "print the folder the demo and the tests build Helm into, and exit (make distclean)")
 	flag.Parse()
 	if *toolCache {
@@ -53,8 +51,8 @@ func main() {
 type demo struct {
 	dir, plugin, kubeconfig, helm string
 	total                         time.Time
-	// log receives every command's full output; the story leaves out
-	// Helm's chart warnings (helmWarning).
+	// log receives the full output of every command run by run (helm,
+	// kubectl); the story leaves out Helm's chart warnings (helmWarning).
 	log *os.File
 }
 
@@ -62,33 +60,6 @@ type demo struct {
 // values ("coalesce.go:301: warning: ..."): Helm's logger prefixes the Go
 // file and line. They belong in the log, not the story.
 var helmWarning = regexp.MustCompile(`^\s*[a-z_]+\.go:[0-9]+: warning: `)
-
-// storyWriter passes complete lines to story, except Helm's warnings, and
-// every line to log.
-type storyWriter struct {
-	story, log io.Writer
-	buf        []byte
-}
-
-func (s *storyWriter) Write(p []byte) (int, error) {
-	s.buf = append(s.buf, p...)
-	for {
-		i := bytes.IndexByte(s.buf, '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		line := s.buf[:i+1]
-		if _, err := s.log.Write(line); err != nil {
-			return 0, err
-		}
-		if !helmWarning.Match(line) {
-			if _, err := s.story.Write(line); err != nil {
-				return 0, err
-			}
-		}
-		s.buf = s.buf[i+1:]
-	}
-}
 
 // step prints a heading, runs f and prints how long it took.
 func (d *demo) step(title string, f func() error) error {
@@ -110,7 +81,7 @@ func run(plugin, fixtures, logPath string) error {
 	}
 	defer logFile.Close()
 	d.log = logFile
-	fmt.Printf("(the full output of every command, Helm's warnings included: %s)\n", logPath)
+	fmt.Printf("(the full output of the helm and kubectl commands, Helm's warnings included: %s)\n", logPath)
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join("bin", "k8s")
@@ -211,7 +182,6 @@ func (d *demo) preflight(args ...string) error {
 		}
 	}
 	fmt.Printf("$ kubectl gitops-preflight %s\n", strings.Join(args, " "))
-	fmt.Fprintf(d.log, "$ kubectl gitops-preflight %s\n", strings.Join(args, " "))
 	// Nothing dials out of this machine: the platform hosts and the default
 	// chart registry go to a closed port on 127.0.0.1 (not shown).
 	args = append(append([]string(nil), args...), testcluster.Blackhole...)
@@ -223,8 +193,9 @@ func (d *demo) preflight(args ...string) error {
 		cmd = exec.Command(d.plugin, append([]string{"--kubeconfig", d.kubeconfig}, args...)...)
 	}
 	cmd.Env = append(cmd.Environ(), "HELM_BIN="+d.helm) // the helm the demo installs with
-	cmd.Stdout = io.MultiWriter(os.Stdout, d.log)
-	cmd.Stderr = &storyWriter{story: os.Stderr, log: d.log}
+	// The terminal's own: the report is wrapped to it, as users see it.
+	// (The plugin prints no Helm warnings: it silences Go's log.)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err := cmd.Run()
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		fmt.Printf("(exit code %d)\n", ee.ExitCode())
