@@ -1,6 +1,6 @@
 # kubectl gitops-preflight
 #
-#   make demo           the story on a local cluster: report, --fix, helm install, --post (under a minute once built)
+#   make demo           the story on a local cluster: report, --fix, helm install, --post (about a minute once built)
 #   make test           vet, lint, unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use);
 #                       a line per phase, per end-to-end test and at least one a minute (full e2e output: bin/e2e.log)
 #   make lint           golangci-lint (pinned, built once into bin/) with .golangci.yaml
@@ -39,7 +39,8 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
+	@echo "go build -o $(PLUGIN) ($(VERSION) $(COMMIT))"
+	@$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
 
 install: build
 	install -m 0755 $(PLUGIN) "$$($(GO) env GOPATH)/bin/kubectl-gitops_preflight"
@@ -169,7 +170,7 @@ bench: test-binaries build
 	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme README.md $(BENCH_FLAGS)
 
 demo: test-binaries build
-	KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
+	@KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
 
 clean:
 	rm -rf $(PLUGIN) dist

@@ -24,7 +24,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 func main() {
@@ -51,6 +54,8 @@ func main() {
 type demo struct {
 	dir, plugin, kubeconfig, helm string
 	total                         time.Time
+	// width is the terminal's, for the story's own lines (0: not a terminal).
+	width int
 	// log receives the full output of every command run by run (helm,
 	// kubectl); the story leaves out Helm's chart warnings (helmWarning).
 	log *os.File
@@ -61,17 +66,60 @@ type demo struct {
 // file and line. They belong in the log, not the story.
 var helmWarning = regexp.MustCompile(`^\s*[a-z_]+\.go:[0-9]+: warning: `)
 
+// say prints text word-wrapped to the terminal's width (reporters.Wrap, as
+// the plugin's report), the first line indented by first spaces and the
+// rest by rest; not wrapped when stdout is not a terminal.
+func (d *demo) say(text string, first, rest int) {
+	for _, l := range reporters.Wrap(text, d.width, first, rest) {
+		fmt.Println(l)
+	}
+}
+
+// command prints a command line as the story shows it: the demo cluster's
+// kubeconfig and working folder left out (every command uses them), and
+// wrapped with shell continuations to the terminal's width.
+func (d *demo) command(args []string) {
+	var shown []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--kubeconfig" && i+1 < len(args) {
+			i++
+			continue
+		}
+		shown = append(shown, strings.TrimPrefix(args[i], d.dir+string(filepath.Separator)))
+	}
+	line := "$ " + strings.Join(shown, " ")
+	if d.width <= 0 {
+		fmt.Println(line)
+		return
+	}
+	lines := reporters.Wrap(line, d.width-2, 0, 4)
+	for i, l := range lines {
+		if i < len(lines)-1 {
+			l += " \\"
+		}
+		fmt.Println(l)
+	}
+}
+
 // step prints a heading, runs f and prints how long it took.
 func (d *demo) step(title string, f func() error) error {
-	fmt.Printf("\n━━ %s\n", title)
+	fmt.Println()
+	d.say("━━ "+title, 0, 3)
 	start := time.Now()
 	err := f()
-	fmt.Printf("   (%s: %.1fs; %.0fs since start)\n", title, time.Since(start).Seconds(), time.Since(d.total).Seconds())
+	d.say(fmt.Sprintf("(%s: %.1fs; %.0fs since start)", title, time.Since(start).Seconds(), time.Since(d.total).Seconds()), 3, 4)
 	return err
 }
 
 func run(plugin, fixtures, logPath string) error {
 	d := &demo{total: time.Now()}
+	if term.IsTerminal(int(os.Stdout.Fd())) {
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
+			d.width = w
+		} else {
+			d.width = 80
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		return err
 	}
@@ -81,7 +129,7 @@ func run(plugin, fixtures, logPath string) error {
 	}
 	defer logFile.Close()
 	d.log = logFile
-	fmt.Printf("(the full output of the helm and kubectl commands, Helm's warnings included: %s)\n", logPath)
+	d.say(fmt.Sprintf("(the full output of the helm and kubectl commands, Helm's warnings included: %s)", logPath), 0, 1)
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join("bin", "k8s")
@@ -161,13 +209,13 @@ func run(plugin, fixtures, logPath string) error {
 		return err
 	}
 	if err := d.step("After the install", func() error {
-		fmt.Println("   The runtime never registers here (a demo has no Codefresh platform), so Secret")
-		fmt.Println("   codefresh-token never appears: expect that one warning, and nothing else.")
+		d.say("The runtime never registers here (a demo has no Codefresh platform), so Secret codefresh-token never appears: expect that one warning, and nothing else.", 3, 3)
 		return d.preflight("--post")
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("\nDone in %.0fs. The cluster is stopped now.\n", time.Since(d.total).Seconds())
+	fmt.Println()
+	d.say(fmt.Sprintf("Done in %.0fs. The cluster is stopped now.", time.Since(d.total).Seconds()), 0, 0)
 	return nil
 }
 
@@ -181,7 +229,7 @@ func (d *demo) preflight(args ...string) error {
 			return err
 		}
 	}
-	fmt.Printf("$ kubectl gitops-preflight %s\n", strings.Join(args, " "))
+	d.command(append([]string{"kubectl", "gitops-preflight"}, args...))
 	// Nothing dials out of this machine: the platform hosts and the default
 	// chart registry go to a closed port on 127.0.0.1 (not shown).
 	args = append(append([]string(nil), args...), testcluster.Blackhole...)
@@ -211,7 +259,7 @@ func (d *demo) kubectl(args ...string) error {
 // run runs a command, printing it and its output indented.
 func (d *demo) run(name string, args ...string) error {
 	shown := filepath.Base(name)
-	fmt.Printf("$ %s %s\n", shown, strings.Join(args, " "))
+	d.command(append([]string{shown}, args...))
 	fmt.Fprintf(d.log, "$ %s %s\n", shown, strings.Join(args, " "))
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if _, werr := d.log.Write(out); werr != nil {
@@ -228,7 +276,7 @@ func (d *demo) run(name string, args ...string) error {
 	}
 	for _, l := range lines {
 		if l != "" {
-			fmt.Println("  " + l)
+			d.say(l, 2, 6)
 		}
 	}
 	if err != nil {
