@@ -389,7 +389,7 @@ func (o *Options) noKubeconfig() error {
 	default:
 		where = "~/" + clientcmd.RecommendedHomeDir + "/" + clientcmd.RecommendedFileName + " (KUBECONFIG is not set)"
 	}
-	return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("no kubeconfig found: looked in %s; set KUBECONFIG, pass --kubeconfig, or --server with --token; nothing checked", where)}
+	return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("no kubeconfig with a cluster found: looked in %s; set KUBECONFIG, pass --kubeconfig, or --server with --token; nothing checked", where)}
 }
 
 // contextName is the kubeconfig context in use. The loader caches the merged

@@ -95,7 +95,7 @@ func TestNoKubeconfig(t *testing.T) {
 	if code := ExitCode(err); code != ExitUnreachable {
 		t.Fatalf("exit %d (%v), want %d", code, err, ExitUnreachable)
 	}
-	want := "no kubeconfig found: looked in KUBECONFIG=" + missing + "; "
+	want := "no kubeconfig with a cluster found: looked in KUBECONFIG=" + missing + "; "
 	if !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "localhost:8080") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %q, want one line starting %q", err, want)
 	}
