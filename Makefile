@@ -1,7 +1,8 @@
 # kubectl gitops-preflight
 #
-#   make demo           the story on a local cluster: report, --fix, helm install, --post (40-60 s once built)
-#   make test           vet, lint, unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use)
+#   make demo           the story on a local cluster: report, --fix, helm install, --post (about a minute once built)
+#   make test           vet, lint, unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use);
+#                       a line per phase, per end-to-end test and at least one a minute (full e2e output: bin/e2e.log)
 #   make lint           golangci-lint (pinned, built once into bin/) with .golangci.yaml
 #   make fuzz           each fuzz target for FUZZTIME (default 5s), from its checked-in seeds
 #   make build          bin/kubectl-gitops_preflight
@@ -9,10 +10,17 @@
 #   make dist           release archives, checksums.txt and the krew manifest in dist/
 #   make docs           regenerate docs/checks.md and the README tables from docs/checks/*.md, the registry and the flags
 #   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/k8s (cached)
+#   make distclean      make clean, and everything built for the tests and the demo: bin/ and the
+#                       Helm 3 and 4 clients in the user cache (~/.cache/kubectl-gitops-preflight on Linux)
 #   make bench          Go benchmarks, then time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
+# bash: the recipes use pipefail and $${PIPESTATUS}.
+SHELL     := bash
 GO        ?= go
 BIN       := bin
+# Each phase of make test runs under hack/progress.sh: a line when it starts
+# and ends, and one a minute while it runs.
+PROGRESS  := hack/progress.sh
 PLUGIN    := $(BIN)/kubectl-gitops_preflight
 K8S_BIN   := $(BIN)/k8s
 # The test control plane: kube-apiserver from k8s.io/kubernetes, etcd from
@@ -26,12 +34,13 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
 
-.PHONY: all build install test unit fuzz e2e test-binaries demo bench lint fmt vet clean dist docs
+.PHONY: all build install test unit fuzz e2e test-binaries demo bench lint fmt vet clean distclean dist docs
 
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
+	@echo "go build -o $(PLUGIN) ($(VERSION) $(COMMIT))"
+	@$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
 
 install: build
 	install -m 0755 $(PLUGIN) "$$($(GO) env GOPATH)/bin/kubectl-gitops_preflight"
@@ -57,7 +66,7 @@ docs:
 $(K8S_BIN)/etcd:
 	@mkdir -p $(K8S_BIN)
 	@echo "building etcd (once; cached in $(K8S_BIN))"
-	cd hack/tools && $(GO) build -o $(CURDIR)/$(K8S_BIN)/etcd go.etcd.io/etcd/server/v3
+	@$(PROGRESS) "build etcd" bash -c 'cd hack/tools && $(GO) build -o $(CURDIR)/$(K8S_BIN)/etcd go.etcd.io/etcd/server/v3'
 
 # kube-apiserver, kube-controller-manager and kube-scheduler: one module set
 # (hack/tools/go.mod), one version stamp.
@@ -69,26 +78,26 @@ KWOK_VERSION := v0.8.0
 $(K8S_BIN)/kube-apiserver:
 	@mkdir -p $(K8S_BIN)
 	@echo "building kube-apiserver $(K8S_VERSION) (once, ~5-8 minutes on 2 cores; cached in $(K8S_BIN))"
-	cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
-		-o $(CURDIR)/$(K8S_BIN)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+	@$(PROGRESS) "build kube-apiserver" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $(CURDIR)/$(K8S_BIN)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver"
 
 $(K8S_BIN)/kube-controller-manager:
 	@mkdir -p $(K8S_BIN)
 	@echo "building kube-controller-manager $(K8S_VERSION) (once; cached in $(K8S_BIN))"
-	cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
-		-o $(CURDIR)/$(K8S_BIN)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+	@$(PROGRESS) "build kube-controller-manager" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $(CURDIR)/$(K8S_BIN)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager"
 
 $(K8S_BIN)/kube-scheduler:
 	@mkdir -p $(K8S_BIN)
 	@echo "building kube-scheduler $(K8S_VERSION) (once; cached in $(K8S_BIN))"
-	cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
-		-o $(CURDIR)/$(K8S_BIN)/kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+	@$(PROGRESS) "build kube-scheduler" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $(CURDIR)/$(K8S_BIN)/kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler"
 
 $(K8S_BIN)/kwok:
 	@mkdir -p $(K8S_BIN)
 	@echo "building kwok $(KWOK_VERSION) (once; cached in $(K8S_BIN))"
-	cd hack/tools/kwok && $(GO) build \
-		-o $(CURDIR)/$(K8S_BIN)/kwok sigs.k8s.io/kwok/cmd/kwok
+	@$(PROGRESS) "build kwok" bash -c 'cd hack/tools/kwok && $(GO) build \
+		-o $(CURDIR)/$(K8S_BIN)/kwok sigs.k8s.io/kwok/cmd/kwok'
 
 test-binaries: $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kwok
 
@@ -97,13 +106,20 @@ fmt:
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	$(GO) vet ./...
+	@$(PROGRESS) vet $(GO) vet ./...
 
+# go test prints "ok <package>" as each package passes.
 unit:
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	@$(PROGRESS) "unit tests" $(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 
+# The end-to-end tests run with -v; the terminal gets each test's RUN and
+# PASS/FAIL lines, the tests' log lines (file.go:line: ...) and the Helm
+# builds, and bin/e2e.log all of it.
+E2E_LINES := ^(=== RUN|[[:space:]]*--- (PASS|FAIL|SKIP)|ok |FAIL|PASS$$|panic:|testcluster: )|[a-z_]+\.go:[0-9]+: 
 e2e: test-binaries build
-	KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -count=1 -timeout 40m ./test/e2e/...
+	@$(PROGRESS) "end-to-end tests (full output: $(BIN)/e2e.log)" bash -c 'set -o pipefail; \
+		KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -v -count=1 -timeout 40m ./test/e2e/... 2>&1 \
+		| tee $(BIN)/e2e.log | { grep --line-buffered -E "$(E2E_LINES)" || true; }'
 
 # Fuzz targets (go test -fuzz takes one target of one package at a time): the
 # seeds in each target run with the unit tests; here each target also
@@ -119,10 +135,10 @@ FUZZ_TARGETS := \
 	./checks:FuzzServerSemver
 
 fuzz:
+	@echo "== fuzz"
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
-		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		$(PROGRESS) "fuzz $$name ($$pkg, $(FUZZTIME))" $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
 
 # golangci-lint, pinned, built once from the Go module proxy into bin/ by
@@ -135,10 +151,10 @@ GOLANGCI_LINT         := $(GOLANGCI_LINT_DIR)/golangci-lint
 $(GOLANGCI_LINT):
 	@mkdir -p $(GOLANGCI_LINT_DIR)
 	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (once, a few minutes; cached in $(GOLANGCI_LINT_DIR))"
-	GOBIN=$(CURDIR)/$(GOLANGCI_LINT_DIR) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@GOBIN=$(CURDIR)/$(GOLANGCI_LINT_DIR) $(PROGRESS) "build golangci-lint" $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 lint: $(GOLANGCI_LINT)
-	$(GOLANGCI_LINT) run ./...
+	@$(PROGRESS) lint $(GOLANGCI_LINT) run ./...
 
 test: vet lint unit fuzz e2e
 
@@ -154,7 +170,16 @@ bench: test-binaries build
 	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme README.md $(BENCH_FLAGS)
 
 demo: test-binaries build
-	KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
+	@KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
 
 clean:
 	rm -rf $(PLUGIN) dist
+
+# Everything the tests and the demo built: bin/ (the control plane, the
+# linter, the plugin) and the Helm 3 and 4 clients in the user cache
+# (Go's os.UserCacheDir: $$XDG_CACHE_HOME or ~/.cache on Linux,
+# ~/Library/Caches on macOS).
+TOOL_CACHE = $(shell $(GO) run ./hack/demo -tool-cache 2>/dev/null)
+distclean: clean
+	rm -rf $(BIN)
+	@if [ -n "$(TOOL_CACHE)" ]; then echo "rm -rf $(TOOL_CACHE)"; rm -rf "$(TOOL_CACHE)"; fi

@@ -89,7 +89,8 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 				return
 			}
 			if fatal != "" && !c.Offline {
-				out[i] = skipped(c, SkipUnreachable, fmt.Sprintf("not run: %s failed (%s)", fatal, out[index[fatal]].Message))
+				// The reason is said once, in the fatal check's own outcome.
+				out[i] = skipped(c, SkipUnreachable, "needs "+fatal)
 				notify(opts, out[i])
 				return
 			}

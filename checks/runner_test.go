@@ -123,6 +123,10 @@ func TestRunFatalStopsOthers(t *testing.T) {
 	if c := r.Outcomes[1].Cause; c != SkipUnreachable {
 		t.Fatalf("online check skipped with cause %q, want %q", c, SkipUnreachable)
 	}
+	// The reason is in the fatal check's outcome only.
+	if m := r.Outcomes[1].Message; m != "needs gate" {
+		t.Fatalf("online check skipped with %q, want %q", m, "needs gate")
+	}
 }
 
 func TestRunConcurrency(t *testing.T) {

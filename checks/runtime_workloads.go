@@ -79,7 +79,10 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 
 	if len(down) == 0 {
 		if tokenKnown && !hasToken {
-			return Warn("all %d runtime workloads are available, but %s", len(mine), tokenNote).WithHint(tokenHint), nil
+			// The first line says that this is expected until the runtime
+			// registers (a fresh install, a demo without a platform).
+			return Warn("Secret %s is missing in namespace %s: expected until the runtime registers with the platform (cap-app-proxy creates it then)\nall %d runtime workloads are available; gitops-operator, argo-gateway and the event reporters wait for the Secret",
+				CodefreshTokenSecret, ns, len(mine)).WithHint(tokenHint), nil
 		}
 		return Pass("all %d runtime workloads in namespace %s have their replicas available", len(mine), ns), nil
 	}

@@ -98,4 +98,9 @@ status:
 			tt.want.expect(t, newKit(t, tt.yaml...).with(post).run(RuntimeWorkloads()))
 		})
 	}
+	// The warning's first line says it is expected until the runtime registers.
+	res := newKit(t, proxy(1)).with(post).run(RuntimeWorkloads())
+	if first := strings.SplitN(res.Message, "\n", 2)[0]; !strings.Contains(first, "Secret codefresh-token is missing") || !strings.Contains(first, "expected until the runtime registers with the platform") {
+		t.Errorf("first line %q does not say the missing Secret is expected until the runtime registers", first)
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
@@ -224,46 +223,5 @@ func TestListChecksFormats(t *testing.T) {
 	}
 	if err := ListChecks(&buf, FormatJUnit, list, 80); err == nil {
 		t.Error("junit list: no error")
-	}
-}
-
-// TestListChecksFitsTheWidth: the catalogue's table has every check's ID and
-// title and no line wider than the terminal (80 columns, and narrower);
-// wide adds the docs links; piped (width 0) keeps each title on its line.
-func TestListChecksFitsTheWidth(t *testing.T) {
-	list := checks.All()
-	for _, width := range []int{40, 60, 80, 100} {
-		var buf bytes.Buffer
-		if err := ListChecks(&buf, FormatTable, list, width); err != nil {
-			t.Fatal(err)
-		}
-		text := buf.String()
-		for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-			if n := twwidth.Width(l); n > width {
-				t.Errorf("width %d: line %d has %d columns: %q", width, i+1, n, l)
-			}
-		}
-		flat := strings.Join(strings.Fields(text), " ")
-		for _, c := range list {
-			if !strings.Contains(flat, c.ID) || !strings.Contains(flat, strings.Join(strings.Fields(c.Title), " ")) {
-				t.Errorf("width %d: %s or its title missing", width, c.ID)
-			}
-		}
-		if strings.Contains(text, "https://") {
-			t.Errorf("width %d: the table lists docs links; only wide should", width)
-		}
-	}
-	var piped, wide bytes.Buffer
-	if err := ListChecks(&piped, FormatTable, list, 0); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Count(piped.String(), "\n"); got != len(list)+1 {
-		t.Errorf("piped list has %d lines, want %d (header + one per check)", got, len(list)+1)
-	}
-	if err := ListChecks(&wide, FormatWide, list, 80); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(wide.String(), list[0].Docs()) || !strings.Contains(wide.String(), "CATEGORY") {
-		t.Errorf("wide list lacks the docs column:\n%s", wide.String())
 	}
 }

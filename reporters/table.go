@@ -115,20 +115,49 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
-	imp := r.ImpactSummary()
-	iparts := make([]string, 0, len(checks.Impacts))
-	for _, i := range r.Impacts() {
-		iparts = append(iparts, fmt.Sprintf("%d %s", imp[i], i))
-	}
 	lines := t.fit("Summary: "+strings.Join(parts, ", "), 0, 0)
-	lines = append(lines, t.fit(fmt.Sprintf("Not passing, by impact: %s (%s = helm install will fail)",
-		strings.Join(iparts, ", "), installFailsMarker), 0, 0)...)
+	if line := failingByImpact(r); line != "" {
+		lines = append(lines, t.fit(line, 0, 0)...)
+	}
 	for _, l := range lines {
 		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// failingByImpact is the summary's second line: the checks that failed or
+// errored counted by impact, the impacts with none left out, and the legend
+// of installFailsMarker when a check shows it, e.g.
+//
+//	Failing, by impact: 1 install-fails, 2 runtime-breaks (✱ = helm install will fail)
+//
+// "" when nothing failed. (Warnings are in the status counts; JSON's
+// summary.impact counts them too.)
+func failingByImpact(r *checks.Report) string {
+	count := map[checks.Impact]int{}
+	marked := false
+	for _, o := range r.Outcomes {
+		if o.Status.Failed() {
+			count[o.Impact]++
+			marked = marked || (Table{}).marker(o) != ""
+		}
+	}
+	var parts []string
+	for _, i := range r.Impacts() {
+		if count[i] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[i], i))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	line := "Failing, by impact: " + strings.Join(parts, ", ")
+	if marked {
+		line += " (" + installFailsMarker + " = helm install will fail)"
+	}
+	return line
 }
 
 // hintLines returns the lines shown under a check: its hint (first line

@@ -97,3 +97,20 @@ func cut(s string, width int) string {
 	}
 	return s
 }
+
+// Wrap word-wraps each line of text to at most width display columns, the
+// first line of each indented by first spaces and its continuations by rest
+// spaces; a word wider than a line is cut. width 0 means no limit (each line
+// is only indented). It is the wrapping of the table report, for the other
+// text the command prints on a terminal (help, errors, the --fix plan).
+func Wrap(text string, width, first, rest int) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == "" {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, wrapIndent(l, width, first, rest)...)
+	}
+	return out
+}

@@ -57,7 +57,13 @@ func run() int {
 	code := cli.ExitCode(err)
 	if err != nil {
 		if e := (*cli.ExitError)(nil); !errors.As(err, &e) || e.Err != nil {
-			fmt.Fprintf(os.Stderr, "Error: %s\n", redact.String(err.Error()))
+			width := 0
+			if isTerminal(os.Stderr) {
+				if width = terminalWidth(os.Stderr); width <= 0 {
+					width = 80
+				}
+			}
+			fmt.Fprint(os.Stderr, cli.ErrorText(redact.String(err.Error()), width))
 		}
 	}
 	return code

@@ -1,5 +1,5 @@
 // Command demo tells the story of kubectl gitops-preflight on a throwaway
-// cluster that behaves like one (nothing of yours is touched): etcd,
+// cluster that behaves like one (no cluster of yours is touched): etcd,
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok's simulated
 // nodes (bin/k8s, `make test-binaries`). A community Argo CD runs on one node
 // too small for the runtime; the plugin says what will break; `--fix --yes`
@@ -20,26 +20,41 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 func main() {
 	plugin := flag.String("plugin", "bin/kubectl-gitops_preflight", "path of the built plugin")
 	fixtures := flag.String("fixtures", filepath.Join("..", "shared", "fixtures", "upstream"), "upstream fixtures: argo-cd/install.yaml and gitops-runtime/chart/gitops-runtime")
+	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of the helm and kubectl commands goes, Helm's chart warnings included")
+	toolCache := flag.Bool("tool-cache", false, "print the folder the demo and the tests build Helm into, and exit (make distclean)")
 	story := flag.String("story", "all", "which story: install, upgrade or all (install, then upgrade)")
 	flag.Parse()
+	if *toolCache {
+		dir, err := testcluster.ToolCacheDir()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			os.Exit(1)
+		}
+		fmt.Println(dir)
+		return
+	}
 	var err error
 	switch *story {
 	case "install":
-		err = run(*plugin, *fixtures)
+		err = run(*plugin, *fixtures, *logPath)
 	case "upgrade":
-		err = runUpgrade(*plugin, *fixtures)
+		err = runUpgrade(*plugin, *fixtures, *logPath)
 	case "all":
-		if err = run(*plugin, *fixtures); err == nil {
-			err = runUpgrade(*plugin, *fixtures)
+		if err = run(*plugin, *fixtures, *logPath); err == nil {
+			err = runUpgrade(*plugin, *fixtures, *logPath)
 		}
 	default:
 		err = fmt.Errorf("-story must be install, upgrade or all, not %q", *story)
@@ -53,19 +68,82 @@ func main() {
 type demo struct {
 	dir, plugin, kubeconfig, helm string
 	total                         time.Time
+	// width is the terminal's, for the story's own lines (0: not a terminal).
+	width int
+	// log receives the full output of every command run by run (helm,
+	// kubectl); the story leaves out Helm's chart warnings (helmWarning).
+	log *os.File
+}
+
+// helmWarning matches the warnings Helm logs while coalescing a chart's
+// values ("coalesce.go:301: warning: ..."): Helm's logger prefixes the Go
+// file and line. They belong in the log, not the story.
+var helmWarning = regexp.MustCompile(`^\s*[a-z_]+\.go:[0-9]+: warning: `)
+
+// say prints text word-wrapped to the terminal's width (reporters.Wrap, as
+// the plugin's report), the first line indented by first spaces and the
+// rest by rest; not wrapped when stdout is not a terminal.
+func (d *demo) say(text string, first, rest int) {
+	for _, l := range reporters.Wrap(text, d.width, first, rest) {
+		fmt.Println(l)
+	}
+}
+
+// command prints a command line as the story shows it: the demo cluster's
+// kubeconfig and working folder left out (every command uses them), and
+// wrapped with shell continuations to the terminal's width.
+func (d *demo) command(args []string) {
+	var shown []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--kubeconfig" && i+1 < len(args) {
+			i++
+			continue
+		}
+		shown = append(shown, strings.TrimPrefix(args[i], d.dir+string(filepath.Separator)))
+	}
+	line := "$ " + strings.Join(shown, " ")
+	if d.width <= 0 {
+		fmt.Println(line)
+		return
+	}
+	lines := reporters.Wrap(line, d.width-2, 0, 4)
+	for i, l := range lines {
+		if i < len(lines)-1 {
+			l += " \\"
+		}
+		fmt.Println(l)
+	}
 }
 
 // step prints a heading, runs f and prints how long it took.
 func (d *demo) step(title string, f func() error) error {
-	fmt.Printf("\n━━ %s\n", title)
+	fmt.Println()
+	d.say("━━ "+title, 0, 3)
 	start := time.Now()
 	err := f()
-	fmt.Printf("   (%s: %.1fs; %.0fs since start)\n", title, time.Since(start).Seconds(), time.Since(d.total).Seconds())
+	d.say(fmt.Sprintf("(%s: %.1fs; %.0fs since start)", title, time.Since(start).Seconds(), time.Since(d.total).Seconds()), 3, 4)
 	return err
 }
 
-func run(plugin, fixtures string) error {
+func run(plugin, fixtures, logPath string) error {
 	d := &demo{total: time.Now()}
+	if term.IsTerminal(int(os.Stdout.Fd())) {
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
+			d.width = w
+		} else {
+			d.width = 80
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	d.log = logFile
+	d.say(fmt.Sprintf("(the full output of the helm and kubectl commands, Helm's warnings included: %s)", logPath), 0, 1)
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join("bin", "k8s")
@@ -77,7 +155,6 @@ func run(plugin, fixtures string) error {
 			return fmt.Errorf("fixture %s missing (pass -fixtures DIR): %w", p, err)
 		}
 	}
-	var err error
 	if d.plugin, err = filepath.Abs(plugin); err != nil {
 		return err
 	}
@@ -146,11 +223,13 @@ func run(plugin, fixtures string) error {
 		return err
 	}
 	if err := d.step("After the install", func() error {
+		d.say("The runtime never registers here (a demo has no Codefresh platform), so Secret codefresh-token never appears: expect that one warning, and nothing else.", 3, 3)
 		return d.preflight("--post")
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("\nDone in %.0fs. The cluster is stopped now.\n", time.Since(d.total).Seconds())
+	fmt.Println()
+	d.say(fmt.Sprintf("Done in %.0fs. The cluster is stopped now.", time.Since(d.total).Seconds()), 0, 0)
 	return nil
 }
 
@@ -164,7 +243,7 @@ func (d *demo) preflight(args ...string) error {
 			return err
 		}
 	}
-	fmt.Printf("$ kubectl gitops-preflight %s\n", strings.Join(args, " "))
+	d.command(append([]string{"kubectl", "gitops-preflight"}, args...))
 	// Nothing dials out of this machine: the platform hosts and the default
 	// chart registry go to a closed port on 127.0.0.1 (not shown).
 	args = append(append([]string(nil), args...), testcluster.Blackhole...)
@@ -176,6 +255,8 @@ func (d *demo) preflight(args ...string) error {
 		cmd = exec.Command(d.plugin, append([]string{"--kubeconfig", d.kubeconfig}, args...)...)
 	}
 	cmd.Env = append(cmd.Environ(), "HELM_BIN="+d.helm) // the helm the demo installs with
+	// The terminal's own: the report is wrapped to it, as users see it.
+	// (The plugin prints no Helm warnings: it silences Go's log.)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err := cmd.Run()
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
@@ -192,15 +273,24 @@ func (d *demo) kubectl(args ...string) error {
 // run runs a command, printing it and its output indented.
 func (d *demo) run(name string, args ...string) error {
 	shown := filepath.Base(name)
-	fmt.Printf("$ %s %s\n", shown, strings.Join(args, " "))
+	d.command(append([]string{shown}, args...))
+	fmt.Fprintf(d.log, "$ %s %s\n", shown, strings.Join(args, " "))
 	out, err := exec.Command(name, args...).CombinedOutput()
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if _, werr := d.log.Write(out); werr != nil {
+		return werr
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if !helmWarning.MatchString(l) {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) > 12 {
 		lines = append(lines[:6], append([]string{fmt.Sprintf("  ... (%d lines)", len(lines)-10)}, lines[len(lines)-4:]...)...)
 	}
 	for _, l := range lines {
 		if l != "" {
-			fmt.Println("  " + l)
+			d.say(l, 2, 6)
 		}
 	}
 	if err != nil {

@@ -168,18 +168,21 @@ func TestColourDecision(t *testing.T) {
 		name     string
 		noColor  bool
 		env      string
+		term     string
 		terminal bool
 		want     bool
 	}{
-		{"terminal", false, "", true, true},
-		{"pipe", false, "", false, false},
-		{"--no-color", true, "", true, false},
-		{"NO_COLOR", false, "1", true, false},
+		{"terminal", false, "", "xterm-256color", true, true},
+		{"terminal, no TERM", false, "", "", true, true},
+		{"pipe", false, "", "xterm", false, false},
+		{"--no-color", true, "", "xterm", true, false},
+		{"NO_COLOR", false, "1", "xterm", true, false},
+		{"TERM=dumb", false, "", "dumb", true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := NewOptions(genericiooptions.IOStreams{Out: io.Discard}, Host{
-				Getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.env}[k] },
+				Getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.env, "TERM": tt.term}[k] },
 				IsTerminal: func(io.Writer) bool { return tt.terminal },
 			})
 			o.NoColor = tt.noColor

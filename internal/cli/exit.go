@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 )
@@ -67,4 +70,11 @@ func ExitCode(err error) int {
 		return e.Code
 	}
 	return ExitUsage
+}
+
+// ErrorText is the "Error: " line main prints for msg on stderr, ending in
+// a newline: word-wrapped to width columns (continuations indented by two)
+// on a terminal, one line when width is 0.
+func ErrorText(msg string, width int) string {
+	return strings.Join(reporters.Wrap("Error: "+msg, width, 0, 2), "\n") + "\n"
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -134,17 +135,63 @@ func (o *Options) interactive() bool {
 
 // planWriter is where the fix plan and results go: stdout for the table, and
 // stderr for machine formats, so that stdout stays one JSON document.
-// (The wide table is a table.)
+// (The wide table is a table.) On a terminal the lines are word-wrapped to
+// its width like the report's, continuations indented under their line.
 func (o *Options) planWriter() io.Writer {
+	w := o.Streams.ErrOut
 	if o.format == reporters.FormatTable || o.format == reporters.FormatWide {
-		return o.Streams.Out
+		w = o.Streams.Out
 	}
-	return o.Streams.ErrOut
+	if width := o.terminalWidth(w); width > 0 {
+		return &wrapWriter{w: w, width: width}
+	}
+	return w
+}
+
+// wrapWriter word-wraps each complete line written through it to width
+// columns (reporters.Wrap; a continuation is indented 4 more than its
+// line); Flush writes a pending partial line (a prompt) as it is.
+type wrapWriter struct {
+	w     io.Writer
+	width int
+	buf   []byte
+}
+
+func (ww *wrapWriter) Write(p []byte) (int, error) {
+	ww.buf = append(ww.buf, p...)
+	for {
+		i := bytes.IndexByte(ww.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(ww.buf[:i])
+		ww.buf = ww.buf[i+1:]
+		for _, l := range reporters.Wrap(line, ww.width, 0, 4) {
+			if _, err := io.WriteString(ww.w, l+"\n"); err != nil {
+				return 0, err
+			}
+		}
+	}
+}
+
+// Flush writes what is left of a line that has no newline yet.
+func (ww *wrapWriter) Flush() error {
+	if len(ww.buf) == 0 {
+		return nil
+	}
+	_, err := ww.w.Write(ww.buf)
+	ww.buf = nil
+	return err
 }
 
 // confirm asks on w and reads one line from stdin; only "y" or "yes" agree.
 func (o *Options) confirm(w io.Writer) (bool, error) {
 	fmt.Fprint(w, "Apply these changes? [y/N]: ")
+	if f, ok := w.(interface{ Flush() error }); ok {
+		if err := f.Flush(); err != nil {
+			return false, err
+		}
+	}
 	line, err := bufio.NewReader(o.Streams.In).ReadString('\n')
 	if err != nil && line == "" {
 		if err == io.EOF {

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -194,5 +196,40 @@ func TestPlanWriter(t *testing.T) {
 		if o.planWriter() != tc.want {
 			t.Errorf("-o %s: plan written to the wrong stream", tc.format)
 		}
+	}
+}
+
+// TestPlanWriterWraps: on a terminal the plan and result lines are wrapped
+// to its width, continuations indented under their line, and the
+// confirmation prompt (no newline) is shown before the answer is read.
+func TestPlanWriterWraps(t *testing.T) {
+	var out bytes.Buffer
+	o := NewOptions(genericiooptions.IOStreams{Out: &out, In: strings.NewReader("y\n")}, Host{
+		IsTerminal:    func(io.Writer) bool { return true },
+		TerminalWidth: func(io.Writer) int { return 60 },
+	})
+	o.format = reporters.FormatTable
+	w := o.planWriter()
+	long := "  ✔ customresourcedefinition/applicationsets.argoproj.io: patched (resourceVersion 1234)"
+	fmt.Fprintln(w, long)
+	ok, err := o.confirm(w)
+	if err != nil || !ok {
+		t.Fatalf("confirm = %v, %v", ok, err)
+	}
+	got := out.String()
+	if !strings.HasSuffix(got, "Apply these changes? [y/N]: ") {
+		t.Errorf("prompt not shown before reading: %q", got)
+	}
+	lines := strings.Split(strings.TrimSuffix(got, "Apply these changes? [y/N]: "), "\n")
+	for _, l := range lines {
+		if utf8.RuneCountInString(l) > 60 {
+			t.Errorf("line wider than 60: %q", l)
+		}
+	}
+	if len(lines) < 3 || !strings.HasPrefix(lines[1], "      ") {
+		t.Errorf("not wrapped with the continuation indented: %q", got)
+	}
+	if strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(long+" Apply these changes? [y/N]:"), " ") {
+		t.Errorf("words lost: %q", got)
 	}
 }

@@ -285,6 +285,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := o.write(report); err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
+	if verdict.Brief != nil && (o.format == reporters.FormatTable || o.format == reporters.FormatWide) {
+		// The table just showed the reason: the error line refers to it.
+		verdict.Err = verdict.Brief
+	}
 	return exitFor(verdict)
 }
 
@@ -343,9 +347,12 @@ func (o *Options) loadKubeconfig(ctx context.Context) (*rest.Config, string, err
 	case l := <-ch:
 		if l.err != nil {
 			if clientcmd.IsEmptyConfig(l.err) {
-				return nil, "", &ExitError{Code: ExitUnreachable, Err: errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig/--context")}
+				return nil, "", o.noKubeconfig()
 			}
 			return nil, "", usageError("kubeconfig: %v", l.err)
+		}
+		if o.kubeconfigEmpty() {
+			return nil, "", o.noKubeconfig()
 		}
 		return l.cfg, l.name, nil
 	case <-ctx.Done():
@@ -354,6 +361,38 @@ func (o *Options) loadKubeconfig(ctx context.Context) (*rest.Config, string, err
 		}
 		return nil, "", &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("reading the kubeconfig did not finish within --timeout %s; nothing checked", o.Timeout)}
 	}
+}
+
+// kubeconfigEmpty reports whether no kubeconfig file gave a cluster, no
+// --server was given and the process is not in a pod: client-go then falls
+// back to its default server, http://localhost:8080, which is never what a
+// user of this plugin meant.
+func (o *Options) kubeconfigEmpty() bool {
+	if o.ConfigFlags.APIServer != nil && *o.ConfigFlags.APIServer != "" {
+		return false
+	}
+	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return false
+	}
+	_, err = rest.InClusterConfig()
+	return errors.Is(err, rest.ErrNotInCluster)
+}
+
+// noKubeconfig is the one-line error (exit 3: no cluster could be reached)
+// for a run with no kubeconfig, naming where client-go looked: --kubeconfig,
+// else the files of KUBECONFIG, else ~/.kube/config.
+func (o *Options) noKubeconfig() error {
+	var where string
+	switch {
+	case o.ConfigFlags.KubeConfig != nil && *o.ConfigFlags.KubeConfig != "":
+		where = "--kubeconfig " + *o.ConfigFlags.KubeConfig
+	case o.Host.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "":
+		where = clientcmd.RecommendedConfigPathEnvVar + "=" + o.Host.Getenv(clientcmd.RecommendedConfigPathEnvVar)
+	default:
+		where = "~/" + clientcmd.RecommendedHomeDir + "/" + clientcmd.RecommendedFileName + " (KUBECONFIG is not set)"
+	}
+	return &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("no kubeconfig with a cluster found: looked in %s; set KUBECONFIG, pass --kubeconfig, or --server with --token; nothing checked", where)}
 }
 
 // contextName is the kubeconfig context in use. The loader caches the merged
@@ -369,8 +408,11 @@ func (o *Options) contextName() string {
 	return raw.CurrentContext
 }
 
+// colorEnabled reports whether the report is coloured: stdout is a terminal
+// that can show colour (TERM is not "dumb", as ncurses and git treat it), and
+// neither --no-color nor NO_COLOR (https://no-color.org) says no.
 func (o *Options) colorEnabled() bool {
-	return !o.NoColor && o.Host.Getenv("NO_COLOR") == "" && o.Host.IsTerminal(o.Streams.Out)
+	return !o.NoColor && o.Host.Getenv("NO_COLOR") == "" && o.Host.Getenv("TERM") != "dumb" && o.Host.IsTerminal(o.Streams.Out)
 }
 
 func (o *Options) write(r *checks.Report) error {

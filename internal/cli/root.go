@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,13 +21,13 @@ const example = `  # Before helm install: check the current context for the defa
   # A runtime named "prod" in namespace gitops, as JSON for CI
   kubectl gitops-preflight --runtime-name prod -n gitops -o json
 
-  # Only the cluster checks, treating warnings as failures
-  kubectl gitops-preflight --only kubernetes-version,node-resources --fail-on warn
+  # Two cluster checks only, warnings counted as failures
+  kubectl gitops-preflight --only node-resources,cluster-admin --fail-on warn
 
-  # List every check with its docs link
+  # List every check: ID, mode, category and its docs page
   kubectl gitops-preflight --list-checks
 
-  # After helm install: diagnose the runtime, waiting up to 5 minutes for it to come up
+  # After helm install: diagnose the runtime, waiting up to 5 minutes for it
   kubectl gitops-preflight --post -n codefresh --wait 5m`
 
 // requestTimeoutUsage is --request-timeout's help: what the code does
@@ -56,7 +57,9 @@ func newCommand(streams genericiooptions.IOStreams, host Host) (*cobra.Command, 
 		Short: "Check a cluster before (and after) installing the Codefresh GitOps Runtime",
 		Long: displayName + ` checks everything in a cluster that would make
 "helm install" of the Codefresh GitOps Runtime fail or leave it unhealthy,
-and says how to fix each problem. It only reads the cluster.
+and says how to fix each problem. It only reads the cluster, unless --fix
+is given: then it shows its plan and writes it (after a confirmation, or
+with --yes; --dry-run sends it as server-side dry runs).
 
 Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 2 usage or input error, 3 cluster unreachable or credentials rejected.`,
@@ -106,8 +109,8 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.BoolVar(&o.ResetValues, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
 	flags.BoolVar(&o.ResetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
 	flags.IntVar(&o.HelmMajor, "helm-major", 0, "the Helm major version (3 or 4) that will run helm install or helm upgrade: Helm 4 applies server-side (default: the helm client found)")
-	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, category, mode, title, docs) and exit")
-	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (NO_COLOR in the environment does the same)")
+	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, mode, category, docs page; -o wide adds the title) and exit")
+	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (as when NO_COLOR is set or TERM is dumb)")
 	flags.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on the whole run")
 
 	flags.StringVar(&o.AccessMode, "access-mode", "", "planned access mode: tunnel|ingress|service-mesh (default: from values, else tunnel)")
@@ -152,8 +155,16 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 			f.Usage = "runtime namespace (default \"" + checks.DefaultNamespace + "\", not the kubeconfig's namespace)"
 		}
 	}
+	// --cache-dir's default is cli-runtime's, under the home directory: say
+	// it the way the help should read on every machine.
+	if f := flags.Lookup("cache-dir"); f != nil {
+		if home, err := os.UserHomeDir(); err == nil && home != "" && strings.HasPrefix(f.DefValue, home+string(os.PathSeparator)) {
+			f.DefValue = "~" + strings.TrimPrefix(f.DefValue, home)
+		}
+	}
 	flags.BoolVar(&showVersion, "version", false, "print the version and exit (see also the version command)")
 	cmd.AddCommand(newVersionCommand())
 	registerCompletions(cmd, o, displayName)
+	cmd.SetHelpFunc(helpFunc(cmd, o, cmd.HelpFunc()))
 	return cmd, o
 }

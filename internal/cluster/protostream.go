@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	appsv1 "k8s.io/api/apps/v1"
@@ -68,9 +69,37 @@ func protoStream(rc rest.Interface, resource, namespace, kind string, decode fun
 			return 0, err
 		}
 		defer body.Close()
-		n, _, err := readFrames(bufio.NewReaderSize(body, 64<<10), kind, decode, fn)
+		r := &lastReadReader{r: body, last: time.Now()}
+		n, _, err := readFrames(bufio.NewReaderSize(r, 64<<10), kind, decode, fn)
+		if idle := time.Since(r.last); errors.Is(err, errStreamEnded) && !errors.Is(err, io.EOF) && idle >= streamStall {
+			// Nothing came for a while, then the request's timeout: the
+			// connection stalled. Pages would stall the same way, each for
+			// another --request-timeout: the list fails now.
+			return n, fmt.Errorf("the streaming list stalled after %d objects: nothing received for %s: %w", n, idle.Round(100*time.Millisecond), errors.Unwrap(err))
+		}
 		return n, err
 	}
+}
+
+// streamStall is how long a streaming list may have received nothing when
+// its read fails for it to count as stalled (the connection hung) rather
+// than outlasted (objects still flowing when --request-timeout ended the
+// request, which pages then read). An API server sends a streaming list's
+// objects back to back.
+const streamStall = time.Second
+
+// lastReadReader records when its last read returned data.
+type lastReadReader struct {
+	r    io.Reader
+	last time.Time
+}
+
+func (l *lastReadReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.last = time.Now()
+	}
+	return n, err
 }
 
 // errNotProtobuf is a watch stream in another encoding: the list is read
@@ -89,7 +118,8 @@ func readFrames(r *bufio.Reader, kind string, decode func(raw []byte) (runtime.O
 	)
 	for ; ; events++ {
 		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return n, events, errStreamEnded
+			// io.EOF here: the server ended the response between frames.
+			return n, events, streamEnded(err)
 		}
 		size := binary.BigEndian.Uint32(head[:])
 		if size > maxPodFrame {
@@ -100,7 +130,7 @@ func readFrames(r *bufio.Reader, kind string, decode func(raw []byte) (runtime.O
 		}
 		frame = frame[:size]
 		if _, err := io.ReadFull(r, frame); err != nil {
-			return n, events, errStreamEnded
+			return n, events, streamEnded(err)
 		}
 		// A frame is a metav1.WatchEvent encoded raw (the stream serializer
 		// of k8s.io/apimachinery/pkg/runtime/serializer: no magic, no
@@ -148,6 +178,13 @@ func readFrames(r *bufio.Reader, kind string, decode func(raw []byte) (runtime.O
 
 // badFrame is err, marked errNotProtobuf when the first frame does not
 // parse (the stream is in another encoding: the list is read in pages).
+// streamEnded is errStreamEnded with the read error that ended the stream
+// (io.EOF: the server closed the response between two frames; anything else:
+// the connection broke, was reset, or the request timed out).
+func streamEnded(err error) error {
+	return fmt.Errorf("%w: %w", errStreamEnded, err)
+}
+
 func badFrame(events int, err error) error {
 	if events == 0 && !errors.Is(err, errNotProtobuf) {
 		return fmt.Errorf("%w: %w", errNotProtobuf, err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"reflect"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -281,6 +285,77 @@ func TestSlimSummaries(t *testing.T) {
 		}
 		if got, want := NodeFrom(slim.(*corev1.Node)), NodeFrom(n); !reflect.DeepEqual(got, want) {
 			t.Errorf("node %s:\nslim  %+v\nwhole %+v", n.Name, got, want)
+		}
+	}
+}
+
+// TestPodStreamBroken: a streaming list that breaks in the middle of a frame.
+// Closed (a cut or a reset): the pods are read in pages, and the result is
+// the list's. Stalled (nothing more, the connection open): the read ends
+// when the request's timeout does, the list fails naming the stall, and no
+// page is asked for (each would stall for another timeout).
+func TestPodStreamBroken(t *testing.T) {
+	pods := testPods()
+	first, second := watchFrame(t, "ADDED", pods[0]), watchFrame(t, "ADDED", pods[1])
+	list := &corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
+	for _, p := range pods {
+		item := *p.DeepCopy()
+		item.ManagedFields = nil
+		list.Items = append(list.Items, item)
+	}
+	listJSON, err := json.Marshal(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stall := range []bool{false, true} {
+		var lists atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.URL.Path == "/version":
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
+			case r.URL.Query().Get("watch") == "true":
+				w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
+				_, _ = w.Write(first)
+				_, _ = w.Write(second[:len(second)/2])
+				w.(http.Flusher).Flush()
+				if stall {
+					<-r.Context().Done()
+					return
+				}
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			default:
+				lists.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write(listJSON)
+			}
+		}))
+		const timeout = 2 * time.Second
+		c, err := NewClients(&rest.Config{Host: srv.URL, Timeout: timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		got, err := NewSnapshot(context.Background(), c).BoundPodRequests()
+		took := time.Since(start)
+		srv.Close()
+		if stall {
+			if err == nil || !strings.Contains(err.Error(), "pods") || !strings.Contains(err.Error(), "stalled after 1 objects") {
+				t.Errorf("stalled stream: error %v, want the pods list to fail as stalled", err)
+			}
+			if lists.Load() != 0 {
+				t.Errorf("stalled stream: %d pages asked for, want none", lists.Load())
+			}
+			if took > timeout+time.Second {
+				t.Errorf("stalled stream: took %s with a request timeout of %s", took, timeout)
+			}
+			continue
+		}
+		if err != nil || lists.Load() != 1 || len(got) != 2 {
+			t.Errorf("cut stream: %v, error %v, %d lists; want the pages' result", got, err, lists.Load())
 		}
 	}
 }

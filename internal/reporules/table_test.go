@@ -19,7 +19,7 @@ var allowedImports = map[string][]string{
 	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/values"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/mdblock", "internal/testcluster"},
-	"hack/demo":                    {"internal/testcluster"},
+	"hack/demo":                    {"internal/testcluster", "reporters"},
 	"hack/dist":                    {"internal/release"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},

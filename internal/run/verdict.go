@@ -58,6 +58,10 @@ type Verdict struct {
 	// Err is the one line to print beside the report (nil when the report
 	// says it all).
 	Err error
+	// Brief, when set, is Err for a reader who has the table report in
+	// front of them: it refers to the check that said why instead of
+	// repeating it (an Unreachable run's connection error).
+	Brief error
 	// Signal is the interruption, for Kind Interrupted (and for an
 	// Unreachable run a signal cut short).
 	Signal *Interrupt
@@ -79,7 +83,7 @@ func decide(report *checks.Report, namespace string, failOnWarn, fixFailed bool,
 	case interrupted != nil:
 		return Verdict{Kind: Interrupted, Signal: interrupted, Err: fmt.Errorf("%w: the report is partial", interrupted)}
 	case unreachable:
-		return Verdict{Kind: Unreachable, Err: unreachableError(report)}
+		return Verdict{Kind: Unreachable, Err: unreachableError(report, false), Brief: unreachableError(report, true)}
 	case failed:
 		return Verdict{Kind: Failed}
 	}
@@ -93,14 +97,21 @@ func decide(report *checks.Report, namespace string, failOnWarn, fixFailed bool,
 // (server down, credentials rejected...) and which checks still ran, those
 // that need no cluster (Offline), e.g.
 //
-//	cluster-reachable failed: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: runtime-name, values
-func unreachableError(r *checks.Report) error {
+//	cluster-reachable fail: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: runtime-name, values
+//
+// brief leaves out what the check found, which the table report shows:
+//
+//	cluster-reachable failed (its message is above); only the checks that need no cluster ran: runtime-name, values
+func unreachableError(r *checks.Report, brief bool) error {
 	var fatal string
 	var ran []string
 	for _, o := range r.Outcomes {
 		switch {
 		case o.Fatal && o.Status != checks.StatusPass && fatal == "":
 			fatal = fmt.Sprintf("%s %s: %s", o.ID, o.Status, strings.SplitN(o.Message, "\n", 2)[0])
+			if brief {
+				fatal = fmt.Sprintf("%s ended %s (the reason is above)", o.ID, o.Status)
+			}
 		case !o.Fatal && o.Offline && o.Status != checks.StatusSkip:
 			ran = append(ran, o.ID)
 		}

@@ -64,6 +64,10 @@ func TestVerdictOnEveryPath(t *testing.T) {
 			case tc.wantErr != "" && (v.Err == nil || !strings.Contains(v.Err.Error(), tc.wantErr)):
 				t.Errorf("err %v, want it to contain %q", v.Err, tc.wantErr)
 			}
+			// The brief line never repeats the fatal check's message.
+			if v.Brief != nil && (strings.Contains(v.Brief.Error(), "connection refused") || !strings.Contains(v.Brief.Error(), "cluster-reachable ended fail (the reason is above)")) {
+				t.Errorf("brief %q repeats the report or does not name the check", v.Brief)
+			}
 			if tc.interrupted != nil {
 				if v.Signal != tc.interrupted {
 					t.Errorf("signal %v, want %v", v.Signal, tc.interrupted)
@@ -89,11 +93,11 @@ func TestUnreachableLine(t *testing.T) {
 		{Meta: m("runtime-name", false, true), Result: checks.Result{Status: checks.StatusFail}},
 	}}
 	want := "cluster-reachable fail: https://x rejected the credentials (401 Unauthorized); only the checks that need no cluster ran: values, runtime-name"
-	if got := unreachableError(r).Error(); got != want {
+	if got := unreachableError(r, false).Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	r.Outcomes = r.Outcomes[:2]
-	if got := unreachableError(r).Error(); !strings.HasSuffix(got, "; no other check could run") {
+	if got := unreachableError(r, false).Error(); !strings.HasSuffix(got, "; no other check could run") {
 		t.Errorf("no offline check: %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,11 +49,11 @@ func Helm4Binary(t testing.TB) string {
 // buildHelm builds module's cmd/helm at version into the user cache directory
 // unless a helm reporting that version is already there, and returns its path.
 func buildHelm(module, version, envVar string) (string, error) {
-	cache, err := os.UserCacheDir()
+	cache, err := ToolCacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "kubectl-gitops-preflight", "helm-"+version)
+	dir := filepath.Join(cache, "helm-"+version)
 	path := filepath.Join(dir, "helm")
 	if helmReports(path, version) {
 		return path, nil
@@ -60,6 +61,9 @@ func buildHelm(module, version, envVar string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
+	// A build takes minutes: say so (make test shows lines that start
+	// "testcluster: ").
+	fmt.Fprintf(os.Stderr, "testcluster: building helm %s (once, a few minutes; cached in %s)\n", version, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	pkg := module + "/cmd/helm@" + version
@@ -75,6 +79,18 @@ func buildHelm(module, version, envVar string) (string, error) {
 		return "", errors.New("the helm built in " + dir + " does not report " + version)
 	}
 	return path, nil
+}
+
+// ToolCacheDir is where the tests and the demo keep the tools they build
+// (the Helm 3 and 4 clients): kubectl-gitops-preflight in the user cache
+// directory (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux,
+// ~/Library/Caches on macOS). `make distclean` removes it.
+func ToolCacheDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, "kubectl-gitops-preflight"), nil
 }
 
 func helmReports(path, version string) bool {

@@ -154,9 +154,10 @@ func TestPostRuntime(t *testing.T) {
 	if _, err := c.Kube.AppsV1().StatefulSets(ns).UpdateStatus(bg, sts, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// Without codefresh-token everything runs but the runtime has not registered.
+	// Without codefresh-token everything runs but the runtime has not
+	// registered: the first line says that is expected until it does.
 	_, doc = post(t, c, "--only=runtime-workloads")
-	expectCheck(t, doc, "runtime-workloads", "warn", "all 5 runtime workloads are available, but Secret codefresh-token is missing", "kubectl logs deploy/cap-app-proxy")
+	expectCheck(t, doc, "runtime-workloads", "warn", "Secret codefresh-token is missing in namespace codefresh: expected until the runtime registers with the platform", "\nall 5 runtime workloads are available", "kubectl logs deploy/cap-app-proxy")
 	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", ns, "--from-literal=token=sup3r-s3cret-t0ken")
 
 	res, doc = post(t, c, only)

@@ -177,7 +177,7 @@ func TestSpineChecks(t *testing.T) {
 		wantCode(t, res, 3)
 		doc := res.JSON(t)
 		wantStatus(t, doc, "cluster-reachable", "fail", "rejected the credentials")
-		wantStatus(t, doc, "node-resources", "skip", "not run: cluster-reachable failed")
+		wantStatus(t, doc, "node-resources", "skip", "needs cluster-reachable")
 		wantStatus(t, doc, "runtime-name", "pass")
 	})
 }
@@ -268,7 +268,8 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestListChecks: the catalogue as a table and as JSON, without a cluster.
+// TestListChecks: the catalogue as a table (ID, mode, category, docs link),
+// wide (with the title, no trailing blanks) and JSON, without a cluster.
 func TestListChecks(t *testing.T) {
 	res := tc.Run(t, nil, "--list-checks", "-o", "json")
 	wantCode(t, res, 0)
@@ -281,16 +282,21 @@ func TestListChecks(t *testing.T) {
 	}
 	res = tc.Run(t, nil, "--list-checks")
 	wantCode(t, res, 0)
-	for _, w := range []string{"ID", "TITLE", "node-resources", list[0].Title} {
+	for _, w := range []string{"ID", "MODE", "CATEGORY", "DOCS", "node-resources", "pre,post,upgrade", list[0].Docs} {
 		if !strings.Contains(res.Stdout, w) {
 			t.Errorf("--list-checks table lacks %q", w)
 		}
 	}
 	res = tc.Run(t, nil, "--list-checks", "-o", "wide")
 	wantCode(t, res, 0)
-	for _, w := range []string{"ID", "CATEGORY", "MODE", "node-resources", "cluster", "pre", list[0].Docs} {
+	for _, w := range []string{"ID", "CATEGORY", "MODE", "TITLE", "node-resources", "cluster", "pre", list[0].Title, list[0].Docs} {
 		if !strings.Contains(res.Stdout, w) {
 			t.Errorf("--list-checks -o wide lacks %q", w)
+		}
+	}
+	for i, l := range strings.Split(res.Stdout, "\n") {
+		if strings.HasSuffix(l, " ") {
+			t.Errorf("--list-checks -o wide line %d ends in a blank: %q", i+1, l)
 		}
 	}
 }
