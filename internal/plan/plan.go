@@ -36,6 +36,29 @@ const (
 	DefaultChart = "oci://quay.io/codefresh/gitops-runtime"
 )
 
+// Today's defaults of the rules the chart being installed carries, for a run
+// whose chart could not be loaded or rendered: those of chart 0.30.0
+// (release branch stable/0.30, https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime),
+// the newest release line the plugin knows. Each message built on them says
+// so.
+const (
+	// DefaultsChartVersion is the chart version the defaults are from.
+	DefaultsChartVersion = "0.30.0"
+	// DefaultArgoCDVersionRange is REQUIRED_VERSION_CONSTRAINT of the
+	// validate-values hook (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/_env.yaml#L25).
+	// The chart lines differ: ">=2.12 <3.1" (0.24–0.25), ">=3 <=3.2"
+	// (0.26–0.27), ">=3 <=3.3" (0.28–0.29), ">=3.2 <=3.4" (0.30).
+	DefaultArgoCDVersionRange = ">=3.2 <=3.4"
+	// DefaultArgoCDServerSelector is the label selector the hook finds the
+	// Argo CD server Service with (installer.argoCdVersionCheck.argoServerLabels,
+	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml#L253-L257).
+	DefaultArgoCDServerSelector = "app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd"
+	// MinHelmVersion is the oldest Helm client the chart supports: "Helm
+	// 3.11.0+" (chart README, "Prerequisites",
+	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#prerequisites).
+	MinHelmVersion = "3.11.0"
+)
+
 // Install describes the planned install (README "Usage"). Defaults
 // are the chart's: runtime name "codefresh", namespace "codefresh", release
 // "cf-gitops-runtime".
@@ -79,8 +102,10 @@ type Install struct {
 	// global.runtime.ingress.skipValidation.
 	SkipIngressValidation bool
 
-	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
-	// validator (--argocd-version-range).
+	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
+	// replaces the Argo CD range the chart's validate-values hook enforces;
+	// "" (the default) means the chart's own (REQUIRED_VERSION_CONSTRAINT of
+	// the rendered hook).
 	ArgoCDVersionRange string
 
 	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is

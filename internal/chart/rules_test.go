@@ -1,0 +1,126 @@
+package chart
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fixtureLine is one release line of the real chart in the fixtures:
+// "chart" (0.30.0), "chart-0.27" or "chart-0.26".
+func fixtureLine(t *testing.T, dir string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("../../../shared/fixtures/upstream/gitops-runtime", dir, "gitops-runtime"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); err != nil {
+		t.Fatalf("fixture chart not found at %s: %v", p, err)
+	}
+	return p
+}
+
+// TestRulesReadFromTheRenderedHooks renders the real charts and reads the
+// validate-values hook's Argo CD range and labels, which change with the
+// chart line, and the kubeVersions of the subcharts the install deploys.
+func TestRulesReadFromTheRenderedHooks(t *testing.T) {
+	base := func(extra map[string]any) map[string]any {
+		v := map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1"},
+			"codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}}}
+		for k, x := range extra {
+			v[k] = x
+		}
+		return v
+	}
+	noArgo := map[string]any{"argo-cd": map[string]any{"enabled": false}}
+	for _, tt := range []struct {
+		dir, version, constraint string
+	}{
+		{"chart", "0.30.0", ">=3.2 <=3.4"},
+		{"chart-0.27", "0.27.6", ">=3 <=3.2"},
+	} {
+		t.Run(tt.dir, func(t *testing.T) {
+			c, err := Load(context.Background(), Source{Ref: fixtureLine(t, tt.dir), Settings: isolatedSettings(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Render(context.Background(), c, "rel1", "ns1", base(noArgo), Capabilities{KubeVersion: "v1.30.2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ChartVersion != tt.version {
+				t.Errorf("chart version %s, want %s", r.ChartVersion, tt.version)
+			}
+			vv := r.ValidationHooks.ValidateValues
+			if vv == nil {
+				t.Fatal("no validate-values hook read")
+			}
+			want := ValidateValues{ArgoCDVersionConstraint: tt.constraint, ArgoCDServerSelector: "app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd", ChecksArgoCDVersion: true}
+			if *vv != want {
+				t.Errorf("validate-values %+v, want %+v", *vv, want)
+			}
+			if !r.ValidationHooks.ValidateUsage || !r.ValidationHooks.ValuesConfigMap {
+				t.Errorf("hooks %+v: validate-usage and helm-values-config rendered by default", r.ValidationHooks)
+			}
+			// Argo CD disabled: its kubeVersion is not a rule of this install.
+			for _, k := range r.KubeVersions {
+				if k.Chart == "gitops-runtime/argo-cd" {
+					t.Errorf("kubeVersion of a disabled subchart kept: %+v", k)
+				}
+			}
+
+			// Argo CD installed by the chart: the hook does not check its
+			// version, and its subchart's kubeVersion applies.
+			r, err = Render(context.Background(), c, "rel1", "ns1", base(map[string]any{"installer": map[string]any{"skipUsageValidation": true}}), Capabilities{KubeVersion: "v1.30.2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vv := r.ValidationHooks.ValidateValues; vv == nil || vv.ChecksArgoCDVersion {
+				t.Errorf("validate-values with the chart's Argo CD: %+v", vv)
+			}
+			if r.ValidationHooks.ValidateUsage || !r.ValidationHooks.ValuesConfigMap {
+				t.Errorf("skipUsageValidation: hooks %+v", r.ValidationHooks)
+			}
+			var argo *KubeVersionRule
+			for i, k := range r.KubeVersions {
+				if k.Chart == "gitops-runtime/argo-cd" {
+					argo = &r.KubeVersions[i]
+				}
+			}
+			if argo == nil || argo.Constraint != ">=1.25.0-0" || argo.Root {
+				t.Fatalf("argo-cd kubeVersion %+v in %+v", argo, r.KubeVersions)
+			}
+			for v, ok := range map[string]bool{"v1.30.2": true, "v1.25.0": true, "v1.29.3-eks-4f4795d": true, "v1.24.17": false, "v1.23.0+k3s1": false} {
+				if argo.Allows(v) != ok {
+					t.Errorf("%s allows %s: %v, want %v", argo.Constraint, v, !ok, ok)
+				}
+			}
+
+			r, err = Render(context.Background(), c, "rel1", "ns1", base(map[string]any{"installer": map[string]any{"skipValidation": true, "skipUsageValidation": true}}), Capabilities{KubeVersion: "v1.30.2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ValidationHooks != (Hooks{}) {
+				t.Errorf("both validations skipped: hooks %+v", r.ValidationHooks)
+			}
+		})
+	}
+}
+
+func TestKubeVersionRulesOfTheLoadedChart(t *testing.T) {
+	c, err := Load(context.Background(), Source{Ref: fixtureLine(t, "chart"), Settings: isolatedSettings(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range KubeVersionRules(c) {
+		got[r.Chart] = r.Constraint
+	}
+	if got["gitops-runtime/argo-cd"] != ">=1.25.0-0" || got["gitops-runtime/sealed-secrets"] != ">=1.16.0-0" {
+		t.Errorf("declared kubeVersions %v", got)
+	}
+	if _, ok := got["gitops-runtime"]; ok {
+		t.Errorf("chart 0.30.0 declares no kubeVersion of its own: %v", got)
+	}
+}

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+// The tests of this file run the checks whose rules come from the chart
+// being installed against the real chart lines of the fixtures (0.30.0 and
+// 0.27.6, read in place): the same cluster gets opposite verdicts from two
+// charts.
+
+// fixtureChartLine is the real chart of one release line: "chart" (0.30.0),
+// "chart-0.27" or "chart-0.26".
+func fixtureChartLine(t *testing.T, dir string) string {
+	t.Helper()
+	return conflictsFixture(t, "gitops-runtime/"+dir+"/gitops-runtime")
+}
+
+// createArgoCDServer creates an Argo CD server Service (the labels the
+// chart's hook looks for) and its Deployment running image in ns.
+func createArgoCDServer(t *testing.T, c *tc.Cluster, ns, image string) {
+	t.Helper()
+	ctx := context.Background()
+	pod := map[string]string{"app.kubernetes.io/name": "argocd-server"}
+	labels := map[string]string{"app.kubernetes.io/component": "server", "app.kubernetes.io/part-of": "argocd", "app.kubernetes.io/name": "argocd-server"}
+	if _, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-server", Labels: labels},
+		Spec:       corev1.ServiceSpec{Selector: pod, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Kube.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "argocd-server", Labels: labels},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: pod},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pod},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "argocd-server", Image: image}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestArgoCDVersionFollowsTheChart: Argo CD 3.1 and 3.4 judged against
+// charts 0.30.0 (hook range ">=3.2 <=3.4") and 0.27.6 (">=3 <=3.2"): the
+// verdicts flip with the chart, each message naming the chart version the
+// range came from; --argocd-version-range replaces the range and says so.
+func TestArgoCDVersionFollowsTheChart(t *testing.T) {
+	c := tc.Start(t)
+	c.CreateNamespace(t, "argocd")
+	createArgoCDServer(t, c, "argocd", "quay.io/argoproj/argocd:v3.1.8")
+	values := chartValues(t, renderingValues)
+	c030, c027 := fixtureChartLine(t, "chart"), fixtureChartLine(t, "chart-0.27")
+	run := func(chartDir string, extra ...string) (tc.Result, reporters.Document) {
+		t.Helper()
+		return c.RunJSON(t, nil, append([]string{"--only", "argocd-server,argocd-version", "--existing-argocd",
+			"--chart", chartDir, "-f", values, "-n", "argocd", "--release-name", "cf-gitops-runtime"}, extra...)...)
+	}
+
+	res, doc := run(c030)
+	wantCode(t, res, 1)
+	ch := wantStatus(t, doc, "argocd-version", "fail", `Argo CD v3.1.8 does not satisfy ">=3.2 <=3.4"`, "validate-values hook of chart gitops-runtime 0.30.0")
+	if ch.Impact != "install-fails" {
+		t.Errorf("impact %q: the chart's hook fails the install", ch.Impact)
+	}
+	wantStatus(t, doc, "argocd-server", "pass", "Service argocd/argocd-server", "ARGOCD_LABELS of the validate-values hook of chart gitops-runtime 0.30.0")
+	res, doc = run(c027)
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "argocd-version", "pass", `Argo CD v3.1.8 satisfies ">=3 <=3.2"`, "chart gitops-runtime 0.27.6")
+
+	dep, err := c.Kube.AppsV1().Deployments("argocd").Get(context.Background(), "argocd-server", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep.Spec.Template.Spec.Containers[0].Image = "quay.io/argoproj/argocd:v3.4.2"
+	if _, err := c.Kube.AppsV1().Deployments("argocd").Update(context.Background(), dep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, doc = run(c030)
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "argocd-version", "pass", `Argo CD v3.4.2 satisfies ">=3.2 <=3.4"`, "chart gitops-runtime 0.30.0")
+	res, doc = run(c027)
+	wantCode(t, res, 1)
+	wantStatus(t, doc, "argocd-version", "fail", `Argo CD v3.4.2 does not satisfy ">=3 <=3.2"`, "chart gitops-runtime 0.27.6")
+
+	res, doc = run(c027, "--argocd-version-range", ">=3 <=3.4")
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "argocd-version", "pass", `satisfies ">=3 <=3.4"`, `--argocd-version-range, in place of ">=3 <=3.2"`, "chart gitops-runtime 0.27.6")
+}
