@@ -190,3 +190,57 @@ func TestArgoCDServerLabelsFromTheChart(t *testing.T) {
 	outcome{StatusPass, []string{"Service argocd/argocd-server", "team=gitops"}}.expect(t, k.run(ArgoCDServerCheck()))
 	outcome{StatusPass, []string{"v3.4.2"}}.expect(t, k.run(ArgoCDVersionCheck()))
 }
+
+// TestKubernetesVersionFromTheChart: the floors are the kubeVersions of the
+// chart being installed and of the subcharts it deploys: the chart's own not
+// met fails (Helm refuses), a subchart's warns naming it (Helm installs).
+func TestKubernetesVersionFromTheChart(t *testing.T) {
+	subs := hookChart(t, "0.30.0", ">=3.2 <=3.4", "", map[string]string{"argo-cd": ">=1.25.0-0", "sealed-secrets": ">=1.16.0-0"})
+	own := hookChart(t, "9.9.9", ">=3.2 <=3.4", ">=1.27.0-0", nil)
+	tests := []struct {
+		name    string
+		chart   string
+		in      Inputs
+		version string
+		want    outcome
+		impact  Impact
+	}{
+		{"subcharts met", subs, Inputs{}, "v1.30.2", outcome{StatusPass, []string{"server version v1.30.2", `gitops-runtime/argo-cd 1.0.0 (kubeVersion ">=1.25.0-0")`, "chart gitops-runtime 0.30.0"}}, ""},
+		{"EKS suffix meets -0 floors", subs, Inputs{}, "v1.25.16-eks-3af4770", outcome{StatusPass, []string{"v1.25.16-eks-3af4770"}}, ""},
+		{"argo-cd subchart not met", subs, Inputs{}, "v1.24.17", outcome{StatusWarn, []string{
+			`does not meet the kubeVersion of subchart gitops-runtime/argo-cd 1.0.0 (kubeVersion ">=1.25.0-0")`, "chart gitops-runtime 0.30.0", "Helm does not check a subchart's kubeVersion"}}, ImpactRuntimeBreaks},
+		{"docs minimum first", subs, Inputs{}, "v1.22.17", outcome{StatusFail, []string{"older than 1.23.0"}}, ""},
+		{"chart's own kubeVersion: Helm refuses", own, Inputs{}, "v1.26.3", outcome{StatusFail, []string{`gitops-runtime 9.9.9 (kubeVersion ">=1.27.0-0")`, "Helm refuses the install", "chart requires kubeVersion"}}, ImpactInstallFails},
+		{"no chart: the default Argo CD subchart", "", Inputs{}, "v1.24.0", outcome{StatusWarn, []string{"gitops-runtime/argo-cd", "no chart loaded", "default of chart 0.30.0"}}, ImpactRuntimeBreaks},
+		{"no chart, existing Argo CD", "", Inputs{ExistingArgoCD: true}, "v1.24.0", outcome{StatusPass, []string{"not deployed with --existing-argocd"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKit(t).with(tt.in).serverVersion(tt.version)
+			if tt.chart != "" {
+				k.withChart(tt.chart)
+			}
+			o := k.outcome(KubernetesVersion())
+			tt.want.expect(t, o.Result)
+			if want := cmp.Or(tt.impact, ImpactRuntimeBreaks); o.Meta.Impact != want {
+				t.Errorf("impact %q, want %q", o.Meta.Impact, want)
+			}
+		})
+	}
+	// A subchart disabled by the values is not deployed: its rule is not
+	// one of this install.
+	vals := map[string]any{"argo-cd": map[string]any{"enabled": false}}
+	cond := hookChart(t, "0.30.0", ">=3.2 <=3.4", "", map[string]string{"argo-cd": ">=1.25.0-0"})
+	chartYAML := filepath.Join(cond, "Chart.yaml")
+	b, err := os.ReadFile(chartYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(chartYAML, []byte(strings.Replace(string(b), "  version: 1.0.0\n", "  version: 1.0.0\n  condition: argo-cd.enabled\n", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k := newKit(t).with(Inputs{ExistingArgoCD: true, Values: vals, RenderValues: vals}).serverVersion("v1.24.0").withChart(cond)
+	outcome{StatusPass, []string{"server version v1.24.0", "chart gitops-runtime 0.30.0"}}.expect(t, k.run(KubernetesVersion()))
+	k = newKit(t).serverVersion("v1.24.0").withChart(cond)
+	outcome{StatusWarn, []string{"gitops-runtime/argo-cd"}}.expect(t, k.run(KubernetesVersion()))
+}

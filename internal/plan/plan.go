@@ -53,6 +53,13 @@ const (
 	// Argo CD server Service with (installer.argoCdVersionCheck.argoServerLabels,
 	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml#L253-L257).
 	DefaultArgoCDServerSelector = "app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd"
+	// DefaultArgoCDKubeVersion is the kubeVersion of the Argo CD subchart
+	// chart 0.30.0 deploys (argo-cd.enabled, the chart's default; charts 0.26
+	// and later alike): Argo CD 3.x supports Kubernetes 1.25 and later
+	// (https://github.com/argoproj/argo-helm/blob/argo-cd-10.1.1/charts/argo-cd/Chart.yaml#L3).
+	DefaultArgoCDKubeVersion = ">=1.25.0-0"
+	// DefaultArgoCDSubchart names that subchart as KubeVersion rules do.
+	DefaultArgoCDSubchart = "gitops-runtime/argo-cd"
 	// MinHelmVersion is the oldest Helm client the chart supports: "Helm
 	// 3.11.0+" (chart README, "Prerequisites",
 	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#prerequisites).

@@ -93,3 +93,35 @@ func TestArgoCDVersionFollowsTheChart(t *testing.T) {
 	wantCode(t, res, 0)
 	wantStatus(t, doc, "argocd-version", "pass", `satisfies ">=3 <=3.4"`, `--argocd-version-range, in place of ">=3 <=3.2"`, "chart gitops-runtime 0.27.6")
 }
+
+// TestSubchartKubeVersionAgreesWithHelm: on a cluster reporting v1.24.17
+// the Argo CD subchart's kubeVersion (">=1.25.0-0") is not met. The plugin
+// warns naming it (exit 0), and real Helm, through the same fake /version,
+// installs (server-side dry run): Helm does not enforce a subchart's
+// kubeVersion. With Argo CD disabled the rule is not the install's.
+func TestSubchartKubeVersionAgreesWithHelm(t *testing.T) {
+	c := tc.Start(t)
+	kc := c.Proxy(t, tc.FakeVersion("v1.24.17", "1", "24"))
+	values := chartValues(t, renderingValues)
+	run := func(extra ...string) (tc.Result, reporters.Document) {
+		t.Helper()
+		res := tc.Run(t, nil, append([]string{"--kubeconfig", kc, "-o", "json", "--only", "kubernetes-version,chart-renders",
+			"--chart", fixtureChart(t), "-f", values, "-n", "ns1", "--release-name", "rel1"}, extra...)...)
+		return res, res.JSON(t)
+	}
+	res, doc := run()
+	wantCode(t, res, 0)
+	ch := wantStatus(t, doc, "kubernetes-version", "warn", "v1.24.17", `gitops-runtime/argo-cd`, `">=1.25.0-0"`, "chart gitops-runtime 0.30.0")
+	if ch.Impact != "runtime-breaks" {
+		t.Errorf("impact %q, want runtime-breaks", ch.Impact)
+	}
+	wantStatus(t, doc, "chart-renders", "pass")
+	out, code := helmCmdKubeconfig(t, kc, tc.HelmBinary(t), "install", "rel1", fixtureChart(t), "-n", "ns1", "--no-hooks", "-f", values, "--dry-run=server")
+	if code != 0 {
+		t.Errorf("plugin: install goes through (warn); helm install --dry-run=server on v1.24.17 fails:\n%s", out)
+	}
+
+	res, doc = run("--existing-argocd")
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "kubernetes-version", "pass", "v1.24.17", "chart gitops-runtime 0.30.0")
+}
