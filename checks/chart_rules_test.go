@@ -244,3 +244,78 @@ func TestKubernetesVersionFromTheChart(t *testing.T) {
 	k = newKit(t).serverVersion("v1.24.0").withChart(cond)
 	outcome{StatusWarn, []string{"gitops-runtime/argo-cd"}}.expect(t, k.run(KubernetesVersion()))
 }
+
+// TestValidationHooks: the switches are read from the rendered hooks of the
+// chart being installed, naming it; without a chart, from the values.
+func TestValidationHooks(t *testing.T) {
+	c := hookChart(t, "0.30.0", ">=3.2 <=3.4", "", nil)
+	vals := func(kv ...any) Inputs {
+		v := map[string]any{}
+		inst := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			inst[kv[i].(string)] = kv[i+1]
+		}
+		v["installer"] = inst
+		return Inputs{Values: v, RenderValues: v, SkipValidation: inst["skipValidation"] == true, SkipUsageValidation: inst["skipUsageValidation"] == true}
+	}
+	tests := []struct {
+		name  string
+		chart string
+		in    Inputs
+		want  outcome
+	}{
+		{"both run", c, vals(), outcome{StatusPass, []string{"validate-values and validate-usage hooks run", "chart gitops-runtime 0.30.0"}}},
+		{"skipValidation", c, vals("skipValidation", true), outcome{StatusWarn, []string{"installer.skipValidation=true: no validate-values hook", "Admin role", "runtime name being free", "chart gitops-runtime 0.30.0"}}},
+		{"skipUsageValidation", c, vals("skipUsageValidation", true), outcome{StatusWarn, []string{"installer.skipUsageValidation=true: no validate-usage hook", "limit of clusters"}}},
+		{"no chart: from the values", "", vals("skipValidation", true, "skipUsageValidation", true), outcome{StatusWarn, []string{"no validate-values hook", "no validate-usage hook", "no chart loaded", "read from the values"}}},
+		{"no chart, nothing skipped", "", vals(), outcome{StatusPass, []string{"read from the values"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKit(t).with(tt.in)
+			if tt.chart != "" {
+				k.withChart(tt.chart)
+			}
+			o := k.outcome(ValidationHooks())
+			tt.want.expect(t, o.Result)
+			if o.Meta.Impact != ImpactAdvisory {
+				t.Errorf("impact %s", o.Meta.Impact)
+			}
+		})
+	}
+}
+
+// TestUserTokenSecret: a plain token is copied into helm-values-config; the
+// token itself never appears in the result.
+func TestUserTokenSecret(t *testing.T) {
+	const token = "plain-token-5f1e2d3c"
+	c := hookChart(t, "0.30.0", ">=3.2 <=3.4", "", nil)
+	plain := map[string]any{"global": map[string]any{"codefresh": map[string]any{"userToken": map[string]any{"token": token}}}}
+	ref := map[string]any{"global": map[string]any{"codefresh": map[string]any{"userToken": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "token"}}}}}
+	bothSkipped := map[string]any{"global": plain["global"], "installer": map[string]any{"skipValidation": true, "skipUsageValidation": true}}
+	tests := []struct {
+		name  string
+		chart string
+		in    Inputs
+		want  outcome
+	}{
+		{"plain token", c, Inputs{Values: plain, RenderValues: plain, PlainUserToken: true, Namespace: "cf"}, outcome{StatusWarn, []string{
+			"given as a plain value", "chart gitops-runtime 0.30.0 copies the values, token included, into ConfigMap helm-values-config in namespace cf", "secretKeyRef.name=cf-user-token"}}},
+		{"secretKeyRef", c, Inputs{Values: ref, RenderValues: ref}, outcome{StatusPass, []string{"not set as a plain value"}}},
+		{"no ConfigMap rendered", c, Inputs{Values: bothSkipped, RenderValues: bothSkipped, PlainUserToken: true}, outcome{StatusWarn, []string{"helm get values", "renders no helm-values-config"}}},
+		{"no chart", "", Inputs{Values: plain, RenderValues: plain, PlainUserToken: true}, outcome{StatusWarn, []string{"helm-values-config", "no chart loaded"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKit(t).with(tt.in)
+			if tt.chart != "" {
+				k.withChart(tt.chart)
+			}
+			r := k.run(UserTokenSecret())
+			tt.want.expect(t, r)
+			if strings.Contains(r.Message+r.Hint, token) {
+				t.Errorf("the token appears in the result: %q %q", r.Message, r.Hint)
+			}
+		})
+	}
+}

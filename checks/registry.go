@@ -30,6 +30,8 @@ func All() []Check {
 		RuntimeNamespace(),
 		Values(),
 		ChartRenders(),
+		ValidationHooks(),
+		UserTokenSecret(),
 		// access modes: ingress, service-mesh, tunnel, existing Argo CD
 		IngressClassCheck(),
 		IngressControllerCheck(),

@@ -108,6 +108,13 @@ type Install struct {
 	// SkipIngressValidation is --skip-ingress-validation or
 	// global.runtime.ingress.skipValidation.
 	SkipIngressValidation bool
+	// SkipValidation and SkipUsageValidation are installer.skipValidation
+	// and installer.skipUsageValidation: the chart's validate-values and
+	// validate-usage hooks are not rendered.
+	SkipValidation, SkipUsageValidation bool
+	// PlainUserToken is true when global.codefresh.userToken.token holds the
+	// token itself rather than a secretKeyRef.
+	PlainUserToken bool
 
 	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
 	// replaces the Argo CD range the chart's validate-values hook enforces;
@@ -199,6 +206,8 @@ func New(f Flags) (Install, error) {
 	in.IngressURL = p.IngressURL
 	in.ExistingArgoCD = p.ExistingArgoCD
 	in.SkipIngressValidation = p.SkipIngressValidation
+	in.SkipValidation, in.SkipUsageValidation = p.SkipValidation, p.SkipUsageValidation
+	in.PlainUserToken = p.PlainUserToken
 	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {

@@ -37,3 +37,27 @@ func TestNewDefaultsAndDerivation(t *testing.T) {
 		t.Error("unknown access mode accepted")
 	}
 }
+
+// TestNewDerivesTheHookSwitches: installer.skipValidation,
+// installer.skipUsageValidation and a plain user token, field by field.
+func TestNewDerivesTheHookSwitches(t *testing.T) {
+	for _, c := range []struct {
+		sets                   []string
+		skipV, skipU, plainTok bool
+	}{
+		{nil, false, false, false},
+		{[]string{"installer.skipValidation=true"}, true, false, false},
+		{[]string{"installer.skipUsageValidation=true"}, false, true, false},
+		{[]string{"installer.skipValidation=false", "global.codefresh.userToken.token=abc"}, false, false, true},
+		{[]string{"global.codefresh.userToken.secretKeyRef.name=s", "global.codefresh.userToken.secretKeyRef.key=token"}, false, false, false},
+	} {
+		in, err := New(Flags{SetValues: c.sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.SkipValidation != c.skipV || in.SkipUsageValidation != c.skipU || in.PlainUserToken != c.plainTok {
+			t.Errorf("%v: skipValidation %v skipUsageValidation %v plain token %v; want %v %v %v",
+				c.sets, in.SkipValidation, in.SkipUsageValidation, in.PlainUserToken, c.skipV, c.skipU, c.plainTok)
+		}
+	}
+}

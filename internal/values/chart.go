@@ -48,6 +48,14 @@ type Planned struct {
 	ExistingArgoCD bool
 	// RuntimeName is global.runtime.name ("" when absent).
 	RuntimeName string
+	// SkipValidation is installer.skipValidation: the chart renders no
+	// validate-values hook; SkipUsageValidation is
+	// installer.skipUsageValidation: no validate-usage hook
+	// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml#L244-L248).
+	SkipValidation, SkipUsageValidation bool
+	// PlainUserToken is true when global.codefresh.userToken.token holds
+	// the token itself (not a secretKeyRef).
+	PlainUserToken bool
 }
 
 // Derive applies the chart's precedence (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369, template
@@ -62,6 +70,9 @@ func Derive(v map[string]any) Planned {
 		SkipIngressValidation: Bool(v, false, "global.runtime.ingress.skipValidation"),
 		ExistingArgoCD:        !Bool(v, true, "argo-cd.enabled"),
 		RuntimeName:           String(v, "global.runtime.name"),
+		SkipValidation:        Bool(v, false, "installer.skipValidation"),
+		SkipUsageValidation:   Bool(v, false, "installer.skipUsageValidation"),
+		PlainUserToken:        String(v, "global.codefresh.userToken.token") != "",
 	}
 	if !Has(v, "global.runtime.ingress.className") {
 		p.IngressClass = DefaultIngressClass

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -124,4 +125,52 @@ func TestSubchartKubeVersionAgreesWithHelm(t *testing.T) {
 	res, doc = run("--existing-argocd")
 	wantCode(t, res, 0)
 	wantStatus(t, doc, "kubernetes-version", "pass", "v1.24.17", "chart gitops-runtime 0.30.0")
+}
+
+// TestValidationHooksAndPlainToken: the real chart 0.30.0 rendered with
+// installer.skipValidation=true and a plain user token: both advisories warn
+// naming the chart (exit 0; 1 with --fail-on warn), the token never printed;
+// with a secretKeyRef and the hooks on, both pass.
+func TestValidationHooksAndPlainToken(t *testing.T) {
+	c := tc.Start(t)
+	const token = "plain-e2e-token-7c1d"
+	plain := chartValues(t, `global:
+  codefresh:
+    accountId: acc-e2e
+    userToken:
+      token: `+token+`
+  runtime:
+    name: rt-e2e
+`)
+	only := []string{"--only", "validation-hooks,user-token-secret", "--chart", fixtureChart(t)}
+	for _, format := range []string{"json", "table"} {
+		res := tc.Run(t, nil, append([]string{"--kubeconfig", c.AdminKubeconfig(), "-o", format, "-f", plain, "--set", "installer.skipValidation=true"}, only...)...)
+		wantCode(t, res, 0)
+		if strings.Contains(res.Stdout+res.Stderr, token) {
+			t.Errorf("%s output shows the token", format)
+		}
+		if format == "json" {
+			doc := res.JSON(t)
+			wantStatus(t, doc, "validation-hooks", "warn", "installer.skipValidation=true: no validate-values hook", "chart gitops-runtime 0.30.0")
+			ch := wantStatus(t, doc, "user-token-secret", "warn", "ConfigMap helm-values-config", "chart gitops-runtime 0.30.0", "secretKeyRef")
+			if ch.Impact != "advisory" {
+				t.Errorf("impact %q", ch.Impact)
+			}
+		}
+	}
+	res, _ := c.RunJSON(t, nil, append([]string{"-f", plain, "--set", "installer.skipValidation=true", "--fail-on", "warn"}, only...)...)
+	wantCode(t, res, 1)
+
+	ref := chartValues(t, `global:
+  codefresh:
+    accountId: acc-e2e
+    userToken:
+      secretKeyRef: {name: cf-user-token, key: token}
+  runtime:
+    name: rt-e2e
+`)
+	res, doc := c.RunJSON(t, nil, append([]string{"-f", ref}, only...)...)
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "validation-hooks", "pass", "chart gitops-runtime 0.30.0")
+	wantStatus(t, doc, "user-token-secret", "pass")
 }
