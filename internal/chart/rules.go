@@ -1,11 +1,15 @@
 package chart
 
 import (
+	"errors"
+	"fmt"
+	"sort"
 	"strings"
 
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	rspb "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -165,4 +169,61 @@ func validateValuesOf(job *batchv1.Job) *ValidateValues {
 		}
 	}
 	return v
+}
+
+// RuntimeShape is what the chart README's multi-runtime rule reads of a
+// gitops-runtime release ("Multi Runtime Installation",
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#multi-runtime-installation):
+// its chart version, whether it runs in namespaced mode and which
+// cluster-wide parts (CRDs) it installed.
+type RuntimeShape struct {
+	ChartVersion string
+	// SingleNamespace is global.runtime.singleNamespace of the release's
+	// computed values (the chart's defaults under the user's, coalesced by
+	// Helm's chartutil.CoalesceValues).
+	SingleNamespace bool
+	// CRDs are the names of the CustomResourceDefinitions in the release's
+	// manifest.
+	CRDs []string
+}
+
+// ReleaseShape reads the RuntimeShape of a stored release.
+func ReleaseShape(rel *rspb.Release) (RuntimeShape, error) {
+	var s RuntimeShape
+	if rel == nil || rel.Chart == nil || rel.Chart.Metadata == nil {
+		return s, errors.New("release record has no chart")
+	}
+	s.ChartVersion = rel.Chart.Metadata.Version
+	vals, err := chartutil.CoalesceValues(rel.Chart, rel.Config)
+	if err != nil {
+		return s, fmt.Errorf("values of release %s: %w", rel.Name, err)
+	}
+	if x, err := vals.PathValue("global.runtime.singleNamespace"); err == nil {
+		s.SingleNamespace, _ = x.(bool)
+	}
+	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
+		o, ok, err := parse(doc)
+		if err != nil {
+			return s, fmt.Errorf("manifest of release %s: %w", rel.Name, err)
+		}
+		if ok && o.Kind == "CustomResourceDefinition" {
+			s.CRDs = append(s.CRDs, o.Name)
+		}
+	}
+	sort.Strings(s.CRDs)
+	return s, nil
+}
+
+// CRDs returns the names of the CustomResourceDefinitions the rendering
+// installs (rendered as templates; a chart's crds/ directory is not among
+// them), sorted.
+func (r *Rendering) CRDs() []string {
+	var out []string
+	for _, o := range r.Objects {
+		if o.Kind == "CustomResourceDefinition" {
+			out = append(out, o.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	rspb "helm.sh/helm/v3/pkg/release"
 )
 
 // fixtureLine is one release line of the real chart in the fixtures:
@@ -122,5 +125,58 @@ func TestKubeVersionRulesOfTheLoadedChart(t *testing.T) {
 	}
 	if _, ok := got["gitops-runtime"]; ok {
 		t.Errorf("chart 0.30.0 declares no kubeVersion of its own: %v", got)
+	}
+}
+
+// TestReleaseShapeOfTheMultiRuntimeValues renders chart 0.30.0 with the
+// chart's own multi-runtime values files, as a first and as a further
+// runtime, and reads the shape a stored release of each would have.
+func TestReleaseShapeOfTheMultiRuntimeValues(t *testing.T) {
+	dir := fixtureLine(t, "chart")
+	c, err := Load(context.Background(), Source{Ref: dir, Settings: isolatedSettings(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) map[string]any {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := chartutil.ReadValues(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	base := map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1", "ingressUrl": "https://rt1.example.test"}, "codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}}}
+	further := chartutil.CoalesceTables(read("values-multi-runtimes.yaml"), base)
+	first := chartutil.CoalesceTables(read("values-multi-runtimes-first.yaml"), chartutil.CoalesceTables(read("values-multi-runtimes.yaml"), base))
+	for _, tt := range []struct {
+		name   string
+		vals   map[string]any
+		single bool
+		crds   bool
+	}{
+		{"default", base, false, true},
+		{"first", first, true, true},
+		{"further", further, true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Render(context.Background(), c, "rel1", "ns1", tt.vals, Capabilities{KubeVersion: "v1.30.2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(r.CRDs()) > 0; got != tt.crds {
+				t.Errorf("rendering installs CRDs: %v, want %v (%v)", got, tt.crds, r.CRDs())
+			}
+			s, err := ReleaseShape(&rspb.Release{Name: "rel1", Chart: c, Config: tt.vals, Manifest: r.Manifest})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.ChartVersion != "0.30.0" || s.SingleNamespace != tt.single || (len(s.CRDs) > 0) != tt.crds {
+				t.Errorf("shape %+v, want singleNamespace %v, CRDs %v", s, tt.single, tt.crds)
+			}
+		})
 	}
 }

@@ -115,6 +115,14 @@ type Install struct {
 	// PlainUserToken is true when global.codefresh.userToken.token holds the
 	// token itself rather than a secretKeyRef.
 	PlainUserToken bool
+	// SingleNamespace is global.runtime.singleNamespace (namespaced mode,
+	// required of every runtime when a cluster has several).
+	SingleNamespace bool
+	// InstallsCRDs is true when the values leave any of the chart's CRDs on
+	// (argo-cd, argo-workflows, gitops-operator .crds.install, default
+	// true): the cluster-wide parts only the first runtime installs. The
+	// rendered chart, when there is one, says it better (its objects).
+	InstallsCRDs bool
 
 	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
 	// replaces the Argo CD range the chart's validate-values hook enforces;
@@ -208,6 +216,7 @@ func New(f Flags) (Install, error) {
 	in.SkipIngressValidation = p.SkipIngressValidation
 	in.SkipValidation, in.SkipUsageValidation = p.SkipValidation, p.SkipUsageValidation
 	in.PlainUserToken = p.PlainUserToken
+	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
 	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {

@@ -61,3 +61,27 @@ func TestNewDerivesTheHookSwitches(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDerivesTheRuntimeShape: namespaced mode and the CRDs the values
+// leave on (the multi-runtime rule), field by field.
+func TestNewDerivesTheRuntimeShape(t *testing.T) {
+	for _, c := range []struct {
+		sets       []string
+		single     bool
+		installCRD bool
+	}{
+		{nil, false, true},
+		{[]string{"global.runtime.singleNamespace=true"}, true, true},
+		{[]string{"global.runtime.singleNamespace=true", "argo-cd.crds.install=false", "argo-workflows.crds.install=false", "gitops-operator.crds.install=false"}, true, false},
+		{[]string{"argo-cd.crds.install=false", "argo-workflows.crds.install=false"}, false, true},
+		{[]string{"argo-cd.enabled=false", "argo-workflows.crds.install=false", "gitops-operator.crds.install=false"}, false, false},
+	} {
+		in, err := New(Flags{SetValues: c.sets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.SingleNamespace != c.single || in.InstallsCRDs != c.installCRD {
+			t.Errorf("%v: singleNamespace %v installs CRDs %v; want %v %v", c.sets, in.SingleNamespace, in.InstallsCRDs, c.single, c.installCRD)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -173,4 +174,44 @@ func TestValidationHooksAndPlainToken(t *testing.T) {
 	wantCode(t, res, 0)
 	wantStatus(t, doc, "validation-hooks", "pass", "chart gitops-runtime 0.30.0")
 	wantStatus(t, doc, "user-token-secret", "pass")
+}
+
+// TestSecondRuntimeAgreesWithHelm installs a first runtime of chart 0.30.0
+// for real with Helm in namespaced mode, installing the cluster-wide parts
+// (the chart's values-multi-runtimes.yaml and values-multi-runtimes-first.yaml),
+// then asks the plugin and Helm about a second one: namespaced without the
+// CRDs (values-multi-runtimes.yaml), the plugin passes existing-runtime and
+// Helm installs; cluster-wide (the chart's defaults), the plugin fails naming
+// the rule and Helm fails.
+func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
+	c := tc.Start(t)
+	helm := tc.HelmBinary(t)
+	dir := fixtureChart(t)
+	multi, first := filepath.Join(dir, "values-multi-runtimes.yaml"), filepath.Join(dir, "values-multi-runtimes-first.yaml")
+	// The multi-runtime values turn the tunnel off: the runtime URL is given.
+	base := chartValues(t, renderingValues+"    ingressUrl: https://rt.example.test\n")
+	if out, ok := helmInstall(t, c, helm, "rel1", "ns1", base, "-f", multi, "-f", first, "--set", "global.runtime.name=rt1"); !ok {
+		t.Fatalf("helm install of the first runtime failed:\n%s", out)
+	}
+	only := "existing-runtime,helm-ownership,chart-renders"
+	run := func(rel, ns string, extra ...string) (tc.Result, reporters.Document) {
+		t.Helper()
+		return c.RunJSON(t, nil, append([]string{"--only", only, "--chart", dir, "-f", base, "--release-name", rel, "-n", ns}, extra...)...)
+	}
+
+	// A cluster-wide runtime beside it: the plugin fails, Helm fails.
+	res, doc := run("rel3", "ns3", "--set", "global.runtime.name=rt3")
+	wantCode(t, res, 1)
+	wantStatus(t, doc, "existing-runtime", "fail", "runtime release rel1 in namespace ns1 (chart gitops-runtime-0.30.0)", "the planned runtime is cluster-wide",
+		"would install the cluster-wide parts", "Multi Runtime Installation")
+	out, ok := helmInstall(t, c, helm, "rel3", "ns3", base, "--set", "global.runtime.name=rt3")
+	agree(t, "cluster-wide second runtime", res, out, ok)
+
+	// A namespaced second runtime without the CRDs: the plugin passes, Helm installs.
+	res, doc = run("rel2", "ns2", "-f", multi, "--set", "global.runtime.name=rt2")
+	wantStatus(t, doc, "existing-runtime", "pass", "runtime release rel1 in namespace ns1 (chart gitops-runtime-0.30.0): namespaced, installs the cluster-wide parts",
+		"the planned runtime (release rel2 in namespace ns2, chart gitops-runtime 0.30.0 rendered with these values): namespaced, installs no CRDs")
+	out, ok = helmInstall(t, c, helm, "rel2", "ns2", base, "-f", multi, "--set", "global.runtime.name=rt2")
+	agree(t, "namespaced second runtime", res, out, ok)
+	wantCode(t, res, 0)
 }
