@@ -25,6 +25,7 @@ func All() []Check {
 		ArgoCRDsOwnership(),
 		HelmOwnership(),
 		ExistingRuntime(),
+		LeftoverRuntimeToken(),
 		// inputs
 		RuntimeName(),
 		RuntimeNamespace(),

@@ -215,3 +215,35 @@ func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
 	agree(t, "namespaced second runtime", res, out, ok)
 	wantCode(t, res, 0)
 }
+
+// TestLeftoverRuntimeToken: a codefresh-token Secret left in the runtime
+// namespace with no release there fails, saying what the chart 0.30.0 hook
+// will do, without printing the token; deleted, the check passes.
+func TestLeftoverRuntimeToken(t *testing.T) {
+	c := tc.Start(t)
+	c.CreateNamespace(t, "cf")
+	const token = "leftover-e2e-token-3b2a"
+	if _, err := c.Kube.CoreV1().Secrets("cf").Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "codefresh-token"}, StringData: map[string]string{"token": token},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	values := chartValues(t, renderingValues)
+	args := []string{"--only", "leftover-runtime-token", "--chart", fixtureChart(t), "-f", values, "-n", "cf"}
+	res, doc := c.RunJSON(t, nil, args...)
+	wantCode(t, res, 1)
+	ch := wantStatus(t, doc, "leftover-runtime-token", "fail", "Secret cf/codefresh-token holds a runtime token", "runtime-token mode",
+		`runtime "rt-e2e"`, "failed getting runtime from platform", "kubectl delete secret codefresh-token -n cf")
+	if ch.Impact != "install-fails" {
+		t.Errorf("impact %q", ch.Impact)
+	}
+	if strings.Contains(res.Stdout+res.Stderr, token) {
+		t.Error("the token appears in the output")
+	}
+	if err := c.Kube.CoreV1().Secrets("cf").Delete(context.Background(), "codefresh-token", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, doc = c.RunJSON(t, nil, args...)
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "leftover-runtime-token", "pass", "no Secret codefresh-token in namespace cf")
+}
