@@ -33,6 +33,7 @@ func All() []Check {
 		ChartRenders(),
 		ValidationHooks(),
 		UserTokenSecret(),
+		PlatformUserToken(),
 		// access modes: ingress, service-mesh, tunnel, existing Argo CD
 		IngressClassCheck(),
 		IngressControllerCheck(),

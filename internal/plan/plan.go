@@ -115,6 +115,13 @@ type Install struct {
 	// PlainUserToken is true when global.codefresh.userToken.token holds the
 	// token itself rather than a secretKeyRef.
 	PlainUserToken bool
+	// UserTokenSecret and UserTokenKey are the Secret and key of
+	// global.codefresh.userToken.secretKeyRef ("" when unset).
+	UserTokenSecret, UserTokenKey string
+	// PlatformURL is global.codefresh.url (default https://g.codefresh.io):
+	// where the validation hook calls the platform. AccountID is
+	// global.codefresh.accountId.
+	PlatformURL, AccountID string
 	// SingleNamespace is global.runtime.singleNamespace (namespaced mode,
 	// required of every runtime when a cluster has several).
 	SingleNamespace bool
@@ -217,6 +224,8 @@ func New(f Flags) (Install, error) {
 	in.SkipValidation, in.SkipUsageValidation = p.SkipValidation, p.SkipUsageValidation
 	in.PlainUserToken = p.PlainUserToken
 	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
+	in.UserTokenSecret, in.UserTokenKey = p.UserTokenSecret, p.UserTokenKey
+	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
 	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {

@@ -85,3 +85,23 @@ func TestNewDerivesTheRuntimeShape(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDerivesThePlatformInputs: the platform URL (default
+// https://g.codefresh.io), account and token Secret reference.
+func TestNewDerivesThePlatformInputs(t *testing.T) {
+	in, err := New(Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.PlatformURL != "https://g.codefresh.io" || in.AccountID != "" || in.UserTokenSecret != "" {
+		t.Errorf("defaults: url %q account %q secret %q", in.PlatformURL, in.AccountID, in.UserTokenSecret)
+	}
+	in, err = New(Flags{SetValues: []string{"global.codefresh.url=https://cf.example", "global.codefresh.accountId=acc1",
+		"global.codefresh.userToken.secretKeyRef.name=tok", "global.codefresh.userToken.secretKeyRef.key=token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.PlatformURL != "https://cf.example" || in.AccountID != "acc1" || in.UserTokenSecret != "tok" || in.UserTokenKey != "token" {
+		t.Errorf("derived: url %q account %q secret %q key %q", in.PlatformURL, in.AccountID, in.UserTokenSecret, in.UserTokenKey)
+	}
+}

@@ -56,6 +56,12 @@ type Planned struct {
 	// PlainUserToken is true when global.codefresh.userToken.token holds
 	// the token itself (not a secretKeyRef).
 	PlainUserToken bool
+	// UserTokenSecret and UserTokenKey are
+	// global.codefresh.userToken.secretKeyRef's name and key ("" when unset).
+	UserTokenSecret, UserTokenKey string
+	// PlatformURL is global.codefresh.url (default https://g.codefresh.io);
+	// AccountID is global.codefresh.accountId.
+	PlatformURL, AccountID string
 	// SingleNamespace is global.runtime.singleNamespace: the runtime manages
 	// only its own namespace, as every runtime of a cluster with several must
 	// (chart README, "Multi Runtime Installation",
@@ -84,6 +90,13 @@ func Derive(v map[string]any) Planned {
 		SkipUsageValidation:   Bool(v, false, "installer.skipUsageValidation"),
 		PlainUserToken:        String(v, "global.codefresh.userToken.token") != "",
 		SingleNamespace:       Bool(v, false, "global.runtime.singleNamespace"),
+		UserTokenSecret:       String(v, "global.codefresh.userToken.secretKeyRef.name"),
+		UserTokenKey:          String(v, "global.codefresh.userToken.secretKeyRef.key"),
+		PlatformURL:           String(v, "global.codefresh.url"),
+		AccountID:             String(v, "global.codefresh.accountId"),
+	}
+	if p.PlatformURL == "" {
+		p.PlatformURL = DefaultPlatformURL
 	}
 	for _, c := range []string{"argo-cd", "argo-workflows", "gitops-operator"} {
 		if Bool(v, true, c+".enabled") && Bool(v, true, c+".crds.install") {
