@@ -2,9 +2,15 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
+	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -246,4 +252,113 @@ func TestLeftoverRuntimeToken(t *testing.T) {
 	res, doc = c.RunJSON(t, nil, args...)
 	wantCode(t, res, 0)
 	wantStatus(t, doc, "leftover-runtime-token", "pass", "no Secret codefresh-token in namespace cf")
+}
+
+// platformAPI answers the validation hooks' GraphQL queries as the
+// Codefresh platform does, per case.
+type platformAPI struct {
+	admin         bool
+	account       string
+	taken         string // a runtime name that exists
+	usage, limit  int
+	status        int           // answer every request with this HTTP status (0: 200)
+	delay         time.Duration // before answering
+	authorization atomic.Value  // the last Authorization header
+}
+
+func (p *platformAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.authorization.Store(r.Header.Get("Authorization"))
+	time.Sleep(p.delay)
+	if p.status != 0 {
+		http.Error(w, `{"message":"Unauthorized"}`, p.status)
+		return
+	}
+	var req struct {
+		Query     string         `json:"query"`
+		Variables map[string]any `json:"variables"`
+	}
+	if r.URL.Path != "/2.0/api/graphql" || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.NotFound(w, r)
+		return
+	}
+	var data any
+	switch {
+	case strings.Contains(req.Query, "query Me"):
+		data = map[string]any{"me": map[string]any{"id": "u1", "name": "dev", "isAdmin": p.admin, "activeAccount": map[string]any{"id": p.account, "name": "acme"}}}
+	case strings.Contains(req.Query, "query GetRuntime"):
+		if req.Variables["name"] == p.taken {
+			data = map[string]any{"runtime": map[string]any{"metadata": map[string]any{"name": p.taken, "namespace": "cf"}}}
+		} else {
+			data = map[string]any{"runtime": map[string]any{"metadata": map[string]any{"name": ""}}}
+		}
+	case strings.Contains(req.Query, "query LimitsStatus"):
+		data = map[string]any{"limitsStatus": map[string]any{"usage": map[string]any{"clusters": p.usage}, "limits": map[string]any{"clusters": p.limit}}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+}
+
+// TestPlatformUserTokenAgainstAStub: a local HTTPS stub of the platform API
+// on 127.0.0.1, reached through --connect-to as platform.example.test
+// (global.codefresh.url), trusted through --ca-file, answers as the platform
+// does for each case; the verdict quotes the hook's error, a timeout is a
+// skip, and the token reaches the stub but never the output.
+func TestPlatformUserTokenAgainstAStub(t *testing.T) {
+	c := tc.Start(t)
+	const token = "platform-e2e-token-8d7e"
+	values := chartValues(t, `global:
+  codefresh:
+    url: https://platform.example.test
+    accountId: acc1
+    userToken:
+      token: `+token+`
+  runtime:
+    name: rt-e2e
+`)
+	ca := newCA(t)
+	now := time.Now()
+	cert, _ := ca.leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
+	for _, tt := range []struct {
+		name   string
+		edit   func(*platformAPI)
+		status string
+		code   int
+		msgs   []string
+	}{
+		{"all good", nil, "pass", 0, []string{"user dev is Admin in account acme (acc1)", `runtime name "rt-e2e" is free`, "clusters usage 1 of 5"}},
+		{"name taken", func(p *platformAPI) { p.taken = "rt-e2e" }, "fail", 1, []string{`runtime "rt-e2e" already exists`}},
+		{"not admin", func(p *platformAPI) { p.admin = false }, "fail", 1, []string{`user "dev" does not have Admin role in account "acme"`}},
+		{"other account", func(p *platformAPI) { p.account = "acc2" }, "fail", 1, []string{`account mismatch - userToken is for accountId acc2`}},
+		{"limit reached", func(p *platformAPI) { p.usage = 5 }, "fail", 1, []string{"clusters limit reached: usage=5, limit=5"}},
+		{"401", func(p *platformAPI) { p.status = http.StatusUnauthorized }, "fail", 1, []string{"[401] - failed to make a GraphQL API request"}},
+		{"timeout", func(p *platformAPI) { p.delay = 3 * time.Second }, "skip", 0, []string{"the platform did not answer", "https://platform.example.test"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := &platformAPI{admin: true, account: "acc1", usage: 1, limit: 5}
+			if tt.edit != nil {
+				tt.edit(api)
+			}
+			ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+			go func() { _ = srv.Serve(ln) }()
+			t.Cleanup(func() { _ = srv.Close() })
+			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			res, doc := c.RunJSON(t, nil, "--only", "platform-user-token", "--chart", fixtureChart(t), "-f", values, "-n", "cf",
+				"--connect-to", "platform.example.test:443:127.0.0.1:"+port, "--ca-file", ca.PEM, "--request-timeout", "1s")
+			wantCode(t, res, tt.code)
+			ch := wantStatus(t, doc, "platform-user-token", tt.status, tt.msgs...)
+			if tt.status == "fail" && ch.Impact != "install-fails" {
+				t.Errorf("impact %q", ch.Impact)
+			}
+			if strings.Contains(res.Stdout+res.Stderr, token) {
+				t.Error("the token appears in the output")
+			}
+			if got, _ := api.authorization.Load().(string); got != token {
+				t.Errorf("the stub got Authorization %q, want the user token", got)
+			}
+		})
+	}
 }
