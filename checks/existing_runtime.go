@@ -261,8 +261,12 @@ func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (R
 	plannedDesc := fmt.Sprintf("the planned runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
 	refs := refsOf(found)
 	if len(broken) > 0 {
-		return Fail("a GitOps Runtime is already installed: %s; %s; broken: %s",
-			describeRuntimeFindings(found), multiRuntimeRule, strings.Join(broken, "; ")).
+		shapes := ""
+		if len(describe) > 0 {
+			shapes = " (" + strings.Join(describe, "; ") + ")"
+		}
+		return Fail("a GitOps Runtime is already installed: %s%s; %s; broken: %s",
+			describeRuntimeFindings(found), shapes, multiRuntimeRule, strings.Join(broken, "; ")).
 			WithHint(multiRuntimeHint).WithObjects(refs...), nil
 	}
 	parts := "installs no CRDs"
