@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
+	goyaml "sigs.k8s.io/yaml/goyaml.v3"
 )
 
 // Names of the gitops-runtime chart's pre-install hook objects
@@ -202,12 +203,19 @@ func ReleaseShape(rel *rspb.Release) (RuntimeShape, error) {
 		s.SingleNamespace, _ = x.(bool)
 	}
 	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
-		o, ok, err := parse(doc)
-		if err != nil {
+		// Only the head of each document is decoded (goyaml.v3 into a
+		// struct of two fields: no JSON conversion of a whole CRD schema).
+		var head struct {
+			Kind     string `yaml:"kind"`
+			Metadata struct {
+				Name string `yaml:"name"`
+			} `yaml:"metadata"`
+		}
+		if err := goyaml.Unmarshal([]byte(doc), &head); err != nil {
 			return s, fmt.Errorf("manifest of release %s: %w", rel.Name, err)
 		}
-		if ok && o.Kind == "CustomResourceDefinition" {
-			s.CRDs = append(s.CRDs, o.Name)
+		if head.Kind == "CustomResourceDefinition" {
+			s.CRDs = append(s.CRDs, head.Metadata.Name)
 		}
 	}
 	sort.Strings(s.CRDs)

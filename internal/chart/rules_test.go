@@ -180,3 +180,32 @@ func TestReleaseShapeOfTheMultiRuntimeValues(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReleaseShape reads the shape of a stored release of chart
+// 0.30.0 with its default values (CoalesceValues over the chart tree, and
+// the kinds of its manifest's documents): what existing-runtime spends on
+// each installed runtime.
+func BenchmarkReleaseShape(b *testing.B) {
+	dir, err := filepath.Abs("../../../shared/fixtures/upstream/gitops-runtime/chart/gitops-runtime")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := Load(context.Background(), Source{Ref: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vals := map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1"}, "codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}}}
+	r, err := Render(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel := &rspb.Release{Name: "rel1", Chart: c, Config: vals, Manifest: r.Manifest}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := ReleaseShape(rel); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(r.Manifest))/1e6, "manifest-MB")
+}
