@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -360,5 +361,48 @@ func TestPlatformUserTokenAgainstAStub(t *testing.T) {
 				t.Errorf("the stub got Authorization %q, want the user token", got)
 			}
 		})
+	}
+}
+
+// TestChartKubeVersionAgreesWithHelm: a chart whose own kubeVersion the
+// cluster does not meet: the plugin fails kubernetes-version (install-fails)
+// and real Helm refuses the install; met, both go ahead.
+func TestChartKubeVersionAgreesWithHelm(t *testing.T) {
+	c := tc.Start(t)
+	helm := tc.HelmBinary(t)
+	dir := filepath.Join(t.TempDir(), "gitops-runtime")
+	writeFile := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile("templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kv-probe\n")
+	values := chartValues(t, "{}\n")
+	for _, tt := range []struct {
+		constraint string
+		status     string
+		code       int
+	}{
+		{">=1.99.0-0", "fail", 1},
+		{">=1.20.0-0", "pass", 0},
+	} {
+		writeFile("Chart.yaml", "apiVersion: v2\nname: gitops-runtime\nversion: 9.9.9\nkubeVersion: \""+tt.constraint+"\"\n")
+		res, doc := c.RunJSON(t, nil, "--only", "kubernetes-version", "--chart", dir, "-f", values, "-n", "kv", "--release-name", "kv")
+		wantCode(t, res, tt.code)
+		ch := wantStatus(t, doc, "kubernetes-version", tt.status, `gitops-runtime 9.9.9 (kubeVersion "`+tt.constraint+`")`)
+		if tt.status == "fail" && ch.Impact != "install-fails" {
+			t.Errorf("impact %q, want install-fails", ch.Impact)
+		}
+		out, code := helmCmd(t, c, helm, "install", "kv", dir, "-n", "kv", "--create-namespace", "-f", values, "--dry-run=server")
+		if (code == 0) != (res.Code == 0) {
+			t.Errorf("kubeVersion %s: plugin exit %d, helm install exit %d:\n%s", tt.constraint, res.Code, code, out)
+		}
+		if tt.status == "fail" && !strings.Contains(out, "chart requires kubeVersion") {
+			t.Errorf("helm refused for another reason:\n%s", out)
+		}
 	}
 }
