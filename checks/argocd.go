@@ -7,25 +7,19 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
-// DefaultArgoCDVersionRange is the chart's REQUIRED_VERSION_CONSTRAINT for an
-// existing Argo CD on main (https://github.com/codefresh-io/gitops-runtime-helm/blob/5bf822951dc90b7b2f8a0425627f6ee5aeb087a4/charts/gitops-runtime/templates/hooks/pre-install/_env.yaml#L25;
-// stable/0.30 uses ">=3.2 <=3.4": pass --argocd-version-range).
-const DefaultArgoCDVersionRange = ">=3 <=3.3"
-
-// argoServerSelector are the labels the chart's validate-values hook uses to
-// find the Argo CD server Service (installer.argoCdVersionCheck.argoServerLabels,
-// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml; https://codefresh.io/docs/docs/installation/gitops/runtime-install-with-existing-argo-cd/).
-const argoServerSelector = "app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd"
-
-// ArgoCDServerCheck passes when a Service labelled
-// app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd is in
-// the runtime namespace: the chart's hook fails with "No Argo CD service found
+// ArgoCDServerCheck passes when a Service carrying the labels the chart's
+// validate-values hook looks for (ARGOCD_LABELS of the rendered hook, from
+// installer.argoCdVersionCheck.argoServerLabels; default
+// app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd) is in
+// the runtime namespace: the hook fails with "No Argo CD service found
 // matching labels" otherwise, and the runtime reaches an external Argo CD by
-// bare Service name, so it must be in the same namespace (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml step 1).
+// bare Service name, so it must be in the same namespace (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml
+// get_argocd_service_info; https://codefresh.io/docs/docs/installation/gitops/runtime-install-with-existing-argo-cd/).
 func ArgoCDServerCheck() Check {
 	return Check{
 		Meta: Meta{
@@ -33,65 +27,95 @@ func ArgoCDServerCheck() Check {
 			Impact:   ImpactRuntimeBreaks,
 			Title:    "Existing Argo CD server Service is in the runtime namespace",
 			Severity: SeverityFail, Requires: []string{"cluster-reachable"},
-			Applies: Applies{ExistingArgoCD: true},
+			Applies:    Applies{ExistingArgoCD: true},
+			ReadsChart: true,
 		},
 		Run: runArgoCDServer,
 	}
 }
 
-func runArgoCDServer(_ context.Context, env *Env) (Result, error) {
+func runArgoCDServer(ctx context.Context, env *Env) (Result, error) {
+	rules, err := readArgoCDRules(ctx, env)
+	if err != nil {
+		return Result{}, err
+	}
 	ns := env.Inputs.Namespace
-	svcs, err := env.Cluster.ServicesByLabel(ns, argoServerSelector)
+	svcs, err := env.Cluster.ServicesByLabel(ns, rules.Selector)
 	if err != nil {
 		return Result{}, err
 	}
 	if len(svcs) == 0 {
-		return Fail("no Service labelled %s in namespace %s", argoServerSelector, ns).
-			WithHint(fmt.Sprintf("install the runtime into Argo CD's namespace (-n), or label its server Service: kubectl label svc <argocd-server> -n %s app.kubernetes.io/component=server app.kubernetes.io/part-of=argocd", ns)), nil
+		return Fail("no Service labelled %s in namespace %s (labels: %s)", rules.Selector, ns, rules.SelectorFrom).
+			WithHint(fmt.Sprintf("install the runtime into Argo CD's namespace (-n), or label its server Service: kubectl label svc <argocd-server> -n %s %s", ns, strings.ReplaceAll(rules.Selector, ",", " "))), nil
 	}
 	s := svcs[0]
 	msg := fmt.Sprintf("Service %s/%s", s.Namespace, s.Name)
 	if len(svcs) > 1 {
 		msg += fmt.Sprintf(" (%d match; the chart's hook uses the first)", len(svcs))
 	}
-	return Pass("%s", msg).WithObjects(serviceRef(&s)), nil
+	return Pass("%s (labels %s: %s)", msg, rules.Selector, rules.SelectorFrom).WithObjects(serviceRef(&s)), nil
 }
 
-// ArgoCDVersionCheck passes when the Argo CD server's version, read from its
-// image tag, satisfies the chart's range (default ">=3 <=3.3",
-// --argocd-version-range; Masterminds/semver as the hook's semver-cli,
-// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml step 6). A tag of latest or a digest only is a warn:
-// the version is unknown.
+// ArgoCDVersionCheck passes when the Argo CD server's version, read from the
+// image tag of the Deployment behind the server Service the hook finds,
+// satisfies the range the chart's validate-values hook enforces:
+// REQUIRED_VERSION_CONSTRAINT of the rendered hook (chart 0.30: ">=3.2
+// <=3.4"; 0.28–0.29: ">=3 <=3.3"; 0.26–0.27: ">=3 <=3.2"), checked with
+// Masterminds/semver as the hook's semver-cli
+// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/validate-values.yaml
+// validate_argocd_version). --argocd-version-range replaces the chart's
+// range, and the message says so; without a rendered chart, the range of
+// chart 0.30.0 applies, and the message says why. A tag of latest or a
+// digest only is a warn: the version is unknown.
 func ArgoCDVersionCheck() Check {
 	return Check{
 		Meta: Meta{
 			ID: "argocd-version", Category: CategoryExistingArgoCD, Modes: ModePre,
-			Impact:   ImpactRuntimeBreaks,
-			Title:    "Existing Argo CD version is in the chart's supported range",
+			Impact:   ImpactInstallFails,
+			Title:    "Existing Argo CD version is in the range the chart's validation hook accepts",
 			Severity: SeverityFail, Requires: []string{"argocd-server"},
-			Applies: Applies{ExistingArgoCD: true},
+			Applies:    Applies{ExistingArgoCD: true},
+			ReadsChart: true,
 		},
 		Run: runArgoCDVersion,
 	}
 }
 
-func runArgoCDVersion(_ context.Context, env *Env) (Result, error) {
-	rng := env.Inputs.ArgoCDVersionRange
-	if rng == "" {
-		rng = DefaultArgoCDVersionRange
+func runArgoCDVersion(ctx context.Context, env *Env) (Result, error) {
+	rules, err := readArgoCDRules(ctx, env)
+	if err != nil {
+		return Result{}, err
 	}
+	res, err := judgeArgoCDVersion(env, rules)
+	if err == nil && res.Status != StatusPass && !rules.Enforced {
+		// Nothing stops the install: the runtime meets the unsupported
+		// Argo CD afterwards.
+		res.Effect = ImpactRuntimeBreaks
+	}
+	return res, err
+}
+
+func judgeArgoCDVersion(env *Env, rules argoCDRules) (Result, error) {
+	rng := rules.Range
 	constraint, err := semver.NewConstraint(rng)
 	if err != nil {
-		return Result{}, fmt.Errorf("--argocd-version-range %q: %w", rng, err)
+		return Result{}, fmt.Errorf("Argo CD version range %q (%s): %w", rng, rules.RangeFrom, err)
 	}
 	ns := env.Inputs.Namespace
+	svcs, err := env.Cluster.ServicesByLabel(ns, rules.Selector)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(svcs) == 0 {
+		return Fail("no Argo CD server Service (labels %s) in namespace %s: the hook cannot read Argo CD's version", rules.Selector, ns), nil
+	}
+	svc := svcs[0]
 	deps, err := env.Cluster.Deployments()
 	if err != nil {
 		return Result{}, err
 	}
 	for _, d := range deps {
-		if d.Namespace != ns || d.Labels["app.kubernetes.io/part-of"] != "argocd" ||
-			(d.Labels["app.kubernetes.io/component"] != "server" && d.Labels["app.kubernetes.io/name"] != "argocd-server") {
+		if d.Namespace != ns || len(svc.Selector) == 0 || !labels.SelectorFromSet(svc.Selector).Matches(labels.Set(d.PodLabels)) {
 			continue
 		}
 		ref := workloadRef(d)
@@ -102,23 +126,23 @@ func runArgoCDVersion(_ context.Context, env *Env) (Result, error) {
 			}
 			tag := imageTag(c.Image)
 			if tag == "" || tag == "latest" {
-				return Warn("Argo CD server image %s has no version tag: version unknown, cannot check range %q", c.Image, rng).
+				return Warn("Argo CD server image %s has no version tag: version unknown, cannot check range %q (%s)", c.Image, rng, rules.RangeFrom).
 					WithHint("pin the Argo CD image to a release tag, or check by hand: kubectl exec -n " + ns + " deploy/" + d.Name + " -- argocd version --client").
 					WithObjects(ref), nil
 			}
 			v, err := semver.NewVersion(strings.TrimPrefix(tag, "v"))
 			if err != nil {
-				return Warn("Argo CD server image tag %q is not a version: cannot check range %q", tag, rng).WithObjects(ref), nil
+				return Warn("Argo CD server image tag %q is not a version: cannot check range %q (%s)", tag, rng, rules.RangeFrom).WithObjects(ref), nil
 			}
 			if !constraint.Check(v) {
-				return Fail("Argo CD %s does not satisfy the chart's range %q", tag, rng).
-					WithHint("upgrade Argo CD to a version in the range (chart README compatibility table), or install a chart version that supports " + tag).
+				return Fail("Argo CD %s does not satisfy %q (%s)", tag, rng, rules.RangeFrom).
+					WithHint("upgrade Argo CD to a version in the range, or install a chart version whose validate-values hook accepts " + tag + " (chart README, Argo CD compatibility)").
 					WithObjects(ref), nil
 			}
-			return Pass("Argo CD %s satisfies %q", tag, rng).WithObjects(ref), nil
+			return Pass("Argo CD %s satisfies %q (%s)", tag, rng, rules.RangeFrom).WithObjects(ref), nil
 		}
 	}
-	return Fail("no Argo CD server Deployment (labels app.kubernetes.io/part-of=argocd, component=server) in namespace %s", ns), nil
+	return Fail("no Argo CD server Deployment behind Service %s/%s (selector %s) in namespace %s", svc.Namespace, svc.Name, labels.SelectorFromSet(svc.Selector), ns).WithObjects(serviceRef(&svc)), nil
 }
 
 // imageTag returns the tag of an image reference, "" for a digest only.

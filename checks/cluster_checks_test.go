@@ -50,7 +50,9 @@ func TestKubernetesVersion(t *testing.T) {
 		want Status
 	}{
 		{"v1.29.3-eks-4f4795d", StatusPass},
-		{"v1.23.0", StatusPass},
+		// Above the docs' minimum, below the default chart's Argo CD
+		// subchart's kubeVersion (TestKubernetesVersionFromTheChart).
+		{"v1.23.0", StatusWarn},
 		{"v1.22.17-gke.100", StatusFail},
 		{"v1.18.0", StatusFail},
 	}
@@ -212,8 +214,10 @@ func TestHelmVersion(t *testing.T) {
 	}{
 		{"HELM_BIN new", "/opt/helm", false, "v3.14.2+gc309b6f\n", nil, StatusPass, "v3.14.2"},
 		{"PATH helm 4", "", true, "v4.0.1+g123\n", nil, StatusPass, "v4.0.1"},
-		{"old helm", "", true, "v3.7.2+g663a896\n", nil, StatusFail, "older than 3.8.0"},
-		{"helm 2", "", true, "Client: v2.16.1+gbbdfe5e\n", nil, StatusFail, "older than 3.8.0"},
+		{"old helm", "", true, "v3.7.2+g663a896\n", nil, StatusFail, "older than 3.11.0"},
+		// The docs' 3.8.0 is below the chart README's 3.11.0.
+		{"docs minimum", "", true, "v3.10.3+g8a6b2f4\n", nil, StatusFail, `older than 3.11.0 (the gitops-runtime chart's README, "Prerequisites": Helm 3.11.0+`},
+		{"helm 2", "", true, "Client: v2.16.1+gbbdfe5e\n", nil, StatusFail, "older than 3.11.0"},
 		// Every form Helm 3 and 4 print: from source without ldflags (no
 		// patch), releases (+g<commit>), pre-releases, the long form.
 		{"helm 4 from source", "/opt/helm", false, "v4.3\n", nil, StatusPass, "helm v4.3 ("},
@@ -221,10 +225,10 @@ func TestHelmVersion(t *testing.T) {
 		{"helm 4 release", "", true, "v4.3.1+g5b7d2a1\n", nil, StatusPass, "helm v4.3.1+g5b7d2a1 ("},
 		{"helm 3 release", "", true, "v3.22.0+gabc\n", nil, StatusPass, "helm v3.22.0+gabc ("},
 		{"helm 4 rc", "", true, "v4.0.0-rc.1+gabc\n", nil, StatusPass, "v4.0.0-rc.1"},
-		{"minimum", "", true, "v3.8.0+gd141386\n", nil, StatusPass, "v3.8.0"},
-		{"minimum from source", "", true, "v3.8\n", nil, StatusPass, "v3.8 ("},
-		{"old from source", "", true, "v3.7\n", nil, StatusFail, "v3.7 (/usr/local/bin/helm) is older than 3.8.0"},
-		{"3.8 pre-release", "", true, "v3.8.0-rc.1\n", nil, StatusFail, "older than 3.8.0"},
+		{"minimum", "", true, "v3.11.0+g472c573\n", nil, StatusPass, "v3.11.0"},
+		{"minimum from source", "", true, "v3.11\n", nil, StatusPass, "v3.11 ("},
+		{"old from source", "", true, "v3.7\n", nil, StatusFail, "v3.7 (/usr/local/bin/helm) is older than 3.11.0"},
+		{"3.11 pre-release", "", true, "v3.11.0-rc.1\n", nil, StatusFail, "older than 3.11.0"},
 		{"warning first", "", true, "WARNING: Kubernetes configuration file is group-readable\nv3.22.0+gabc\n", nil, StatusPass, "v3.22.0"},
 		{"long form", "", true, `version.BuildInfo{Version:"v4.3.1", GitCommit:"", GitTreeState:"clean"}` + "\n", nil, StatusPass, "v4.3.1"},
 		{"absent", "", false, "", nil, StatusWarn, "no helm client"},

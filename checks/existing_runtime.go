@@ -6,9 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Marks of an installed GitOps Runtime (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/codefresh-cm.yaml): the chart's
@@ -22,24 +25,38 @@ const (
 	runtimeNameLabel = "codefresh.io/runtime-name"
 )
 
-// ExistingRuntime fails when a GitOps Runtime is already installed on the
-// cluster: "You can install a single GitOps Runtime on a cluster" and, within
-// an account, one Hybrid runtime per cluster (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
-// introduction and "Number of Hybrid GitOps Runtimes"). It looks for the
-// latest revision of any Helm release of chart gitops-runtime (one GET per
-// release; release Secrets are listed metadata-only), a codefresh-cm
-// ConfigMap (one field-selected, metadata-only list) and a cap-app-proxy
-// Deployment (from the shared Deployments).
+// ExistingRuntime passes when no GitOps Runtime is installed on the cluster,
+// or when the planned one may stand beside those that are: since chart 0.27
+// several runtimes share a cluster when every one runs in namespaced mode
+// (global.runtime.singleNamespace=true), each in its own namespace, and
+// exactly one (the first) installs the cluster-wide parts, the CRDs (chart
+// README, "Multi Runtime Installation",
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#multi-runtime-installation,
+// with the chart's values-multi-runtimes.yaml and
+// values-multi-runtimes-first.yaml; before it the docs allowed a single
+// runtime per cluster, https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/).
+// It looks for the latest revision of any Helm release of chart
+// gitops-runtime (one GET per release; release Secrets are listed
+// metadata-only), a codefresh-cm ConfigMap (one field-selected,
+// metadata-only list) and a cap-app-proxy Deployment (from the shared
+// Deployments). Each runtime release is read once more for its computed
+// values and manifest; the planned runtime's shape comes from the rendered
+// chart (its version, its CRDs) and the plan (singleNamespace). It fails
+// naming each runtime, its chart version and the rule broken; a runtime
+// with no gitops-runtime release (installed by the CLI) fails as before,
+// its configuration unknown; when a runtime is this very release it fails
+// pointing to --upgrade. helm-ownership judges the objects themselves.
 func ExistingRuntime() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "existing-runtime",
-			Impact:   ImpactInstallFails,
-			Category: CategoryConflicts,
-			Modes:    ModePre,
-			Title:    "No GitOps Runtime is already installed on the cluster",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
+			ID:         "existing-runtime",
+			Impact:     ImpactInstallFails,
+			Category:   CategoryConflicts,
+			Modes:      ModePre,
+			Title:      "No GitOps Runtime is installed on the cluster, or the planned one may stand beside it",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
+			ReadsChart: true,
 		},
 		Run: runExistingRuntime,
 	}
@@ -49,9 +66,11 @@ func ExistingRuntime() Check {
 type runtimeFinding struct {
 	ref  ObjectRef
 	what string
+	// release is set for a gitops-runtime Helm release.
+	release *cluster.HelmReleaseSummary
 }
 
-func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
+func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 	var found []runtimeFinding
 	var denied error // first permission error; reported only when nothing is found
 
@@ -59,10 +78,11 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 	if err = keepDenied(&denied, err); err != nil {
 		return Result{}, err
 	}
-	for _, r := range releases {
+	for i, r := range releases {
 		found = append(found, runtimeFinding{
-			ref:  ObjectRef{Kind: "Secret", Namespace: r.Namespace, Name: r.SecretName},
-			what: fmt.Sprintf("Helm release %s (chart %s-%s, revision %d, %s)", r.Name, r.Chart, r.ChartVersion, r.Version, r.Status),
+			ref:     ObjectRef{Kind: "Secret", Namespace: r.Namespace, Name: r.SecretName},
+			what:    fmt.Sprintf("Helm release %s (chart %s-%s, revision %d, %s)", r.Name, r.Chart, r.ChartVersion, r.Version, r.Status),
+			release: &releases[i],
 		})
 	}
 
@@ -106,9 +126,162 @@ func runExistingRuntime(_ context.Context, env *Env) (Result, error) {
 		}
 		return Pass("no %s Helm release, %s ConfigMap or %s Deployment in the cluster", RuntimeChartName, RuntimeConfigMapName, RuntimeAppProxyName), nil
 	}
-	return Fail("a GitOps Runtime is already installed: %s", describeRuntimeFindings(found)).
-		WithHint(existingRuntimeHint(found, env.Inputs)).
-		WithObjects(refsOf(found)...), nil
+	in := env.Inputs
+	for _, f := range found {
+		if f.release != nil && f.release.Namespace == in.Namespace && f.release.Name == in.ReleaseName {
+			return Fail("a GitOps Runtime is already installed: %s", describeRuntimeFindings(found)).
+				WithHint(existingRuntimeHint(found, in)).
+				WithObjects(refsOf(found)...), nil
+		}
+	}
+	return judgeMultiRuntime(ctx, env, found)
+}
+
+// Multi-runtime rule of the chart README ("Multi Runtime Installation",
+// gitops-runtime-helm commit 2e760735): the first chart line that has it,
+// and the values files it ships.
+const (
+	multiRuntimeSince = "0.27.0-0"
+	multiRuntimeRule  = "several runtimes on one cluster need chart 0.27 or later, every runtime with global.runtime.singleNamespace=true in its own namespace, and exactly one (the first) installing the cluster-wide parts (CRDs) (chart README, \"Multi Runtime Installation\")"
+	multiRuntimeHint  = "install every runtime in namespaced mode, each in its own namespace: the first with the chart's values-multi-runtimes.yaml and values-multi-runtimes-first.yaml (-f both), every other with values-multi-runtimes.yaml (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#multi-runtime-installation); a runtime already installed cluster-wide must be uninstalled (helm uninstall, and removed from the Codefresh platform) or the new one installed on another cluster"
+)
+
+// plannedShape is the planned runtime as the multi-runtime rule reads it.
+type plannedShape struct {
+	version  string // chart version ("" = unknown)
+	single   bool
+	crds     []string // CRDs the rendering installs
+	installs bool     // installs the cluster-wide parts
+	from     string   // where the shape was read
+}
+
+func readPlannedShape(ctx context.Context, env *Env) (plannedShape, error) {
+	c, err := readChartRules(ctx, env)
+	if err != nil {
+		return plannedShape{}, err
+	}
+	p := plannedShape{single: env.Inputs.SingleNamespace, installs: env.Inputs.InstallsCRDs}
+	switch {
+	case c.R != nil:
+		p.version, p.crds = c.R.ChartVersion, c.R.CRDs()
+		p.installs = len(p.crds) > 0
+		p.from = c.chartName() + " rendered with these values"
+	case env.Chart != nil:
+		if md, err := env.Chart.Metadata(ctx); err == nil {
+			p.version = md.Version
+		}
+	}
+	if p.from == "" {
+		p.from = c.Missing + ": the planned runtime read from the values"
+		if p.version == "" {
+			p.version = plan.DefaultsChartVersion
+			p.from += fmt.Sprintf(", as chart %s", plan.DefaultsChartVersion)
+		}
+	}
+	return p, nil
+}
+
+// judgeMultiRuntime applies the multi-runtime rule to the runtimes found and
+// the planned one.
+func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (Result, error) {
+	planned, err := readPlannedShape(ctx, env)
+	if err != nil {
+		return Result{}, err
+	}
+	since := semver.MustParse(multiRuntimeSince)
+	in := env.Inputs
+	var broken []string
+	installers := 0
+	if planned.installs {
+		installers++
+	}
+	if v, err := semver.NewVersion(planned.version); err != nil || v.LessThan(since) {
+		broken = append(broken, fmt.Sprintf("the planned chart %s predates several runtimes per cluster", planned.version))
+	}
+	if !planned.single {
+		broken = append(broken, "the planned runtime is cluster-wide (global.runtime.singleNamespace is not true)")
+	}
+	// The runtimes found, one per namespace: a release's other marks are its own.
+	withRelease := map[string]bool{}
+	for _, f := range found {
+		if f.release != nil {
+			withRelease[f.ref.Namespace] = true
+		}
+	}
+	var describe []string
+	noRelease := map[string]bool{}
+	for _, f := range found {
+		ns := f.ref.Namespace
+		if ns == in.Namespace {
+			broken = append(broken, fmt.Sprintf("namespace %s already holds a runtime (%s): each runtime needs its own namespace", ns, f.what))
+			continue
+		}
+		if f.release == nil {
+			if !withRelease[ns] && !noRelease[ns] {
+				noRelease[ns] = true
+				broken = append(broken, fmt.Sprintf("the runtime in namespace %s (%s) has no %s Helm release: installed otherwise (CLI), its mode is unknown", ns, f.what, RuntimeChartName))
+			}
+			continue
+		}
+		r := f.release
+		rel, err := env.Cluster.HelmRelease(r.HelmRevision)
+		if err != nil {
+			return Result{}, err
+		}
+		shape, err := chart.ReleaseShape(rel)
+		if err != nil {
+			return Result{}, err
+		}
+		name := fmt.Sprintf("runtime release %s in namespace %s (chart %s-%s)", r.Name, ns, r.Chart, shape.ChartVersion)
+		mode := "cluster-wide"
+		if shape.SingleNamespace {
+			mode = "namespaced"
+		}
+		parts := "installs no CRDs"
+		if len(shape.CRDs) > 0 {
+			installers++
+			parts = fmt.Sprintf("installs the cluster-wide parts (%d CRDs)", len(shape.CRDs))
+		}
+		describe = append(describe, fmt.Sprintf("%s: %s, %s", name, mode, parts))
+		if v, err := semver.NewVersion(shape.ChartVersion); err != nil || v.LessThan(since) {
+			broken = append(broken, name+" predates several runtimes per cluster")
+		}
+		if !shape.SingleNamespace {
+			broken = append(broken, name+" is cluster-wide (global.runtime.singleNamespace is not true)")
+		}
+	}
+	switch {
+	case installers > 1 && planned.installs:
+		broken = append(broken, fmt.Sprintf("the planned runtime would install the cluster-wide parts (%s) too", crdSummary(planned.crds)))
+	case installers > 1:
+		broken = append(broken, "more than one installed runtime installs the cluster-wide parts")
+	case installers == 0 && len(describe) > 0:
+		broken = append(broken, "no runtime installs the cluster-wide parts (CRDs): the first must")
+	}
+	plannedDesc := fmt.Sprintf("the planned runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
+	refs := refsOf(found)
+	if len(broken) > 0 {
+		shapes := ""
+		if len(describe) > 0 {
+			shapes = " (" + strings.Join(describe, "; ") + ")"
+		}
+		return Fail("a GitOps Runtime is already installed: %s%s; %s; broken: %s",
+			describeRuntimeFindings(found), shapes, multiRuntimeRule, strings.Join(broken, "; ")).
+			WithHint(multiRuntimeHint).WithObjects(refs...), nil
+	}
+	parts := "installs no CRDs"
+	if planned.installs {
+		parts = "installs the cluster-wide parts (" + crdSummary(planned.crds) + ")"
+	}
+	return Pass("several runtimes on one cluster (chart README, \"Multi Runtime Installation\"): %s; %s: namespaced, %s",
+		strings.Join(describe, "; "), plannedDesc, parts).WithObjects(refs...), nil
+}
+
+func crdSummary(crds []string) string {
+	if len(crds) == 0 {
+		return "CRDs, by its values"
+	}
+	return fmt.Sprintf("%d CRDs", len(crds))
 }
 
 // runtimeReleases returns the latest revision of every Helm release whose

@@ -7,15 +7,23 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
-// MinHelmVersion is the oldest Helm client the install supports: "Helm 3.8.0
-// or higher" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Minimum system requirements").
-const MinHelmVersion = "3.8.0"
+// MinHelmVersion is the oldest Helm client the chart supports: "Helm
+// 3.11.0+" (the chart's README, "Prerequisites", charts 0.26 to 0.30:
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#prerequisites),
+// above the docs' "Helm 3.8.0 or higher"
+// (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Minimum system requirements").
+const MinHelmVersion = plan.MinHelmVersion
+
+// helmFloorSource names where MinHelmVersion comes from, for messages.
+var helmFloorSource = "the gitops-runtime chart's README, \"Prerequisites\": Helm " + MinHelmVersion + "+ (chart " + plan.DefaultsChartVersion + ")"
 
 // HelmVersion passes when the Helm client ($HELM_BIN, which Helm sets for its
-// plugins, else helm on PATH) is 3.8.0 or newer; warns when there is none;
-// fails when it is older. It reads every form `helm version --short` prints,
+// plugins, else helm on PATH) is 3.11.0 or newer, the chart's documented
+// minimum; warns when there is none; fails when it is older. It reads every form `helm version --short` prints,
 // Helm 3 and 4: releases print "v3.22.0+gabc1234" or "v4.3.1+g…", a Helm built
 // from source without version ldflags prints "v4.3" or "v3.22" (a missing
 // patch is 0), pre-releases "v4.0.0-rc.1"; the comparison is Masterminds
@@ -27,7 +35,7 @@ func HelmVersion() Check {
 			Impact:   ImpactInstallFails,
 			Category: CategoryTools,
 			Modes:    ModePre | ModeUpgrade,
-			Title:    "Helm client is 3.8.0 or newer",
+			Title:    "Helm client is " + MinHelmVersion + " or newer",
 			Severity: SeverityFail,
 			Offline:  true,
 		},
@@ -49,10 +57,10 @@ func runHelmVersion(ctx context.Context, env *Env) (Result, error) {
 		return *r, nil
 	}
 	if h.Version.LessThan(semver.MustParse(MinHelmVersion)) {
-		return Fail("helm v%s (%s) is older than %s", h.Raw, h.Bin, MinHelmVersion).
+		return Fail("helm v%s (%s) is older than %s (%s)", h.Raw, h.Bin, MinHelmVersion, helmFloorSource).
 			WithHint("upgrade Helm: https://helm.sh/docs/intro/install/"), nil
 	}
-	return Pass("helm v%s (%s)", h.Raw, h.Bin), nil
+	return Pass("helm v%s (%s); at least %s, the chart's minimum", h.Raw, h.Bin, MinHelmVersion), nil
 }
 
 // helmClient is the Helm client the user will run: its path, where it was
@@ -73,7 +81,7 @@ func findHelm(ctx context.Context, env *Env) (h helmClient, r *Result, err error
 		p, err := env.LookPath("helm")
 		if err != nil {
 			w := Warn("no helm client found (HELM_BIN unset, helm not on PATH)").
-				WithHint("install Helm 3.8.0 or newer: https://helm.sh/docs/intro/install/")
+				WithHint("install Helm " + MinHelmVersion + " or newer: https://helm.sh/docs/intro/install/")
 			return h, &w, nil
 		}
 		bin, source = p, "PATH"
@@ -83,7 +91,7 @@ func findHelm(ctx context.Context, env *Env) (h helmClient, r *Result, err error
 	out, err := env.Command(cctx, bin, "version", "--short")
 	if err != nil {
 		f := Fail("%s (from %s) did not report its version: %v", bin, source, err).
-			WithHint(fmt.Sprintf("run `%s version` and install Helm 3.8.0 or newer if it fails", bin))
+			WithHint(fmt.Sprintf("run `%s version` and install Helm %s or newer if it fails", bin, MinHelmVersion))
 		return h, &f, nil
 	}
 	m := helmVersionPattern.FindSubmatch(out)

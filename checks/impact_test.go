@@ -32,9 +32,11 @@ func TestImpactOfEveryCheck(t *testing.T) {
 	// The checks whose failure makes Helm refuse the install (or, after it,
 	// the release): Helm's ownership rule, the chart's templates and its
 	// validate-values hook, the rights to create what the chart renders, a
-	// reachable API server, the Helm client's version.
-	wantInstallFails := []string{"cluster-reachable", "cluster-admin", "helm-version", "argo-crds-ownership",
-		"helm-ownership", "existing-runtime", "runtime-name", "runtime-namespace", "values", "chart-renders",
+	// reachable API server, the Helm client's version, an existing Argo CD
+	// outside the range the hook accepts, a leftover runtime token that
+	// switches the hook's mode, the platform refusing what the hook asks.
+	wantInstallFails := []string{"cluster-reachable", "cluster-admin", "helm-version", "argo-crds-ownership", "argocd-version",
+		"helm-ownership", "existing-runtime", "leftover-runtime-token", "platform-user-token", "runtime-name", "runtime-namespace", "values", "chart-renders",
 		"release-deployed", "validate-values-job"}
 	var gotInstallFails []string
 	for _, c := range All() {

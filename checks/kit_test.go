@@ -48,6 +48,8 @@ type kit struct {
 	served  map[schema.GroupResource]bool
 	seen    map[string]bool // kind/namespace/name already added
 	version string
+	// chartRef is the chart the run renders (withChart); "" = none.
+	chartRef string
 
 	// Kube is the typed fake, for reactors (errors, counting); set by env().
 	Kube *fake.Clientset
@@ -200,6 +202,9 @@ func (k *kit) env() *Env {
 	}
 	clients := &cluster.Clients{Kube: k.Kube, Metadata: meta, Dynamic: dyn, Discovery: disc}
 	env := &Env{Inputs: k.in, Cluster: cluster.NewSnapshot(context.Background(), clients)}
+	if k.chartRef != "" {
+		env.Chart = startKitChart(k.chartRef, k.in, k.version)
+	}
 	env.withDefaults()
 	return env
 }

@@ -25,11 +25,15 @@ func All() []Check {
 		ArgoCRDsOwnership(),
 		HelmOwnership(),
 		ExistingRuntime(),
+		LeftoverRuntimeToken(),
 		// inputs
 		RuntimeName(),
 		RuntimeNamespace(),
 		Values(),
 		ChartRenders(),
+		ValidationHooks(),
+		UserTokenSecret(),
+		PlatformUserToken(),
 		// access modes: ingress, service-mesh, tunnel, existing Argo CD
 		IngressClassCheck(),
 		IngressControllerCheck(),

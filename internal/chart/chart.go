@@ -148,6 +148,13 @@ type Rendering struct {
 	// Manifest is the release's rendered YAML, its hooks' documents
 	// appended, as `helm template` prints it (documents separated by "---").
 	Manifest string
+	// ValidationHooks is what the chart's pre-install validation hooks will
+	// do, read from the rendered hook objects.
+	ValidationHooks Hooks
+	// KubeVersions are the kubeVersion constraints of the rendered chart
+	// and of each subchart it deploys (disabled ones dropped, as Helm drops
+	// them), parent first.
+	KubeVersions []KubeVersionRule
 }
 
 // Render renders c with vals as `helm install RELEASE -n NAMESPACE` would

@@ -52,8 +52,10 @@ type Pending struct {
 	err  error
 	// up is the upgrade prediction of StartUpgrade (nil for Start).
 	up *Upgrade
-	// meta is the loaded chart's metadata, set once it loaded.
-	meta *helmchart.Metadata
+	// meta is the loaded chart's metadata, set once it loaded; declared
+	// are the kubeVersions of the loaded chart and all its dependencies.
+	meta     *helmchart.Metadata
+	declared []KubeVersionRule
 }
 
 // Start loads (through l) and renders the chart in the background. caps is
@@ -68,7 +70,7 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 			p.err = err
 			return
 		}
-		p.meta = c.Metadata
+		p.meta, p.declared = c.Metadata, KubeVersionRules(c)
 		cp, err := caps()
 		if err != nil {
 			p.err = err
@@ -93,7 +95,7 @@ func StartUpgrade(ctx context.Context, l *Loader, name, namespace string, vals m
 			p.err = err
 			return
 		}
-		p.meta = c.Metadata
+		p.meta, p.declared = c.Metadata, KubeVersionRules(c)
 		revs, err := revisions()
 		if err != nil {
 			p.err = err
@@ -125,6 +127,17 @@ func (p *Pending) Metadata(ctx context.Context) (*helmchart.Metadata, error) {
 		return nil, p.err
 	}
 	return p.meta, nil
+}
+
+// DeclaredKubeVersions waits for the run and returns the kubeVersion
+// constraints of the loaded chart and of every dependency, enabled or not
+// (KubeVersionRules), whether or not it rendered; the error is *LoadError
+// when no chart loaded.
+func (p *Pending) DeclaredKubeVersions(ctx context.Context) ([]KubeVersionRule, error) {
+	if _, err := p.Metadata(ctx); err != nil {
+		return nil, err
+	}
+	return p.declared, nil
 }
 
 // Ready returns the rendering when it is done and succeeded, without

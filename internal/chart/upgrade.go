@@ -262,6 +262,11 @@ func rendering(md *helmchart.Metadata, rel *rspb.Release) (*Rendering, error) {
 		manifest.WriteString("\n---\n# Source: " + h.Path + "\n" + h.Manifest + "\n")
 	}
 	r.Manifest = manifest.String()
+	var err error
+	if r.ValidationHooks, err = readHooks(rel.Hooks); err != nil {
+		return nil, fmt.Errorf("rendered hooks: %w", err)
+	}
+	r.KubeVersions = KubeVersionRules(rel.Chart)
 	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
 		o, ok, err := parse(m)
 		if err != nil {

@@ -154,9 +154,7 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		ReleaseName: checks.DefaultReleaseName,
 		displayName: reporters.DefaultName,
 		Timeout:     5 * time.Minute,
-		// The chart's supported Argo CD range (checks.DefaultArgoCDVersionRange).
-		ArgoCDVersionRange: checks.DefaultArgoCDVersionRange,
-		Chart:              plan.DefaultChart,
+		Chart:       plan.DefaultChart,
 	}
 }
 

@@ -127,7 +127,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.StringVar(&o.ChartVersion, "chart-version", "", "chart version constraint (helm --version; default: the latest)")
 	flags.StringArrayVar(&o.ConnectTo, "connect-to", nil, "probe ADDR:PORT when asked for HOST:PORT, keeping SNI and Host (HOST:PORT:ADDR:PORT, repeatable, as curl)")
 	flags.StringVar(&o.CAFile, "ca-file", "", "PEM file of extra CA certificates trusted by the TLS probes")
-	flags.StringVar(&o.ArgoCDVersionRange, "argocd-version-range", o.ArgoCDVersionRange, "Argo CD versions the chart supports, with --existing-argocd (semver constraint)")
+	flags.StringVar(&o.ArgoCDVersionRange, "argocd-version-range", "", "with --existing-argocd: Argo CD versions to accept, in place of the range the chart's validate-values hook enforces (semver constraint; default: the chart's)")
 
 	flags.BoolVar(&o.Fix, "fix", false, "repair fixable failures (shows the plan; applies with --yes or after confirmation)")
 	flags.BoolVar(&o.Yes, "yes", false, "with --fix: apply without asking")

@@ -49,7 +49,7 @@ func (o *Options) completeValues(ctx context.Context, ns string, namespaceChange
 	in.CRDs, in.TLSSecret, in.ArgoCDVersionRange, in.Post, in.Upgrade = crds, o.TLSSecret, o.ArgoCDVersionRange, o.Post, o.Upgrade
 	in.HelmMajor = o.HelmMajor
 	o.config.Inputs = in
-	if _, err := semver.NewConstraint(o.ArgoCDVersionRange); err != nil {
+	if _, err := semver.NewConstraint(o.ArgoCDVersionRange); o.ArgoCDVersionRange != "" && err != nil {
 		return usageError("--argocd-version-range %q: %v", o.ArgoCDVersionRange, err)
 	}
 

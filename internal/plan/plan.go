@@ -36,6 +36,36 @@ const (
 	DefaultChart = "oci://quay.io/codefresh/gitops-runtime"
 )
 
+// Today's defaults of the rules the chart being installed carries, for a run
+// whose chart could not be loaded or rendered: those of chart 0.30.0
+// (release branch stable/0.30, https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime),
+// the newest release line the plugin knows. Each message built on them says
+// so.
+const (
+	// DefaultsChartVersion is the chart version the defaults are from.
+	DefaultsChartVersion = "0.30.0"
+	// DefaultArgoCDVersionRange is REQUIRED_VERSION_CONSTRAINT of the
+	// validate-values hook (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install/_env.yaml#L25).
+	// The chart lines differ: ">=2.12 <3.1" (0.24–0.25), ">=3 <=3.2"
+	// (0.26–0.27), ">=3 <=3.3" (0.28–0.29), ">=3.2 <=3.4" (0.30).
+	DefaultArgoCDVersionRange = ">=3.2 <=3.4"
+	// DefaultArgoCDServerSelector is the label selector the hook finds the
+	// Argo CD server Service with (installer.argoCdVersionCheck.argoServerLabels,
+	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml#L253-L257).
+	DefaultArgoCDServerSelector = "app.kubernetes.io/component=server,app.kubernetes.io/part-of=argocd"
+	// DefaultArgoCDKubeVersion is the kubeVersion of the Argo CD subchart
+	// chart 0.30.0 deploys (argo-cd.enabled, the chart's default; charts 0.26
+	// and later alike): Argo CD 3.x supports Kubernetes 1.25 and later
+	// (https://github.com/argoproj/argo-helm/blob/argo-cd-10.1.1/charts/argo-cd/Chart.yaml#L3).
+	DefaultArgoCDKubeVersion = ">=1.25.0-0"
+	// DefaultArgoCDSubchart names that subchart as KubeVersion rules do.
+	DefaultArgoCDSubchart = "gitops-runtime/argo-cd"
+	// MinHelmVersion is the oldest Helm client the chart supports: "Helm
+	// 3.11.0+" (chart README, "Prerequisites",
+	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#prerequisites).
+	MinHelmVersion = "3.11.0"
+)
+
 // Install describes the planned install (README "Usage"). Defaults
 // are the chart's: runtime name "codefresh", namespace "codefresh", release
 // "cf-gitops-runtime".
@@ -78,9 +108,33 @@ type Install struct {
 	// SkipIngressValidation is --skip-ingress-validation or
 	// global.runtime.ingress.skipValidation.
 	SkipIngressValidation bool
+	// SkipValidation and SkipUsageValidation are installer.skipValidation
+	// and installer.skipUsageValidation: the chart's validate-values and
+	// validate-usage hooks are not rendered.
+	SkipValidation, SkipUsageValidation bool
+	// PlainUserToken is true when global.codefresh.userToken.token holds the
+	// token itself rather than a secretKeyRef.
+	PlainUserToken bool
+	// UserTokenSecret and UserTokenKey are the Secret and key of
+	// global.codefresh.userToken.secretKeyRef ("" when unset).
+	UserTokenSecret, UserTokenKey string
+	// PlatformURL is global.codefresh.url (default https://g.codefresh.io):
+	// where the validation hook calls the platform. AccountID is
+	// global.codefresh.accountId.
+	PlatformURL, AccountID string
+	// SingleNamespace is global.runtime.singleNamespace (namespaced mode,
+	// required of every runtime when a cluster has several).
+	SingleNamespace bool
+	// InstallsCRDs is true when the values leave any of the chart's CRDs on
+	// (argo-cd, argo-workflows, gitops-operator .crds.install, default
+	// true): the cluster-wide parts only the first runtime installs. The
+	// rendered chart, when there is one, says it better (its objects).
+	InstallsCRDs bool
 
-	// ArgoCDVersionRange is the Argo CD version constraint of the chart's
-	// validator (--argocd-version-range).
+	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
+	// replaces the Argo CD range the chart's validate-values hook enforces;
+	// "" (the default) means the chart's own (REQUIRED_VERSION_CONSTRAINT of
+	// the rendered hook).
 	ArgoCDVersionRange string
 
 	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is
@@ -167,6 +221,11 @@ func New(f Flags) (Install, error) {
 	in.IngressURL = p.IngressURL
 	in.ExistingArgoCD = p.ExistingArgoCD
 	in.SkipIngressValidation = p.SkipIngressValidation
+	in.SkipValidation, in.SkipUsageValidation = p.SkipValidation, p.SkipUsageValidation
+	in.PlainUserToken = p.PlainUserToken
+	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
+	in.UserTokenSecret, in.UserTokenKey = p.UserTokenSecret, p.UserTokenKey
+	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
 	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {

@@ -317,3 +317,18 @@ func (p *Prober) HTTP(ctx context.Context, rawURL, via string) (*HTTPResult, err
 	resp.Body.Close()
 	return &HTTPResult{Status: resp.Status, Via: dialed}, nil
 }
+
+// Client returns an HTTP client for calls to a server the values name (the
+// Codefresh platform): connections go through --connect-to (Host and SNI
+// kept), TLS is verified against p.Roots, each request is bounded by
+// p.Timeout, redirects are not followed.
+func (p *Prober) Client() *http.Client {
+	tr := &http.Transport{
+		DialContext:         p.DialContext,
+		TLSClientConfig:     &tls.Config{RootCAs: p.Roots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: p.Timeout,
+		DisableKeepAlives:   true,
+		Proxy:               nil,
+	}
+	return &http.Client{Transport: tr, Timeout: p.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}

@@ -48,6 +48,30 @@ type Planned struct {
 	ExistingArgoCD bool
 	// RuntimeName is global.runtime.name ("" when absent).
 	RuntimeName string
+	// SkipValidation is installer.skipValidation: the chart renders no
+	// validate-values hook; SkipUsageValidation is
+	// installer.skipUsageValidation: no validate-usage hook
+	// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml#L244-L248).
+	SkipValidation, SkipUsageValidation bool
+	// PlainUserToken is true when global.codefresh.userToken.token holds
+	// the token itself (not a secretKeyRef).
+	PlainUserToken bool
+	// UserTokenSecret and UserTokenKey are
+	// global.codefresh.userToken.secretKeyRef's name and key ("" when unset).
+	UserTokenSecret, UserTokenKey string
+	// PlatformURL is global.codefresh.url (default https://g.codefresh.io);
+	// AccountID is global.codefresh.accountId.
+	PlatformURL, AccountID string
+	// SingleNamespace is global.runtime.singleNamespace: the runtime manages
+	// only its own namespace, as every runtime of a cluster with several must
+	// (chart README, "Multi Runtime Installation",
+	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#multi-runtime-installation).
+	SingleNamespace bool
+	// InstallsCRDs is true when the values leave on any of the CRDs the
+	// chart installs (argo-cd.crds.install, argo-workflows.crds.install,
+	// gitops-operator.crds.install, each true by default, for an enabled
+	// component): the cluster-wide parts only the first runtime installs.
+	InstallsCRDs bool
 }
 
 // Derive applies the chart's precedence (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369, template
@@ -62,6 +86,22 @@ func Derive(v map[string]any) Planned {
 		SkipIngressValidation: Bool(v, false, "global.runtime.ingress.skipValidation"),
 		ExistingArgoCD:        !Bool(v, true, "argo-cd.enabled"),
 		RuntimeName:           String(v, "global.runtime.name"),
+		SkipValidation:        Bool(v, false, "installer.skipValidation"),
+		SkipUsageValidation:   Bool(v, false, "installer.skipUsageValidation"),
+		PlainUserToken:        String(v, "global.codefresh.userToken.token") != "",
+		SingleNamespace:       Bool(v, false, "global.runtime.singleNamespace"),
+		UserTokenSecret:       String(v, "global.codefresh.userToken.secretKeyRef.name"),
+		UserTokenKey:          String(v, "global.codefresh.userToken.secretKeyRef.key"),
+		PlatformURL:           String(v, "global.codefresh.url"),
+		AccountID:             String(v, "global.codefresh.accountId"),
+	}
+	if p.PlatformURL == "" {
+		p.PlatformURL = DefaultPlatformURL
+	}
+	for _, c := range []string{"argo-cd", "argo-workflows", "gitops-operator"} {
+		if Bool(v, true, c+".enabled") && Bool(v, true, c+".crds.install") {
+			p.InstallsCRDs = true
+		}
 	}
 	if !Has(v, "global.runtime.ingress.className") {
 		p.IngressClass = DefaultIngressClass

@@ -58,10 +58,16 @@ const renderingValues = `global:
 // combined output and exit code.
 func helmCmd(t *testing.T, c *tc.Cluster, helm string, args ...string) (string, int) {
 	t.Helper()
+	return helmCmdKubeconfig(t, c.AdminKubeconfig(), helm, args...)
+}
+
+// helmCmdKubeconfig is helmCmd with another kubeconfig (a proxy's).
+func helmCmdKubeconfig(t *testing.T, kubeconfig, helm string, args ...string) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, helm, append(args, "--kubeconfig", c.AdminKubeconfig())...)
+	cmd := exec.CommandContext(ctx, helm, append(args, "--kubeconfig", kubeconfig)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
 	var out bytes.Buffer

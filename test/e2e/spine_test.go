@@ -90,7 +90,7 @@ func TestSpineChecks(t *testing.T) {
 	t.Run("helm-version: old fails, absent warns", func(t *testing.T) {
 		res, doc := c.RunJSON(t, []string{fakeHelm(t, "v3.7.2+g663a896")}, "--only", "helm-version")
 		wantCode(t, res, 1)
-		wantStatus(t, doc, "helm-version", "fail", "older than 3.8.0")
+		wantStatus(t, doc, "helm-version", "fail", "older than 3.11.0", "chart's README")
 		res, doc = c.RunJSON(t, []string{"PATH=/nonexistent"}, "--only", "helm-version")
 		wantCode(t, res, 0)
 		wantStatus(t, doc, "helm-version", "warn", "no helm client")
