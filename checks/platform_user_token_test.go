@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,11 +21,21 @@ type platformStub struct {
 	usage, lim *int
 	status     int           // HTTP status to answer with (0 = 200)
 	delay      time.Duration // before answering
+	mu         sync.Mutex    // guards gotAuth: a timed-out request's handler still runs
 	gotAuth    []string
 }
 
+// auths returns the Authorization headers received so far.
+func (s *platformStub) auths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.gotAuth...)
+}
+
 func (s *platformStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
 	s.gotAuth = append(s.gotAuth, r.Header.Get("Authorization"))
+	s.mu.Unlock()
 	time.Sleep(s.delay)
 	if r.URL.Path != "/2.0/api/graphql" || r.Method != http.MethodPost {
 		http.NotFound(w, r)
@@ -113,7 +124,7 @@ func TestPlatformUserToken(t *testing.T) {
 			if strings.Contains(r.Message+r.Hint, token) {
 				t.Error("the token appears in the result")
 			}
-			for _, a := range stub.gotAuth {
+			for _, a := range stub.auths() {
 				if a != token {
 					t.Errorf("Authorization %q, want the user token", a)
 				}
