@@ -168,13 +168,14 @@ func goodAndBrokenKubeconfig(t *testing.T, c *testcluster.Cluster) string {
 func TestHelmVersionForms(t *testing.T) {
 	c := testcluster.Start(t)
 	for out, want := range map[string]string{
-		"v4.3":            "pass",
-		"v3.22":           "pass",
-		"v4.3.1+g5b7d2a1": "pass",
-		"v3.22.0+gabc":    "pass",
-		"v3.8":            "pass",
-		"v3.7":            "fail",
-		"v3.7.2+g663a896": "fail",
+		"v4.3":             "pass",
+		"v3.22":            "pass",
+		"v4.3.1+g5b7d2a1":  "pass",
+		"v3.22.0+gabc":     "pass",
+		"v3.11":            "pass",
+		"v3.10":            "fail",
+		"v3.10.3+g663a896": "fail",
+		"v3.8":             "fail",
 	} {
 		res, doc := c.RunJSON(t, []string{fakeHelm(t, out)}, "--only", "helm-version")
 		code := 0
