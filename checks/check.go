@@ -17,10 +17,14 @@ const (
 	StatusFail  Status = "fail"
 	StatusSkip  Status = "skip"
 	StatusError Status = "error"
+	// StatusWaived is a warn, fail or error that a valid waiver (--waivers)
+	// covers: reported with the waiver's reason, it counts toward neither
+	// the exit code nor the impact summary.
+	StatusWaived Status = "waived"
 )
 
 // Statuses lists every status in summary order.
-var Statuses = []Status{StatusPass, StatusWarn, StatusFail, StatusSkip, StatusError}
+var Statuses = []Status{StatusPass, StatusWarn, StatusFail, StatusSkip, StatusError, StatusWaived}
 
 // Failed reports whether s counts as a failure for the exit code (fail or error).
 func (s Status) Failed() bool { return s == StatusFail || s == StatusError }

@@ -1,6 +1,9 @@
 package checks
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // SchemaVersion is the version of the JSON contract (README "JSON output").
 const SchemaVersion = "v1"
@@ -11,6 +14,62 @@ type Outcome struct {
 	Result
 	// Duration is how long the check ran (zero when skipped before running).
 	Duration time.Duration
+	// Waiver is the waiver that covers this outcome (Status is then
+	// StatusWaived); nil otherwise.
+	Waiver *Waived
+}
+
+// Waived is what a waived outcome shows: the waiver's reason, owner ("" when
+// not given) and last valid day (YYYY-MM-DD, UTC), and the status the check
+// ended with before the waiver covered it (warn, fail or error).
+type Waived struct {
+	Reason, Owner, Expires string
+	Status                 Status
+}
+
+// WaiverState is what became of one waiver of --waivers in a run.
+type WaiverState string
+
+// Waiver states.
+const (
+	// WaiverApplied: the waiver covered at least one outcome.
+	WaiverApplied WaiverState = "applied"
+	// WaiverExpired: the waiver's last valid day has passed; the outcomes it
+	// would cover count again.
+	WaiverExpired WaiverState = "expired"
+	// WaiverUnmatched: the waiver is valid but no warn, fail or error of the
+	// run matched it (stale, or out of this run's scope).
+	WaiverUnmatched WaiverState = "unmatched"
+)
+
+// WaiverUse is one waiver of the --waivers file and what became of it:
+// File and Index (1-based, in file order) name it; Expires is its last valid
+// day (YYYY-MM-DD, UTC); Owner is "" when not given.
+type WaiverUse struct {
+	File    string
+	Index   int
+	Check   string
+	Reason  string
+	Expires string
+	Owner   string
+	State   WaiverState
+}
+
+// Warning reports whether the waiver's state is a warning (expired or
+// unmatched); they make the run fail only with --fail-on=warn.
+func (w WaiverUse) Warning() bool { return w.State != WaiverApplied }
+
+// String names the waiver and its state in one line, e.g.
+// "waiver 2 of waivers.yaml (node-resources) expired on 2026-01-31".
+func (w WaiverUse) String() string {
+	name := fmt.Sprintf("waiver %d of %s (%s)", w.Index, w.File, w.Check)
+	switch w.State {
+	case WaiverExpired:
+		return name + " expired on " + w.Expires + "; the results it covered count again"
+	case WaiverUnmatched:
+		return name + " matched no warn, fail or error of this run; remove it if it is stale"
+	}
+	return name + " applied (expires " + w.Expires + ")"
 }
 
 // ClusterInfo identifies the cluster a report is about.
@@ -31,6 +90,9 @@ type Report struct {
 	// Upgrade names the release and chart versions of an --upgrade run;
 	// nil in the other modes.
 	Upgrade *UpgradeInfo
+	// Waivers are the waivers of --waivers, in file order, with what became
+	// of each; nil without --waivers.
+	Waivers []WaiverUse
 }
 
 // UpgradeInfo is what an --upgrade run judged: release, namespace, its

@@ -61,6 +61,22 @@ func mixedReport() *checks.Report {
 	}
 }
 
+// waivedReport is a run with --waivers: a failure a waiver covers (waived,
+// with reason, owner and expiry), a failure whose waiver expired, and a
+// waiver that matched nothing.
+func waivedReport() *checks.Report {
+	r := mixedReport()
+	r.Outcomes = r.Outcomes[:4]
+	r.Outcomes[1].Waiver = &checks.Waived{Reason: "lab cluster, small nodes on purpose", Owner: "platform-team", Expires: "2026-12-31", Status: checks.StatusFail}
+	r.Outcomes[1].Status = checks.StatusWaived
+	r.Waivers = []checks.WaiverUse{
+		{File: "waivers.yaml", Index: 1, Check: "node-resources", Reason: "lab cluster, small nodes on purpose", Expires: "2026-12-31", Owner: "platform-team", State: checks.WaiverApplied},
+		{File: "waivers.yaml", Index: 2, Check: "argo-crds-ownership", Reason: "migrating", Expires: "2026-01-31", State: checks.WaiverExpired},
+		{File: "waivers.yaml", Index: 3, Check: "ingress-tls", Reason: "self-signed in staging", Expires: "2027-01-01", State: checks.WaiverUnmatched},
+	}
+	return r
+}
+
 // postReport is a passing post-install run on an unnamed context.
 func postReport() *checks.Report {
 	return &checks.Report{
@@ -78,7 +94,7 @@ func postReport() *checks.Report {
 // and on) and compares it with reporters/testdata/golden/<report>.<format>.
 // Run `go test ./reporters -run TestGolden -update` to accept a change.
 func TestGolden(t *testing.T) {
-	reports := map[string]*checks.Report{"mixed": mixedReport(), "post": postReport()}
+	reports := map[string]*checks.Report{"mixed": mixedReport(), "post": postReport(), "waived": waivedReport()}
 	renders := []struct {
 		name     string
 		reporter Reporter

@@ -20,6 +20,33 @@ type Document struct {
 	Upgrade *UpgradeDocument `json:"upgrade,omitempty"`
 	Summary SummaryDocument  `json:"summary"`
 	Checks  []CheckDocument  `json:"checks"`
+	// Waivers are the waivers of --waivers, in file order, with what
+	// became of each; absent without --waivers.
+	Waivers []WaiverDocument `json:"waivers,omitempty"`
+}
+
+// WaiverDocument is one waiver of the --waivers file: where it is (file,
+// 1-based index), what it waives and its state: "applied" (it covered a
+// result), "expired" (its last day, expires, has passed: the results count
+// again) or "unmatched" (no warn, fail or error of the run matched it).
+type WaiverDocument struct {
+	File    string `json:"file"`
+	Index   int    `json:"index"`
+	Check   string `json:"check"`
+	Reason  string `json:"reason"`
+	Expires string `json:"expires"`
+	Owner   string `json:"owner"`
+	Status  string `json:"status"`
+}
+
+// WaivedDocument is the waiver that covers a check whose status is
+// "waived": its reason, owner, last valid day (YYYY-MM-DD, UTC) and the
+// status the check ended with before it was waived (warn, fail or error).
+type WaivedDocument struct {
+	Reason         string `json:"reason"`
+	Owner          string `json:"owner"`
+	Expires        string `json:"expires"`
+	OriginalStatus string `json:"originalStatus"`
 }
 
 // UpgradeDocument names what an --upgrade run judged: the release, its
@@ -47,6 +74,8 @@ type SummaryDocument struct {
 	Fail  int `json:"fail"`
 	Skip  int `json:"skip"`
 	Error int `json:"error"`
+	// Waived counts the checks a waiver covers (--waivers).
+	Waived int `json:"waived"`
 	// Impact counts the checks that did not pass (warn, fail, error) by
 	// what that means: install-fails, runtime-breaks, advisory.
 	Impact map[string]int `json:"impact"`
@@ -66,6 +95,8 @@ type CheckDocument struct {
 	// Impact is what a non-pass of this check means: install-fails,
 	// runtime-breaks or advisory.
 	Impact string `json:"impact"`
+	// Waiver is the waiver that covers a "waived" check; absent otherwise.
+	Waiver *WaivedDocument `json:"waiver,omitempty"`
 }
 
 // NewDocument converts a report to its contract shape.
@@ -77,7 +108,7 @@ func NewDocument(r *checks.Report) Document {
 		Cluster:       ClusterDocument{Context: r.Cluster.Context, Server: r.Cluster.Server, Version: r.Cluster.Version},
 		Summary: SummaryDocument{
 			Pass: s[checks.StatusPass], Warn: s[checks.StatusWarn], Fail: s[checks.StatusFail],
-			Skip: s[checks.StatusSkip], Error: s[checks.StatusError],
+			Skip: s[checks.StatusSkip], Error: s[checks.StatusError], Waived: s[checks.StatusWaived],
 			Impact: map[string]int{},
 		},
 		Checks: make([]CheckDocument, 0, len(r.Outcomes)),
@@ -99,13 +130,24 @@ func NewDocument(r *checks.Report) Document {
 		if objs == nil {
 			objs = []checks.ObjectRef{}
 		}
-		doc.Checks = append(doc.Checks, CheckDocument{
+		c := CheckDocument{
 			ID: o.ID, Category: string(o.Category), Title: o.Title, Status: string(o.Status),
 			Message: o.Message, Hint: o.Hint, Docs: o.Docs(), Objects: objs,
 			// A check is fixable in a report when --fix can repair this failure.
 			Fixable: o.Fixable && o.Status.Failed(),
 			Impact:  string(o.Impact),
-		})
+		}
+		if w := o.Waiver; w != nil {
+			c.Waiver = &WaivedDocument{Reason: w.Reason, Owner: w.Owner, Expires: w.Expires, OriginalStatus: string(w.Status)}
+		}
+		doc.Checks = append(doc.Checks, c)
+	}
+	if r.Waivers != nil {
+		doc.Waivers = make([]WaiverDocument, 0, len(r.Waivers))
+		for _, w := range r.Waivers {
+			doc.Waivers = append(doc.Waivers, WaiverDocument{File: w.File, Index: w.Index, Check: w.Check,
+				Reason: w.Reason, Expires: w.Expires, Owner: w.Owner, Status: string(w.State)})
+		}
 	}
 	return doc
 }

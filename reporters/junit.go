@@ -19,6 +19,8 @@ import (
 //	fail        <failure type="fail" message="..."> with hint and docs
 //	error       <error type="error" message="..."> likewise, counted in errors
 //	skip        <skipped message="...">
+//	waived      passing testcase; <system-out> says "waived", the status it
+//	            covers, the message and the waiver's reason, owner and expiry
 //
 // Times are the checks' durations in seconds; the suite's time is their sum.
 type JUnit struct {
@@ -126,6 +128,12 @@ func (j JUnit) Report(w io.Writer, r *checks.Report) error {
 			out := string(o.Status) + ": " + o.Message
 			if o.Status == checks.StatusWarn && o.Hint != "" {
 				out += "\nhint: " + o.Hint
+			}
+			if w := o.Waiver; w != nil {
+				out = fmt.Sprintf("waived (%s): %s\nwaiver reason: %s\nwaiver expires: %s", w.Status, o.Message, w.Reason, w.Expires)
+				if w.Owner != "" {
+					out += "\nwaiver owner: " + w.Owner
+				}
 			}
 			c.SystemOut = &junitText{Text: out}
 		}

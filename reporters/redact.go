@@ -9,7 +9,7 @@ import (
 
 // Redacted returns a copy of r with every string a reporter prints passed
 // through redact.String: each check's message, hint and objects, and the
-// cluster's server and context. Every format goes through it (New wraps each
+// cluster's server and context, and the waivers' reasons and owners. Every format goes through it (New wraps each
 // reporter), so a credential that reached a message (a Helm release
 // description quoting a webhook's denial, a log line, an event) is masked the
 // same way in table, JSON, YAML and JUnit. Names of Secrets and keys stay
@@ -30,7 +30,19 @@ func Redacted(r *checks.Report) *checks.Report {
 			}
 			o.Objects = objs
 		}
+		if o.Waiver != nil {
+			w := *o.Waiver
+			w.Reason, w.Owner = redact.String(w.Reason), redact.String(w.Owner)
+			o.Waiver = &w
+		}
 		out.Outcomes[i] = o
+	}
+	if r.Waivers != nil {
+		out.Waivers = make([]checks.WaiverUse, len(r.Waivers))
+		for i, w := range r.Waivers {
+			w.Reason, w.Owner, w.File = redact.String(w.Reason), redact.String(w.Owner), redact.String(w.File)
+			out.Waivers[i] = w
+		}
 	}
 	return &out
 }

@@ -25,6 +25,13 @@ func TestEveryFormatRedacts(t *testing.T) {
 			},
 		}},
 	}
+	// A waived copy of the same failure, whose waiver reason quotes the token.
+	waived := r.Outcomes[0]
+	waived.Meta.ID = "runtime-workloads"
+	waived.Status = checks.StatusWaived
+	waived.Waiver = &checks.Waived{Reason: "known: password=" + token, Owner: "ops", Expires: "2030-01-01", Status: checks.StatusFail}
+	r.Outcomes = append(r.Outcomes, waived)
+	r.Waivers = []checks.WaiverUse{{File: "w.yaml", Index: 1, Check: "runtime-workloads", Reason: "known: password=" + token, Expires: "2030-01-01", State: checks.WaiverApplied}}
 	for _, f := range Formats {
 		rep, err := New(f, Options{})
 		if err != nil {

@@ -37,11 +37,12 @@ func (t Table) styles() map[checks.Status]style {
 		return style{glyph: glyph, c: c}
 	}
 	return map[checks.Status]style{
-		checks.StatusPass:  mk("✔", color.FgGreen),
-		checks.StatusWarn:  mk("⚠", color.FgYellow),
-		checks.StatusFail:  mk("✖", color.FgRed, color.Bold),
-		checks.StatusSkip:  mk("–", color.Faint),
-		checks.StatusError: mk("‼", color.FgMagenta, color.Bold),
+		checks.StatusPass:   mk("✔", color.FgGreen),
+		checks.StatusWarn:   mk("⚠", color.FgYellow),
+		checks.StatusFail:   mk("✖", color.FgRed, color.Bold),
+		checks.StatusSkip:   mk("–", color.Faint),
+		checks.StatusError:  mk("‼", color.FgMagenta, color.Bold),
+		checks.StatusWaived: mk("≈", color.FgCyan),
 	}
 }
 
@@ -110,6 +111,9 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	s := r.Summary()
 	parts := make([]string, 0, len(checks.Statuses))
 	for _, st := range checks.Statuses {
+		if st == checks.StatusWaived && s[st] == 0 && r.Waivers == nil {
+			continue // no --waivers: the summary reads as it always has
+		}
 		parts = append(parts, fmt.Sprintf("%d %s", s[st], st))
 	}
 	if _, err := fmt.Fprintln(w); err != nil {
@@ -118,6 +122,11 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 	lines := t.fit("Summary: "+strings.Join(parts, ", "), 0, 0)
 	if line := failingByImpact(r); line != "" {
 		lines = append(lines, t.fit(line, 0, 0)...)
+	}
+	for _, u := range r.Waivers {
+		if u.Warning() {
+			lines = append(lines, t.fit(styles[checks.StatusWarn].c.Sprint(styles[checks.StatusWarn].glyph+" "+u.String()), 0, 2)...)
+		}
 	}
 	for _, l := range lines {
 		if _, err := fmt.Fprintln(w, l); err != nil {
@@ -161,8 +170,16 @@ func failingByImpact(r *checks.Report) string {
 }
 
 // hintLines returns the lines shown under a check: its hint (first line
-// marked "→ ") and the --fix note, for warn, fail and error only.
+// marked "→ ") and the --fix note, for warn, fail and error only; for a
+// waived check, the waiver (reason, owner, last day, the status it covers).
 func hintLines(o checks.Outcome) []string {
+	if w := o.Waiver; w != nil {
+		line := "waived: " + w.Reason + " ("
+		if w.Owner != "" {
+			line += "owner " + w.Owner + ", "
+		}
+		return []string{line + "expires " + w.Expires + ", covers a " + string(w.Status) + ")"}
+	}
 	if o.Hint == "" || o.Status == checks.StatusPass || o.Status == checks.StatusSkip {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -457,5 +458,35 @@ func TestCompleteBuildsTheRunConfig(t *testing.T) {
 	}
 	if c.Inputs.Namespace != checks.DefaultNamespace || c.Inputs.ReleaseName != checks.DefaultReleaseName {
 		t.Errorf("inputs %+v", c.Inputs)
+	}
+}
+
+// TestCompleteLoadsWaivers: --waivers compiles into run.Config.Waivers; a
+// missing or invalid file is a usage error (exit 2) naming it.
+func TestCompleteLoadsWaivers(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	writeFile(t, good, "- check: node-resources\n  reason: lab\n  expires: 2030-01-01\n")
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "- check: node-resources\n  expires: 2030-01-01\n")
+	for _, tc := range []struct {
+		file, wantErr string
+		want          int
+	}{
+		{file: good, want: 1},
+		{file: bad, wantErr: "waiver 1 (node-resources): reason is required"},
+		{file: filepath.Join(dir, "missing.yaml"), wantErr: "--waivers: open "},
+	} {
+		// --list-checks: the command completes its flags and contacts no cluster.
+		_, _, o, err := runCmd(t, nil, "--waivers", tc.file, "--list-checks")
+		if tc.wantErr != "" {
+			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: error %v (exit %d), want exit 2 with %q", tc.file, err, ExitCode(err), tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || len(o.config.Waivers) != tc.want || o.config.Waivers[0].Check != "node-resources" {
+			t.Errorf("%s: error %v, waivers %+v", tc.file, err, o.config.Waivers)
+		}
 	}
 }

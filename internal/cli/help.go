@@ -24,7 +24,7 @@ type flagGroup struct {
 // to exactly one (TestHelpGroupsEveryFlag); the kubectl connection flags of
 // cli-runtime go to the last, connectionGroup, with the network probes'.
 var flagGroups = []flagGroup{
-	{"The run", []string{"post", "upgrade", "namespace", "runtime-name", "release-name", "only", "skip", "fail-on", "wait", "timeout", "list-checks"}},
+	{"The run", []string{"post", "upgrade", "namespace", "runtime-name", "release-name", "only", "skip", "fail-on", "waivers", "wait", "timeout", "list-checks"}},
 	{"The planned install (as helm install and helm upgrade take it)", []string{
 		"values", "set", "set-string", "chart", "chart-version",
 		"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd", "skip-ingress-validation", "argocd-version-range",

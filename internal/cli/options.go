@@ -72,9 +72,11 @@ type Options struct {
 	Host        Host
 
 	// Flags, raw.
-	Output      string
-	Only, Skip  []string
-	FailOn      string
+	Output     string
+	Only, Skip []string
+	FailOn     string
+	// Waivers is the --waivers file of accepted findings ("" for none).
+	Waivers     string
 	RuntimeName string
 	ReleaseName string
 	Post        bool
@@ -187,6 +189,11 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 		return fmt.Errorf("internal error: %w", err)
 	}
 	o.config.Registry = reg
+	if o.Waivers != "" {
+		if o.config.Waivers, err = run.LoadWaivers(o.Waivers, reg); err != nil {
+			return usageError("%v", err)
+		}
+	}
 	o.config.Mode = checks.ModePre
 	if o.Post && o.Upgrade {
 		return usageError("--post and --upgrade are different runs: give one of them")

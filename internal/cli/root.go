@@ -101,6 +101,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.StringSliceVar(&o.Only, "only", nil, "run only these check IDs (comma-separated; cluster-reachable always runs)")
 	flags.StringSliceVar(&o.Skip, "skip", nil, "do not run these check IDs (comma-separated)")
 	flags.StringVar(&o.FailOn, "fail-on", o.FailOn, "lowest status that makes the exit code 1: fail or warn")
+	flags.StringVar(&o.Waivers, "waivers", "", "YAML file of accepted findings (check, reason, expires): the results they cover are reported as waived")
 	flags.StringVar(&o.RuntimeName, "runtime-name", o.RuntimeName, "runtime name (global.runtime.name)")
 	flags.StringVar(&o.ReleaseName, "release-name", o.ReleaseName, "Helm release name of the runtime")
 	flags.BoolVar(&o.Post, "post", false, "run the post-install diagnostics instead of the pre-install checks")

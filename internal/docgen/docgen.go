@@ -69,7 +69,8 @@ func Generate(list []checks.Check, dir string) ([]byte, error) {
 	b.WriteString("Every check of `kubectl gitops-preflight`, in the order it reports them. The `docs` link of each\n")
 	b.WriteString("result (JSON `docs`, `--list-checks`) points at the check's section below. Statuses: `pass`,\n")
 	b.WriteString("`warn`, `fail`, `skip` (not applicable, a prerequisite failed, or no permission to look), `error`\n")
-	b.WriteString("(the check could not complete; counts as a failure).\n\n")
+	b.WriteString("(the check could not complete; counts as a failure); with `--waivers`, `waived` (a `warn`,\n")
+	b.WriteString("`fail` or `error` that a valid waiver covers: reported with its reason, never a failure).\n\n")
 	b.WriteString("| Check | Category | Mode | Passes when |\n|---|---|---|---|\n")
 	for _, c := range list {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", c.ID, c.ID, c.Category, modes(c.Modes), c.Title)

@@ -23,7 +23,9 @@ type Session struct {
 }
 
 // Run runs the session: the selected checks on a fresh snapshot of the
-// cluster, again for the failing ones while Config.Wait allows, then --fix.
+// cluster, again for the failing ones while Config.Wait allows, then --fix;
+// the outcomes a valid waiver covers are waived, and Report.Waivers says
+// what became of each waiver.
 // It returns the report and its verdict. The report is nil only when --fix
 // could not finish (its plan or results could not be written, or the
 // confirmation could not be read): the verdict says why.
@@ -48,7 +50,9 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			opts, done = c.Hooks.Round(len(cs))
 		}
 		defer done()
-		return checks.Run(ctx, env, cs, opts)
+		// Waived outcomes are not failures: --wait does not wait for them.
+		out, _ := applyWaivers(checks.Run(ctx, env, cs, opts), c.Waivers, s.Cluster.Context, c.Inputs.Namespace, timeNow())
+		return out
 	})
 
 	report := &checks.Report{Mode: c.Mode, Outcomes: outcomes, Cluster: s.Cluster}
@@ -60,6 +64,7 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			return nil, Verdict{Kind: Failed, Err: err}
 		}
 	}
+	report.Outcomes, report.Waivers = applyWaivers(report.Outcomes, c.Waivers, s.Cluster.Context, c.Inputs.Namespace, timeNow())
 	if v, err := snap.ServerVersion(); err == nil {
 		report.Cluster.Version = v.GitVersion
 	}

@@ -16,10 +16,12 @@ type Kind int
 
 // Kinds of verdict (README "Exit codes" says which exit code each is).
 const (
-	// OK: no check failed or errored (nor warned, with FailOnWarn), and
+	// OK: no check failed or errored (nor warned, nor a waiver expired or
+	// matched nothing, with FailOnWarn; waived outcomes do not count), and
 	// --fix, if asked, refused nothing and failed nowhere.
 	OK Kind = iota
-	// Failed: a check failed or errored (or warned, with FailOnWarn), or
+	// Failed: a check failed or errored (or warned, or a waiver expired or
+	// matched nothing, with FailOnWarn), or
 	// --fix refused an object or a patch failed, or --fix could not finish.
 	Failed
 	// Unreachable: the cluster could not be reached or the credentials were
@@ -74,6 +76,11 @@ func decide(report *checks.Report, namespace string, failOnWarn, fixFailed bool,
 	failed := fixFailed
 	for _, o := range report.Outcomes {
 		if o.Status.Failed() || (failOnWarn && o.Status == checks.StatusWarn) {
+			failed = true
+		}
+	}
+	for _, w := range report.Waivers {
+		if failOnWarn && w.Warning() {
 			failed = true
 		}
 	}
