@@ -125,7 +125,12 @@ func (d *demo) step(title string, f func() error) error {
 	return err
 }
 
-func run(plugin, fixtures, logPath string) error {
+// newDemo prepares one story: the terminal's width, the log of the helm
+// and kubectl commands (appended to when appendLog, after an earlier
+// story), the plugin and Helm, and the fixtures the story needs (paths
+// below fixtures). It returns the demo, the control plane's binaries and a
+// func that closes the log.
+func newDemo(plugin, fixtures, logPath string, appendLog bool, need ...string) (*demo, string, func(), error) {
 	d := &demo{total: time.Now()}
 	if term.IsTerminal(int(os.Stdout.Fd())) {
 		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
@@ -134,33 +139,45 @@ func run(plugin, fixtures, logPath string) error {
 			d.width = 80
 		}
 	}
+	for _, p := range need {
+		if _, err := os.Stat(filepath.Join(fixtures, p)); err != nil {
+			return nil, "", nil, fmt.Errorf("fixture %s missing (pass -fixtures DIR): %w", filepath.Join(fixtures, p), err)
+		}
+	}
+	var err error
+	if d.plugin, err = filepath.Abs(plugin); err != nil {
+		return nil, "", nil, err
+	}
+	if d.helm, err = testcluster.HelmPath(); err != nil {
+		return nil, "", nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return err
+		return nil, "", nil, err
 	}
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendLog {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	defer logFile.Close()
-	d.log = logFile
-	d.say(fmt.Sprintf("(the full output of the helm and kubectl commands, Helm's warnings included: %s)", logPath), 0, 1)
+	if d.log, err = os.OpenFile(logPath, flags, 0o644); err != nil {
+		return nil, "", nil, err
+	}
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		assets = filepath.Join("bin", "k8s")
 	}
-	argoCD := filepath.Join(fixtures, "argo-cd", "install.yaml")
-	chart := filepath.Join(fixtures, "gitops-runtime", "chart", "gitops-runtime")
-	for _, p := range []string{argoCD, chart} {
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("fixture %s missing (pass -fixtures DIR): %w", p, err)
-		}
-	}
-	if d.plugin, err = filepath.Abs(plugin); err != nil {
+	return d, assets, func() { _ = d.log.Close() }, nil
+}
+
+func run(plugin, fixtures, logPath string) error {
+	argoCD := filepath.Join("argo-cd", "install.yaml")
+	chartDir := filepath.Join("gitops-runtime", "chart", "gitops-runtime")
+	d, assets, closeLog, err := newDemo(plugin, fixtures, logPath, false, argoCD, chartDir)
+	if err != nil {
 		return err
 	}
-	if d.helm, err = testcluster.HelmPath(); err != nil {
-		return err
-	}
+	defer closeLog()
+	argoCD, chart := filepath.Join(fixtures, argoCD), filepath.Join(fixtures, chartDir)
+	d.say(fmt.Sprintf("(the full output of the helm and kubectl commands, Helm's warnings included: %s)", logPath), 0, 1)
 	ctx := context.Background()
 	var live *testcluster.Live
 	if err := d.step("Start a local cluster: etcd, kube-apiserver, controller-manager, scheduler, kwok", func() error {

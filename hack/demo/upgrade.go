@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
@@ -42,42 +40,16 @@ spec:
 // says; the plugin passes (and says which kept CRDs to hand over); real Helm
 // upgrades; `--post` reads the runtime.
 func runUpgrade(plugin, fixtures, logPath string) error {
-	d := &demo{total: time.Now()}
-	if term.IsTerminal(int(os.Stdout.Fd())) {
-		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
-			d.width = w
-		} else {
-			d.width = 80
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-		return err
-	}
+	from := filepath.Join("gitops-runtime", "chart-0.26", "gitops-runtime")
+	to := filepath.Join("gitops-runtime", "chart", "gitops-runtime")
+	rollouts := filepath.Join("argo-rollouts", "install.yaml")
 	// The install story (if it ran) wrote the log first: append to it.
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	d, assets, closeLog, err := newDemo(plugin, fixtures, logPath, true, from, to, rollouts)
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
-	d.log = logFile
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join("bin", "k8s")
-	}
-	from := filepath.Join(fixtures, "gitops-runtime", "chart-0.26", "gitops-runtime")
-	to := filepath.Join(fixtures, "gitops-runtime", "chart", "gitops-runtime")
-	rollouts := filepath.Join(fixtures, "argo-rollouts", "install.yaml")
-	for _, p := range []string{from, to, rollouts} {
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("fixture %s missing (pass -fixtures DIR): %w", p, err)
-		}
-	}
-	if d.plugin, err = filepath.Abs(plugin); err != nil {
-		return err
-	}
-	if d.helm, err = testcluster.HelmPath(); err != nil {
-		return err
-	}
+	defer closeLog()
+	from, to, rollouts = filepath.Join(fixtures, from), filepath.Join(fixtures, to), filepath.Join(fixtures, rollouts)
 	ctx := context.Background()
 	var live *testcluster.Live
 	if err := d.step("The upgrade story: a second local cluster, two nodes of 4 CPU, 8Gi", func() error {
