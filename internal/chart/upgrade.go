@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
 	helmchart "helm.sh/helm/v3/pkg/chart"
@@ -39,6 +40,11 @@ type UpgradeValues struct {
 // the revision it starts from, the effective values and the rendered
 // target.
 type Upgrade struct {
+	current struct {
+		once sync.Once
+		objs []Object
+		err  error
+	}
 	// Last is the release's latest revision; Current is the revision Helm
 	// upgrades from (the deployed one, else the last failed or superseded).
 	Last, Current *rspb.Release
@@ -175,7 +181,10 @@ func Upgradable(ctx context.Context, name, namespace string, revisions []*rspb.R
 // its stored manifest holds them (hooks excluded: Helm neither updates nor
 // deletes them on upgrade).
 func (u *Upgrade) CurrentObjects() ([]Object, error) {
-	return ManifestObjects(u.Current.Manifest)
+	// Parsed once: helm-ownership, argo-crds-ownership and upgrade-deletes
+	// all read it, concurrently.
+	u.current.once.Do(func() { u.current.objs, u.current.err = ManifestObjects(u.Current.Manifest) })
+	return u.current.objs, u.current.err
 }
 
 // InCurrent returns whether an object of the target is in the revision Helm
