@@ -21,6 +21,7 @@ var allowedImports = map[string][]string{
 	"hack/bench":                   {"internal/cluster", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/testcluster", "reporters"},
 	"hack/dist":                    {"internal/release"},
+	"hack/fixtures":                {"internal/fixtures"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
 	"internal/cli":                 {"checks", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/values", "internal/version", "reporters"},
