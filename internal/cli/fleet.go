@@ -181,7 +181,7 @@ func (o *Options) fleetMembers(ctx context.Context, names []string) ([]run.Membe
 			return nil, &ExitError{Code: ExitUnreachable, Err: fmt.Errorf("reading the kubeconfig did not finish within --timeout %s; nothing checked", o.Timeout)}
 		}
 		if l.err != nil {
-			err := fmt.Errorf("kubeconfig context %s: %v", name, l.err)
+			err := fmt.Errorf("kubeconfig context %s: %w", name, l.err)
 			members = append(members, run.Member{Context: name, Connect: func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
 				return nil, checks.ClusterInfo{}, err
 			}})
