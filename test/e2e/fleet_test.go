@@ -20,15 +20,15 @@ import (
 )
 
 // fleetKubeconfig writes one kubeconfig with a context (and its own cluster
-// and user entries) for each admin kubeconfig of clusters, named by the
+// and user entries) for each kubeconfig file of clusters, named by the
 // map's keys, plus the context "closed" whose server is a 127.0.0.1 port
 // nothing listens on. It returns its path and the server of each context.
-func fleetKubeconfig(t *testing.T, clusters map[string]*tc.Cluster) (string, map[string]string) {
+func fleetKubeconfig(t *testing.T, clusters map[string]string) (string, map[string]string) {
 	t.Helper()
 	merged := clientcmdapi.NewConfig()
 	servers := map[string]string{}
-	for name, c := range clusters {
-		cfg, err := clientcmd.LoadFromFile(c.AdminKubeconfig())
+	for name, file := range clusters {
+		cfg, err := clientcmd.LoadFromFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,13 +79,28 @@ func fleetJSON(t *testing.T, res tc.Result) reporters.FleetDocument {
 // (node-resources fails), "nodes" has one big enough (it passes), "closed"
 // is unreachable: exit 3 in its own entry while the others complete, and
 // the process exits with the highest code. Each entry names its context's
-// own server and its results differ as its cluster does, so each cluster's
-// requests went to its own API server.
+// own server, and the API servers' audit logs show that each was sent
+// requests only with its own context's user, and only when selected.
 func TestFleet(t *testing.T) {
-	empty := tc.StartBare(t)
-	nodes := tc.StartBare(t)
+	empty := tc.StartBareAudited(t)
+	nodes := tc.StartBareAudited(t)
 	nodes.AddNode(t, tc.NodeSpec{Name: "big", CPU: "8", Memory: "32Gi"})
-	kubeconfig, servers := fleetKubeconfig(t, map[string]*tc.Cluster{"empty": empty, "nodes": nodes})
+	// A user of its own per context, so that the audit logs say whose
+	// credentials each request carried.
+	kubeconfig, servers := fleetKubeconfig(t, map[string]string{
+		"empty": empty.UserKubeconfig(t, "fleet-empty", "system:masters"),
+		"nodes": nodes.UserKubeconfig(t, "fleet-nodes", "system:masters"),
+	})
+	// pluginEvents are the audit events of the plugin's requests.
+	pluginEvents := func(c *tc.Cluster) []tc.AuditEvent {
+		var out []tc.AuditEvent
+		for _, e := range c.AuditEvents(t) {
+			if strings.HasPrefix(e.UserAgent, "kubectl-gitops_preflight") {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
 	base := []string{"--kubeconfig", kubeconfig, "--only", "node-resources", "--timeout", "60s"}
 	run := func(t *testing.T, args ...string) tc.Result {
 		t.Helper()
@@ -144,6 +159,29 @@ func TestFleet(t *testing.T) {
 		}
 		if strings.Contains(res.Stdout, "closed-port-token") || strings.Contains(res.Stderr, "closed-port-token") {
 			t.Error("the kubeconfig's token is in the output")
+		}
+	})
+
+	t.Run("each cluster's requests reached only its own API server, with its own user", func(t *testing.T) {
+		for name, c := range map[string]*tc.Cluster{"empty": empty, "nodes": nodes} {
+			evs := pluginEvents(c)
+			if len(evs) == 0 {
+				t.Fatalf("%s: no request of the plugin in the audit log", name)
+			}
+			for _, e := range evs {
+				if e.User != "fleet-"+name {
+					t.Errorf("%s: request %s by user %q, want only fleet-%s", name, e.RequestURI, e.User, name)
+				}
+			}
+		}
+		before := len(pluginEvents(empty))
+		nodesBefore := len(pluginEvents(nodes))
+		wantCode(t, run(t, "--contexts", "nodes", "-o", "json"), 0)
+		if n := len(pluginEvents(empty)); n != before {
+			t.Errorf("--contexts nodes sent %d requests to the empty cluster", n-before)
+		}
+		if len(pluginEvents(nodes)) == nodesBefore {
+			t.Error("--contexts nodes sent no request to the nodes cluster")
 		}
 	})
 
