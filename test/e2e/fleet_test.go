@@ -236,6 +236,38 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("--upgrade over the fleet: a report per cluster in upgrade mode, the deployed chart row and the waves", func(t *testing.T) {
+		// No release is installed on either cluster: release-upgradable
+		// fails on both, and both are blocked by it (empty by
+		// node-resources too). A cluster that needs a step first is in
+		// reporters' TestFleetUpgradeWaves: none of the fixture charts'
+		// versions needs one.
+		up := func(args ...string) tc.Result {
+			return tc.Run(t, nil, append([]string{"--kubeconfig", kubeconfig, "--timeout", "60s", "--contexts", "empty,nodes", "--upgrade"}, args...)...)
+		}
+		res := up("-o", "json")
+		wantCode(t, res, 1)
+		doc := fleetJSON(t, res)
+		for _, ctx := range []string{"empty", "nodes"} {
+			e := entry(t, doc, ctx)
+			if e.Report.Mode != "upgrade" || e.Exit != 1 {
+				t.Errorf("%s: mode %q exit %d, want upgrade and 1", ctx, e.Report.Mode, e.Exit)
+			}
+			wantStatus(t, *e.Report, "release-upgradable", "fail")
+		}
+		res = up()
+		wantCode(t, res, 1)
+		for _, re := range []string{
+			`(?m)^kubectl gitops-preflight: upgrade checks on 2 clusters$`,
+			`(?m)^deployed chart\s*$`,
+			`(?m)^Upgrade waves:\n  blocked: empty \(by node-resources, release-upgradable\), nodes \(by\s+release-upgradable\)$`,
+		} {
+			if !regexp.MustCompile(re).MatchString(res.Stdout) {
+				t.Errorf("table output does not match %s:\n%s", re, res.Stdout)
+			}
+		}
+	})
+
 	t.Run("JUnit: one suite per cluster", func(t *testing.T) {
 		res := run(t, "--all-contexts", "-o", "junit")
 		wantCode(t, res, 3)
