@@ -87,3 +87,47 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetMemberDeadlines: each member runs under its own Timeout, and an
+// interruption reaches every member: one that had not reached its cluster
+// is Unreachable, as a single run interrupted before contact.
+func TestFleetMemberDeadlines(t *testing.T) {
+	reg, err := checks.NewRegistry(checks.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected, err := reg.Select(checks.ModePre, []string{"runtime-name"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Getenv: func(string) string { return "" }}
+	// A member whose connection never ends but with its deadline.
+	hang := Member{Context: "hang", Connect: func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+		<-ctx.Done()
+		return nil, checks.ClusterInfo{}, ctx.Err()
+	}}
+	var got []Entry
+	f := &Fleet{Config: cfg, Members: []Member{hang}, Timeout: 1, Done: func(e Entry) { got = append(got, e) }}
+	f.Run(context.Background())
+	if len(got) != 1 || !errors.Is(got[0].Err, context.DeadlineExceeded) {
+		t.Fatalf("entries %+v: want the member's own deadline exceeded", got)
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&Interrupt{Signal: "SIGINT", Code: 130})
+	reach := Member{Context: "a", Connect: func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+		c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
+		return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
+	}}
+	got = nil
+	f = &Fleet{Config: cfg, Members: []Member{reach, reach}, Done: func(e Entry) { got = append(got, e) }}
+	f.Run(ctx)
+	if len(got) != 2 {
+		t.Fatalf("%d entries, want 2", len(got))
+	}
+	for _, e := range got {
+		if e.Verdict.Kind != Unreachable || e.Verdict.Signal == nil {
+			t.Errorf("entry %d: verdict %v (signal %v), want unreachable by the interruption", e.Index, e.Verdict.Kind, e.Verdict.Signal)
+		}
+	}
+}

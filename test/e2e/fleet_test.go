@@ -268,6 +268,20 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("--post over the fleet: a post-install report per cluster", func(t *testing.T) {
+		// No runtime is installed: release-deployed fails on both.
+		res := tc.Run(t, nil, "--kubeconfig", kubeconfig, "--timeout", "60s", "--contexts", "nodes,empty", "--post", "-o", "json")
+		wantCode(t, res, 1)
+		doc := fleetJSON(t, res)
+		for _, ctx := range []string{"empty", "nodes"} {
+			e := entry(t, doc, ctx)
+			if e.Report.Mode != "post" || e.Exit != 1 {
+				t.Errorf("%s: mode %q exit %d, want post and 1", ctx, e.Report.Mode, e.Exit)
+			}
+			wantStatus(t, *e.Report, "release-deployed", "fail")
+		}
+	})
+
 	t.Run("JUnit: one suite per cluster", func(t *testing.T) {
 		res := run(t, "--all-contexts", "-o", "junit")
 		wantCode(t, res, 3)
