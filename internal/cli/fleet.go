@@ -220,13 +220,30 @@ func (o *Options) runFleet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := o.config // no progress line or --fix hooks: many sessions run at once
+	cfg := o.config // no per-check progress or --fix hooks: many sessions run at once
 	fl := &reporters.Fleet{Mode: cfg.Mode, Entries: make([]reporters.FleetEntry, len(members))}
+	// On a terminal, one progress line for the fleet: "[2/5] checking
+	// kind-dev, prod-us" (the clusters whose sessions are under way).
+	started, finished, erase := func(string) {}, func(string) {}, func() {}
+	if pw := o.progressWidth(); pw > 0 {
+		p := newProgress(o.Streams.ErrOut, len(members), pw)
+		erase = p.Done
+		started = func(name string) { p.start(checks.Meta{ID: name}) }
+		finished = func(name string) { p.finish(checks.Outcome{Meta: checks.Meta{ID: name}}) }
+	}
+	for i := range members {
+		connect, name := members[i].Connect, members[i].Context
+		members[i].Connect = func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+			started(name)
+			return connect(ctx)
+		}
+	}
 	var interrupted *run.Interrupt
 	f := &run.Fleet{Config: &cfg, Members: members, Parallel: o.Parallel, Timeout: o.Timeout,
 		Done: func(e run.Entry) {
 			// Only the report stays: the session's clients and snapshot
 			// are gone once it ends.
+			finished(e.Context)
 			fe := reporters.FleetEntry{Context: e.Context, Report: e.Report}
 			switch {
 			case e.Report == nil:
@@ -244,6 +261,7 @@ func (o *Options) runFleet(ctx context.Context) error {
 			fl.Entries[e.Index] = fe
 		}}
 	f.Run(ctx)
+	erase() // before the report
 	if err := reporters.WriteFleet(o.Streams.Out, o.format, reporters.Options{Color: o.colorEnabled(), Width: o.fleetWidth(), Name: o.displayName}, fl); err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
 // TestFlagsForContextCopiesEveryFlag: the per-context ConfigFlags carries
@@ -99,5 +101,39 @@ current-context: dev
 	out, _, _, err := runCmd(t, nil, "--kubeconfig", kc, "--contexts", "dev,prod")
 	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), `no context "prod" in the kubeconfig (it has: dev)`) || out != "" {
 		t.Errorf("exit %d, error %v, stdout %q", ExitCode(err), err, out)
+	}
+}
+
+// TestFleetProgressOnATerminal: on a terminal stderr the fleet keeps one
+// progress line of the clusters under way, erased before the report; the
+// report on stdout is the fleet's, and both closed-port clusters exit 3.
+func TestFleetProgressOnATerminal(t *testing.T) {
+	kc := t.TempDir() + "/config"
+	writeFile(t, kc, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {}}]
+contexts:
+- {name: prod-eu, context: {cluster: c, user: u}}
+- {name: dev, context: {cluster: c, user: u}}
+current-context: dev
+`)
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	cmd, _ := newCommand(streams, Host{
+		IsTerminal:    func(w io.Writer) bool { return w == streams.ErrOut },
+		TerminalWidth: func(io.Writer) int { return 80 },
+		Getenv:        func(k string) string { return map[string]string{"TERM": "xterm"}[k] },
+	})
+	cmd.SetArgs([]string{"--kubeconfig", kc, "--all-contexts", "--only", "runtime-name", "--connect-to", "quay.io:443:127.0.0.1:9"})
+	err := cmd.Execute()
+	if ExitCode(err) != ExitUnreachable {
+		t.Fatalf("exit %d (%v), want 3\n%s", ExitCode(err), err, out.String())
+	}
+	e := errOut.String()
+	if !strings.Contains(e, "] checking ") || !strings.Contains(e, "[2/2] checking") || !strings.HasSuffix(e, eraseLine) {
+		t.Errorf("stderr %q: want the fleet's progress line, erased at the end", e)
+	}
+	if !strings.Contains(out.String(), "pre-install checks on 2 clusters") {
+		t.Errorf("stdout is not the fleet table:\n%s", out.String())
 	}
 }
