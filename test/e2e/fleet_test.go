@@ -22,7 +22,9 @@ import (
 // fleetKubeconfig writes one kubeconfig with a context (and its own cluster
 // and user entries) for each kubeconfig file of clusters, named by the
 // map's keys, plus the context "closed" whose server is a 127.0.0.1 port
-// nothing listens on. It returns its path and the server of each context.
+// nothing listens on and the context "badcert" whose user's client
+// certificate file does not exist (client-go rejects the entry: exit 2 in
+// its own entry). It returns its path and the server of each context.
 func fleetKubeconfig(t *testing.T, clusters map[string]string) (string, map[string]string) {
 	t.Helper()
 	merged := clientcmdapi.NewConfig()
@@ -49,6 +51,9 @@ func fleetKubeconfig(t *testing.T, clusters map[string]string) (string, map[stri
 	merged.AuthInfos["closed"] = &clientcmdapi.AuthInfo{Token: "closed-port-token"}
 	merged.Contexts["closed"] = &clientcmdapi.Context{Cluster: "closed", AuthInfo: "closed"}
 	servers["closed"] = closed
+	missing := filepath.Join(t.TempDir(), "missing")
+	merged.AuthInfos["badcert"] = &clientcmdapi.AuthInfo{ClientCertificate: missing + ".crt", ClientKey: missing + ".key"}
+	merged.Contexts["badcert"] = &clientcmdapi.Context{Cluster: "closed", AuthInfo: "badcert"}
 	merged.CurrentContext = "closed"
 	p := filepath.Join(t.TempDir(), "fleet.kubeconfig")
 	if err := clientcmd.WriteToFile(*merged, p); err != nil {
@@ -77,8 +82,9 @@ func fleetJSON(t *testing.T, res tc.Result) reporters.FleetDocument {
 // bare (etcd and kube-apiserver): the state under test is a node, or none,
 // written by the test, and nothing needs to reconcile. "empty" has no node
 // (node-resources fails), "nodes" has one big enough (it passes), "closed"
-// is unreachable: exit 3 in its own entry while the others complete, and
-// the process exits with the highest code. Each entry names its context's
+// is unreachable: exit 3 in its own entry, "badcert" names a missing
+// client certificate: exit 2 in its own entry, while the others complete,
+// and the process exits with the highest code. Each entry names its context's
 // own server, and the API servers' audit logs show that each was sent
 // requests only with its own context's user, and only when selected.
 func TestFleet(t *testing.T) {
@@ -131,7 +137,7 @@ func TestFleet(t *testing.T) {
 		for _, e := range doc.Fleet {
 			order = append(order, e.Context)
 		}
-		if strings.Join(order, ",") != "closed,empty,nodes" {
+		if strings.Join(order, ",") != "badcert,closed,empty,nodes" {
 			t.Errorf("fleet order %v, want the contexts sorted", order)
 		}
 		e := entry(t, doc, "empty")
@@ -151,7 +157,11 @@ func TestFleet(t *testing.T) {
 		}
 		wantStatus(t, *c.Report, "cluster-reachable", "fail")
 		wantStatus(t, *c.Report, "node-resources", "skip")
-		if doc.Summary.Clusters.Total != 3 || doc.Summary.Clusters.ByExit["0"] != 1 || doc.Summary.Clusters.ByExit["1"] != 1 || doc.Summary.Clusters.ByExit["3"] != 1 {
+		if b := doc.Fleet[0]; b.Exit != 2 || b.Report != nil || !strings.Contains(b.Error, "kubeconfig context badcert: ") || !strings.Contains(b.Error, "unable to read client-cert") {
+			t.Errorf("badcert: %+v, want exit 2, no report and client-go's reason", b)
+		}
+		if doc.Summary.Clusters.Total != 4 || doc.Summary.Clusters.ByExit["0"] != 1 || doc.Summary.Clusters.ByExit["1"] != 1 ||
+			doc.Summary.Clusters.ByExit["2"] != 1 || doc.Summary.Clusters.ByExit["3"] != 1 {
 			t.Errorf("summary clusters = %+v", doc.Summary.Clusters)
 		}
 		if doc.Summary.Fail != 2 || doc.Summary.Pass != 3 {
@@ -217,13 +227,14 @@ func TestFleet(t *testing.T) {
 		res := run(t, "--all-contexts")
 		wantCode(t, res, 3)
 		for _, re := range []string{
-			`(?m)^CHECK\s+closed\s+empty\s+nodes$`,
+			`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes$`,
 			`(?m)^cluster-reachable\s+✖\s+✔\s+✔$`,
 			`(?m)^node-resources\s+–\s+✖\s+✔$`,
-			`(?m)^exit\s+3\s+1\s+0$`,
+			`(?m)^exit\s+2\s+3\s+1\s+0$`,
+			`(?m)^context badcert: exit 2, not checked: kubeconfig context\s+badcert: invalid configuration`,
 			`(?m)^context empty, server ` + regexp.QuoteMeta(servers["empty"]) + `, Kubernetes v[0-9.]+: exit 1$`,
 			`(?m)^  ✖ fail   node-resources`,
-			`(?m)^Summary: 3 clusters: 1 exit 0 \(ok\), 1 exit 1 \(failed\), 1 exit 3 \(unreachable\)$`,
+			`(?m)^Summary: 4 clusters: 1 exit 0 \(ok\), 1 exit 1 \(failed\), 1 exit 2 \(not checked\),\s+1 exit 3 \(unreachable\)$`,
 		} {
 			if !regexp.MustCompile(re).MatchString(res.Stdout) {
 				t.Errorf("table output does not match %s:\n%s", re, res.Stdout)
@@ -289,6 +300,7 @@ func TestFleet(t *testing.T) {
 			Suites []struct {
 				Name     string `xml:"name,attr"`
 				Failures int    `xml:"failures,attr"`
+				Errors   int    `xml:"errors,attr"`
 				Props    []struct {
 					Name  string `xml:"name,attr"`
 					Value string `xml:"value,attr"`
@@ -298,11 +310,15 @@ func TestFleet(t *testing.T) {
 		if err := xml.Unmarshal([]byte(res.Stdout), &doc); err != nil {
 			t.Fatalf("not JUnit XML: %v\n%s", err, res.Stdout)
 		}
-		if len(doc.Suites) != 3 {
-			t.Fatalf("%d suites, want 3:\n%s", len(doc.Suites), res.Stdout)
+		if len(doc.Suites) != 4 {
+			t.Fatalf("%d suites, want 4:\n%s", len(doc.Suites), res.Stdout)
+		}
+		if s := doc.Suites[0]; s.Name != "gitops-preflight pre-install (badcert)" || s.Errors != 1 {
+			t.Errorf("suite 0: %q with %d errors, want badcert's, its one error the kubeconfig's", s.Name, s.Errors)
 		}
 		want := map[string]int{"closed": 1, "empty": 1, "nodes": 0}
 		for i, ctx := range []string{"closed", "empty", "nodes"} {
+			i++ // after badcert
 			s := doc.Suites[i]
 			if s.Name != "gitops-preflight pre-install ("+ctx+")" || s.Failures != want[ctx] {
 				t.Errorf("suite %d: name %q, %d failures; want context %s, %d", i, s.Name, s.Failures, ctx, want[ctx])
