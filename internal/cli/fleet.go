@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
@@ -231,11 +232,21 @@ func (o *Options) runFleet(ctx context.Context) error {
 		started = func(name string) { p.start(checks.Meta{ID: name}) }
 		finished = func(name string) { p.finish(checks.Outcome{Meta: checks.Meta{ID: name}}) }
 	}
+	// --debug-request-count: each member's clients until its line is
+	// printed, when its session ends.
+	var countsMu sync.Mutex
+	counted := map[string]*cluster.Clients{}
 	for i := range members {
 		connect, name := members[i].Connect, members[i].Context
 		members[i].Connect = func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
 			started(name)
-			return connect(ctx)
+			c, info, err := connect(ctx)
+			if o.DebugRequestCount && c != nil {
+				countsMu.Lock()
+				counted[name] = c
+				countsMu.Unlock()
+			}
+			return c, info, err
 		}
 	}
 	var interrupted *run.Interrupt
@@ -244,6 +255,12 @@ func (o *Options) runFleet(ctx context.Context) error {
 			// Only the report stays: the session's clients and snapshot
 			// are gone once it ends.
 			finished(e.Context)
+			countsMu.Lock()
+			if c := counted[e.Context]; c != nil {
+				delete(counted, e.Context)
+				fmt.Fprintf(o.Streams.ErrOut, "api-requests: context=%s total=%d pages=%d\n", e.Context, c.Requests.Load(), c.Pages.Load())
+			}
+			countsMu.Unlock()
 			fe := reporters.FleetEntry{Context: e.Context, Report: e.Report}
 			switch {
 			case e.Report == nil:
