@@ -271,7 +271,7 @@ func (o *Options) runFleet(ctx context.Context) error {
 			default:
 				o.renameInHints(e.Report.Outcomes)
 				fe.Exit = ExitCode(exitFor(e.Verdict))
-				if e.Verdict.Kind == run.Interrupted && e.Verdict.Signal != nil {
+				if e.Verdict.Signal != nil { // interrupted, before or after contact
 					interrupted = e.Verdict.Signal
 				}
 			}
