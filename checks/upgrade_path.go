@@ -18,7 +18,7 @@ import (
 func UpgradePath() Check {
 	return Check{
 		Meta: Meta{
-			ID:         "upgrade-path",
+			ID:         UpgradePathID,
 			Impact:     ImpactRuntimeBreaks,
 			ReadsChart: true,
 			Category:   CategoryUpgrade,
@@ -30,6 +30,10 @@ func UpgradePath() Check {
 		Run: runUpgradePath,
 	}
 }
+
+// UpgradePathID is the ID of UpgradePath: the fleet report's upgrade waves
+// single it out (a cluster that needs a step first).
+const UpgradePathID = "upgrade-path"
 
 // upgradeStep is a rule of the chart's upgrade path: an upgrade from a
 // version in From to a version in To must go through Via first.

@@ -86,14 +86,74 @@ type junitSkipped struct {
 
 // Report writes the XML declaration and the <testsuites> document.
 func (j JUnit) Report(w io.Writer, r *checks.Report) error {
-	mode := "pre-install"
-	switch r.Mode {
-	case checks.ModePost:
-		mode = "post-install"
-	case checks.ModeUpgrade:
-		mode = "upgrade"
+	suite, total := junitSuiteOf(r, "")
+	return j.write(w, []junitSuite{suite}, total)
+}
+
+// fleet writes a fleet as one <testsuite> per cluster, named with its
+// context; a cluster that could not be checked at all is a suite with one
+// <error> testcase saying why.
+func (j JUnit) fleet(w io.Writer, f *Fleet) error {
+	suites := make([]junitSuite, 0, len(f.Entries))
+	var total time.Duration
+	for _, e := range f.Entries {
+		if e.Report != nil {
+			s, d := junitSuiteOf(e.Report, e.Context)
+			suites = append(suites, s)
+			total += d
+			continue
+		}
+		suites = append(suites, junitSuite{
+			Name: "gitops-preflight " + modeName(f.Mode) + " (" + e.Context + ")", Tests: 1, Errors: 1, Time: seconds(0),
+			Properties: []junitProperty{{"cluster.context", e.Context}},
+			Cases: []junitCase{{Name: "kubeconfig context", Classname: "gitops-preflight.cluster", Time: seconds(0),
+				Error: &junitFailure{Type: "error", Message: e.Err, Body: e.Err}}},
+		})
 	}
-	suite := junitSuite{Name: "gitops-preflight " + mode}
+	return j.write(w, suites, total)
+}
+
+// write writes the XML declaration and the <testsuites> of suites, whose
+// counts it sums; total is the suites' time.
+func (j JUnit) write(w io.Writer, suites []junitSuite, total time.Duration) error {
+	doc := junitSuites{Name: Options{Name: j.Name}.name(), Suites: suites, Time: seconds(total)}
+	for _, s := range suites {
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// modeName names a mode in suite names: pre-install, post-install, upgrade.
+func modeName(m checks.Mode) string {
+	switch m {
+	case checks.ModePost:
+		return "post-install"
+	case checks.ModeUpgrade:
+		return "upgrade"
+	}
+	return "pre-install"
+}
+
+// junitSuiteOf is the <testsuite> of one report; context, when not "",
+// names the cluster in the suite's name (a fleet's suites). It returns the
+// suite and its time, the sum of the checks' durations.
+func junitSuiteOf(r *checks.Report, context string) (junitSuite, time.Duration) {
+	suite := junitSuite{Name: "gitops-preflight " + modeName(r.Mode)}
+	if context != "" {
+		suite.Name += " (" + context + ")"
+	}
 	for _, p := range []junitProperty{
 		{"cluster.context", r.Cluster.Context},
 		{"cluster.server", r.Cluster.Server},
@@ -141,20 +201,7 @@ func (j JUnit) Report(w io.Writer, r *checks.Report) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Time = seconds(total)
-	doc := junitSuites{
-		Name: Options{Name: j.Name}.name(), Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
-		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite},
-	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return suite, total
 }
 
 // failureBody is the text of a <failure>: title, message, hint, objects, docs.

@@ -38,7 +38,7 @@ The scripts printed here complete the binary when run as kubectl-gitops_prefligh
 // registerCompletions adds completion of flag values to the root command:
 // check IDs for --only/--skip (comma-separated), formats for -o, the fixed
 // choices of --fail-on/--access-mode/--crds, contexts from the kubeconfig
-// for --context, and the cluster's namespaces for -n. It also creates cobra's
+// for --context and --contexts (comma-separated), and the cluster's namespaces for -n. It also creates cobra's
 // `completion bash|zsh|fish|powershell` command and explains the kubectl
 // helper in its help.
 func registerCompletions(cmd *cobra.Command, o *Options, displayName string) {
@@ -67,6 +67,9 @@ func registerCompletions(cmd *cobra.Command, o *Options, displayName string) {
 	_ = cmd.RegisterFlagCompletionFunc("skip", ids)
 	_ = cmd.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return o.completeContexts(), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.RegisterFlagCompletionFunc("contexts", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeList(o.completeContexts(), toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
 	_ = cmd.RegisterFlagCompletionFunc("namespace", func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return o.completeNamespaces(c.Context()), cobra.ShellCompDirectiveNoFileComp
@@ -101,6 +104,26 @@ func completeCheckIDs(mode checks.Mode, toComplete string) ([]cobra.Completion, 
 		out = append(out, cobra.CompletionWithDesc(prefix+c.ID, c.Title))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeList completes the last element of the comma-separated list
+// toComplete from names, leaving out those already given.
+func completeList(names []cobra.Completion, toComplete string) []cobra.Completion {
+	prefix, last := "", toComplete
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		prefix, last = toComplete[:i+1], toComplete[i+1:]
+	}
+	given := map[string]bool{}
+	for _, n := range strings.Split(prefix, ",") {
+		given[n] = true
+	}
+	var out []cobra.Completion
+	for _, n := range names {
+		if !given[n] && strings.HasPrefix(n, last) {
+			out = append(out, prefix+n)
+		}
+	}
+	return out
 }
 
 // completeContexts lists the kubeconfig's context names, sorted.

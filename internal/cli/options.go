@@ -118,9 +118,18 @@ type Options struct {
 	// Wait re-runs failing post-install checks until they pass or it elapses.
 	Wait time.Duration
 
+	// Contexts (--contexts) and AllContexts (--all-contexts) run the checks
+	// on many clusters, Parallel (--parallel) at a time.
+	Contexts    []string
+	AllContexts bool
+	Parallel    int
+
 	// DebugRequestCount (hidden --debug-request-count) prints the number of
 	// API requests of the run to stderr when it ends (for make bench).
 	DebugRequestCount bool
+
+	// contextsGiven is whether --contexts was given (even as "").
+	contextsGiven bool
 
 	// displayName is the command as the user runs it: "kubectl
 	// gitops-preflight", or "helm gitops-preflight" under Helm.
@@ -157,6 +166,7 @@ func NewOptions(streams genericiooptions.IOStreams, host Host) *Options {
 		displayName: reporters.DefaultName,
 		Timeout:     5 * time.Minute,
 		Chart:       plan.DefaultChart,
+		Parallel:    run.DefaultParallel,
 	}
 }
 
@@ -235,6 +245,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if o.Wait > 0 && !o.Post {
 		return usageError("--wait re-runs post-install checks: use it with --post")
 	}
+	if err := o.completeFleet(o.contextsGiven); err != nil {
+		return err
+	}
 	if err := o.completeFix(); err != nil {
 		return err
 	}
@@ -258,6 +271,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 func (o *Options) Run(ctx context.Context) error {
 	if o.ListChecks {
 		return o.listChecks()
+	}
+	if o.fleetMode() {
+		return o.runFleet(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
 	defer cancel()

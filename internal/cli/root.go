@@ -28,7 +28,10 @@ const example = `  # Before helm install: check the current context for the defa
   kubectl gitops-preflight --list-checks
 
   # After helm install: diagnose the runtime, waiting up to 5 minutes for it
-  kubectl gitops-preflight --post -n codefresh --wait 5m`
+  kubectl gitops-preflight --post -n codefresh --wait 5m
+
+  # Before upgrading a fleet: every kubeconfig context, 4 at a time
+  kubectl gitops-preflight --upgrade --all-contexts --chart-version 0.30.0`
 
 // requestTimeoutUsage is --request-timeout's help: what the code does
 // (cluster.NewClients, Options.requestTimeout).
@@ -75,14 +78,20 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 			// Under Helm the namespace Helm chose (HELM_NAMESPACE) counts as given.
 			// --timeout bounds the whole run from here: reading values
 			// (files, stdin) and the kubeconfig included.
-			ctx := cmd.Context()
+			// Over many clusters each has its own --timeout (run.Fleet):
+			// the run as a whole is not bounded by one.
+			ctx, fleetCtx := cmd.Context(), cmd.Context()
 			if o.Timeout > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
 				defer cancel()
 			}
+			o.contextsGiven = cmd.Flags().Changed("contexts")
 			if err := o.CompleteContext(ctx, cmd.Flags().Changed("namespace") || helm.Namespace != ""); err != nil {
 				return err
+			}
+			if o.fleetMode() {
+				return o.Run(fleetCtx)
 			}
 			return o.Run(ctx)
 		},
@@ -112,7 +121,10 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.IntVar(&o.HelmMajor, "helm-major", 0, "the Helm major version (3 or 4) that will run helm install or helm upgrade: Helm 4 applies server-side (default: the helm client found)")
 	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, mode, category, docs page; -o wide adds the title) and exit")
 	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (as when NO_COLOR is set or TERM is dumb)")
-	flags.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on the whole run")
+	flags.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on the whole run (on each cluster's run, with --contexts or --all-contexts)")
+	flags.StringSliceVar(&o.Contexts, "contexts", nil, "run on each of these kubeconfig contexts (comma-separated), concurrently; not with --context or --fix")
+	flags.BoolVar(&o.AllContexts, "all-contexts", false, "run on every context of the kubeconfig, concurrently; not with --context or --fix")
+	flags.IntVar(&o.Parallel, "parallel", o.Parallel, "with --contexts/--all-contexts: how many clusters are checked at once")
 
 	flags.StringVar(&o.AccessMode, "access-mode", "", "planned access mode: tunnel|ingress|service-mesh (default: from values, else tunnel)")
 	flags.StringVar(&o.IngressHost, "ingress-host", "", "planned ingress host (global.runtime.ingress.hosts[0]); implies ingress mode")

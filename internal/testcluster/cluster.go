@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/go-logr/logr"
 	"os"
@@ -31,6 +32,8 @@ type Cluster struct {
 	// Components are the controller-manager, scheduler and kwok (nil for a
 	// bare cluster).
 	Components *Components
+	// auditLog is the API server's audit log (StartBareAudited), "" without.
+	auditLog string
 }
 
 var (
@@ -91,7 +94,70 @@ func StartBare(t testing.TB) *Cluster {
 	return start(t, false)
 }
 
+// StartBareAudited is StartBare with the API server's audit log on: every
+// request is logged (level Metadata, in the blocking mode: an event is in
+// the file before its response is sent), for AuditEvents.
+func StartBareAudited(t testing.TB) *Cluster {
+	t.Helper()
+	return startWith(t, false, true)
+}
+
+// AuditEvent is what AuditEvents returns of one audit log event: who sent
+// the request (the authenticated user name, "system:anonymous" when none),
+// its user agent and URI.
+type AuditEvent struct {
+	User       string
+	UserAgent  string
+	RequestURI string
+}
+
+// AuditEvents reads the audit log of a cluster started by StartBareAudited,
+// one event per request (the ResponseComplete stage), in order.
+func (c *Cluster) AuditEvents(t testing.TB) []AuditEvent {
+	t.Helper()
+	if c.auditLog == "" {
+		t.Fatal("AuditEvents: the cluster was not started by StartBareAudited")
+	}
+	data, err := os.ReadFile(c.auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []AuditEvent
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if line == "" {
+			continue
+		}
+		var ev struct {
+			Stage      string `json:"stage"`
+			RequestURI string `json:"requestURI"`
+			UserAgent  string `json:"userAgent"`
+			User       struct {
+				Username string `json:"username"`
+			} `json:"user"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("audit log line %q: %v", line, err)
+		}
+		if ev.Stage == "ResponseComplete" {
+			out = append(out, AuditEvent{User: ev.User.Username, UserAgent: ev.UserAgent, RequestURI: ev.RequestURI})
+		}
+	}
+	return out
+}
+
+// auditPolicy logs every request's metadata.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+rules:
+- level: Metadata
+`
+
 func start(t testing.TB, full bool) *Cluster {
+	t.Helper()
+	return startWith(t, full, false)
+}
+
+func startWith(t testing.TB, full, audit bool) *Cluster {
 	t.Helper()
 	logOnce.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	assets := AssetsDir(t)
@@ -105,11 +171,24 @@ func start(t testing.TB, full bool) *Cluster {
 		// create the default ServiceAccount; the controller-manager does.
 		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
 	}
+	dir := t.TempDir()
+	var auditLog string
+	if audit {
+		policy := filepath.Join(dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		auditLog = filepath.Join(dir, "audit.log")
+		env.ControlPlane.GetAPIServer().Configure().
+			Set("audit-policy-file", policy).
+			Set("audit-log-path", auditLog).
+			Set("audit-log-mode", "blocking")
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		t.Fatalf("starting control plane: %v", err)
 	}
-	c := &Cluster{Env: env, dir: t.TempDir()}
+	c := &Cluster{Env: env, dir: dir, auditLog: auditLog}
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {
 			t.Logf("stopping control plane: %v", err)

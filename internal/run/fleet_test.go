@@ -1,0 +1,133 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// TestFleetRunsEveryMemberBounded: every member gets an entry with its own
+// index and context; a member whose Connect fails gets its error and no
+// report, and the others still run; no more than Parallel members connect
+// at once, and Done is never called concurrently.
+func TestFleetRunsEveryMemberBounded(t *testing.T) {
+	reg, err := checks.NewRegistry(checks.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected, err := reg.Select(checks.ModePre, []string{"runtime-name"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Getenv: func(string) string { return "" }}
+	var running, peak atomic.Int32
+	// The first members wait until two run at once: an unbounded fleet
+	// would have started the others by then.
+	gate := make(chan struct{})
+	var release sync.Once
+	var members []Member
+	names := []string{"a", "b", "bad", "c", "d", "e"}
+	for _, n := range names {
+		members = append(members, Member{Context: n, Connect: func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+			now := running.Add(1)
+			defer running.Add(-1)
+			for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+			}
+			if now >= 2 {
+				release.Do(func() { close(gate) })
+			}
+			<-gate
+			if n == "bad" {
+				return nil, checks.ClusterInfo{}, errors.New("kubeconfig context bad: cluster missing")
+			}
+			// A server nobody listens on: cluster-reachable fails.
+			c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
+			return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
+		}})
+	}
+	var mu sync.Mutex
+	inDone := false
+	got := map[string]Entry{}
+	f := &Fleet{Config: cfg, Members: members, Parallel: 2, Done: func(e Entry) {
+		mu.Lock()
+		if inDone {
+			t.Error("Done called concurrently")
+		}
+		inDone = true
+		mu.Unlock()
+		got[e.Context] = e
+		mu.Lock()
+		inDone = false
+		mu.Unlock()
+	}}
+	f.Run(context.Background())
+	if p := peak.Load(); p > 2 {
+		t.Errorf("%d members connected at once, want at most 2", p)
+	}
+	if len(got) != len(names) {
+		t.Fatalf("%d entries, want %d", len(got), len(names))
+	}
+	for i, n := range names {
+		e := got[n]
+		if e.Index != i || e.Context != n {
+			t.Errorf("entry %s: index %d context %q, want %d", n, e.Index, e.Context, i)
+		}
+		switch {
+		case n == "bad" && (e.Err == nil || e.Report != nil):
+			t.Errorf("bad: err %v, report %v; want the Connect error and no report", e.Err, e.Report)
+		case n != "bad" && (e.Report == nil || e.Verdict.Kind != Unreachable || e.Report.Cluster.Context != n):
+			t.Errorf("%s: report %v, verdict %v; want an unreachable report naming its context", n, e.Report, e.Verdict.Kind)
+		}
+	}
+}
+
+// TestFleetMemberDeadlines: each member runs under its own Timeout, and an
+// interruption reaches every member: one that had not reached its cluster
+// is Unreachable, as a single run interrupted before contact.
+func TestFleetMemberDeadlines(t *testing.T) {
+	reg, err := checks.NewRegistry(checks.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected, err := reg.Select(checks.ModePre, []string{"runtime-name"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Getenv: func(string) string { return "" }}
+	// A member whose connection never ends but with its deadline.
+	hang := Member{Context: "hang", Connect: func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+		<-ctx.Done()
+		return nil, checks.ClusterInfo{}, ctx.Err()
+	}}
+	var got []Entry
+	f := &Fleet{Config: cfg, Members: []Member{hang}, Timeout: 1, Done: func(e Entry) { got = append(got, e) }}
+	f.Run(context.Background())
+	if len(got) != 1 || !errors.Is(got[0].Err, context.DeadlineExceeded) {
+		t.Fatalf("entries %+v: want the member's own deadline exceeded", got)
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&Interrupt{Signal: "SIGINT", Code: 130})
+	reach := Member{Context: "a", Connect: func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+		c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
+		return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
+	}}
+	got = nil
+	f = &Fleet{Config: cfg, Members: []Member{reach, reach}, Done: func(e Entry) { got = append(got, e) }}
+	f.Run(ctx)
+	if len(got) != 2 {
+		t.Fatalf("%d entries, want 2", len(got))
+	}
+	for _, e := range got {
+		if e.Verdict.Kind != Unreachable || e.Verdict.Signal == nil {
+			t.Errorf("entry %d: verdict %v (signal %v), want unreachable by the interruption", e.Index, e.Verdict.Kind, e.Verdict.Signal)
+		}
+	}
+}
