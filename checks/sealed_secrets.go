@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -16,14 +17,17 @@ const SealedSecretsCRD = "sealedsecrets.bitnami.com"
 // "The cluster should not have SealedSecret controller components" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "SealedSecrets controller"); the runtime installs
 // its own (sealed-secrets-controller, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml). A leftover
 // sealedsecrets.bitnami.com CRD without a controller only warns: Helm installs
-// crds/ files on first install only and skips existing ones.
+// crds/ files on first install only and skips existing ones. Before `helm
+// upgrade` (--upgrade) the controller of the release being upgraded (Helm
+// ownership annotations naming it) is the runtime's own, and the CRD is
+// expected: only another installation fails.
 func SealedSecrets() Check {
 	return Check{
 		Meta: Meta{
 			ID:       "sealed-secrets",
 			Impact:   ImpactRuntimeBreaks,
 			Category: CategoryConflicts,
-			Modes:    ModePre,
+			Modes:    ModePre | ModeUpgrade,
 			Title:    "No SealedSecrets controller in the cluster",
 			Severity: SeverityFail,
 			Requires: []string{"cluster-reachable"},
@@ -82,14 +86,38 @@ func runSealedSecrets(_ context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	ctrls := FindSealedSecretsControllers(deps)
+	var own []ObjectRef
+	if env.Inputs.Upgrade {
+		owned := ownedWorkloads(env.Inputs, deps)
+		kept := ctrls[:0:0]
+		for _, r := range ctrls {
+			if owned[r.Kind+"/"+r.Namespace+"/"+r.Name] {
+				own = append(own, r)
+				continue
+			}
+			kept = append(kept, r)
+		}
+		ctrls = kept
+	}
 	if len(ctrls) > 0 {
 		names := make([]string, len(ctrls))
 		for i, r := range ctrls {
 			names[i] = r.Namespace + "/" + r.Name
 		}
+		hint := ""
+		if env.Inputs.Upgrade {
+			hint = fmt.Sprintf("this controller does not belong to release %s in namespace %s (no Helm ownership annotations naming it); ", env.Inputs.ReleaseName, env.Inputs.Namespace)
+		}
 		return Fail("SealedSecrets controller found: Deployment %s", strings.Join(names, ", Deployment ")).
-			WithHint("the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
+			WithHint(hint+"the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
 			WithObjects(ctrls...), nil
+	}
+	if len(own) > 0 {
+		names := make([]string, len(own))
+		for i, r := range own {
+			names[i] = r.Namespace + "/" + r.Name
+		}
+		return Pass("the only SealedSecrets controller is release %s's own (Deployment %s), which the upgrade updates", env.Inputs.ReleaseName, strings.Join(names, ", Deployment ")), nil
 	}
 	crds, err := env.Cluster.CRDs()
 	if err != nil {

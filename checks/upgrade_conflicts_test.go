@@ -1,0 +1,90 @@
+package checks
+
+import (
+	"fmt"
+	"testing"
+)
+
+// deploymentYAML is a Deployment running image, with the Helm ownership
+// annotations of release rel in relNS when rel is set.
+func deploymentYAML(ns, name, image, rel, relNS string, labels string) string {
+	ann := ""
+	if rel != "" {
+		ann = fmt.Sprintf("\n  annotations: {meta.helm.sh/release-name: %s, meta.helm.sh/release-namespace: %s}", rel, relNS)
+	}
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+  namespace: %s
+  labels: {%s}%s
+spec:
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %s}}
+    spec:
+      containers: [{name: c, image: %q}]
+`, name, ns, labels, ann, name, name, image)
+}
+
+// TestArgoComponentsUpgrade: before helm upgrade the Argo workloads of the
+// release being upgraded are its own; another Argo installation, or one
+// owned by a release of the same name in another namespace, still fails;
+// before an install the release's own workloads fail as before.
+func TestArgoComponentsUpgrade(t *testing.T) {
+	own := deploymentYAML("codefresh", "argo-cd-server", "quay.io/argoproj/argocd:v3.1.8", DefaultReleaseName, "codefresh", "app.kubernetes.io/part-of: argocd") +
+		"---\n" + deploymentYAML("codefresh", "argo-server", "quay.io/argoproj/argocli:v3.6.1", DefaultReleaseName, "codefresh", "")
+	community := deploymentYAML("argocd", "argocd-server", "quay.io/argoproj/argocd:v3.1.8", "argocd", "argocd", "app.kubernetes.io/part-of: argocd")
+	otherNS := deploymentYAML("gitops", "argo-rollouts", "quay.io/argoproj/argo-rollouts:v1.8.3", DefaultReleaseName, "gitops", "")
+	up := Inputs{Upgrade: true}
+	tests := []struct {
+		name string
+		docs []string
+		in   Inputs
+		want outcome
+	}{
+		{"upgrade: only the release's own", []string{own}, up,
+			outcome{StatusPass, []string{"besides those of release cf-gitops-runtime being upgraded (2 workloads)"}}},
+		{"upgrade: a community Argo CD beside it", []string{own, community}, up,
+			outcome{StatusFail, []string{"found 1 Argo Project workload(s): Argo CD in argocd (Deployment/argocd-server)", "do not belong to release cf-gitops-runtime in namespace codefresh"}}},
+		{"upgrade: same release name, other namespace", []string{own, otherNS}, up,
+			outcome{StatusFail, []string{"Argo Rollouts in gitops (Deployment/argo-rollouts)"}}},
+		{"pre-install: the release's own still fail", []string{own}, Inputs{},
+			outcome{StatusFail, []string{"found 2 Argo Project workload(s)"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.want.expect(t, newKit(t, tt.docs...).with(tt.in).run(ArgoComponents()))
+		})
+	}
+}
+
+// TestSealedSecretsUpgrade: before helm upgrade the release's own
+// sealed-secrets-controller passes; another controller fails.
+func TestSealedSecretsUpgrade(t *testing.T) {
+	const img = "quay.io/codefresh/sealed-secrets-controller:0.29.0"
+	own := deploymentYAML("codefresh", "sealed-secrets-controller", img, DefaultReleaseName, "codefresh", "app.kubernetes.io/name: sealed-secrets")
+	community := deploymentYAML("kube-system", "sealed-secrets", "docker.io/bitnami/sealed-secrets-controller:0.29.0", "sealed-secrets", "kube-system", "app.kubernetes.io/name: sealed-secrets")
+	unowned := deploymentYAML("codefresh", "sealed-secrets-controller", img, "", "", "")
+	up := Inputs{Upgrade: true}
+	tests := []struct {
+		name string
+		docs []string
+		in   Inputs
+		want outcome
+	}{
+		{"upgrade: the release's own controller", []string{own}, up,
+			outcome{StatusPass, []string{"the only SealedSecrets controller is release cf-gitops-runtime's own (Deployment codefresh/sealed-secrets-controller)"}}},
+		{"upgrade: a community controller beside it", []string{own, community}, up,
+			outcome{StatusFail, []string{"SealedSecrets controller found: Deployment kube-system/sealed-secrets", "does not belong to release cf-gitops-runtime"}}},
+		{"upgrade: in the namespace but not Helm-owned", []string{unowned}, up,
+			outcome{StatusFail, []string{"Deployment codefresh/sealed-secrets-controller"}}},
+		{"pre-install: the release's own still fails", []string{own}, Inputs{},
+			outcome{StatusFail, []string{"Deployment codefresh/sealed-secrets-controller"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.want.expect(t, newKit(t, tt.docs...).with(tt.in).run(SealedSecrets()))
+		})
+	}
+}
