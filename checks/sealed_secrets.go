@@ -109,7 +109,7 @@ func runSealedSecrets(_ context.Context, env *Env) (Result, error) {
 			hint = fmt.Sprintf("this controller does not belong to release %s in namespace %s (no Helm ownership annotations naming it); ", env.Inputs.ReleaseName, env.Inputs.Namespace)
 		}
 		return Fail("SealedSecrets controller found: Deployment %s", strings.Join(names, ", Deployment ")).
-			WithHint(hint+"the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
+			WithHint(hint + "the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
 			WithObjects(ctrls...), nil
 	}
 	if len(own) > 0 {

@@ -2,7 +2,10 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // deploymentYAML is a Deployment running image, with the Helm ownership
@@ -86,5 +89,54 @@ func TestSealedSecretsUpgrade(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.want.expect(t, newKit(t, tt.docs...).with(tt.in).run(SealedSecrets()))
 		})
+	}
+}
+
+// TestExistingRuntimeUpgrade: before helm upgrade the release being
+// upgraded is not a conflict; the other runtimes are judged by the
+// multi-runtime rule against the target chart and the values Helm computes.
+func TestExistingRuntimeUpgrade(t *testing.T) {
+	c030 := crdChart(t, "0.30.0")
+	first := runtimeRelease(t, "ns1", "rel1", "0.30.0", true, 3)
+	second := runtimeRelease(t, "ns2", "rel-ns2", "0.30.0", true, 0)
+	ownCM := "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: ns1, name: codefresh-cm, annotations: {meta.helm.sh/release-name: rel1, meta.helm.sh/release-namespace: ns1}}\n"
+	strayCM := "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: ns1, name: codefresh-cm}\n"
+	upgrade := func(in Inputs) Inputs { in.Upgrade = true; return in }
+	alone := Inputs{Namespace: "ns1", ReleaseName: "rel1", Upgrade: true}
+	tests := []struct {
+		name string
+		docs []string
+		in   Inputs
+		objs []runtime.Object
+		want outcome
+	}{
+		{"only the release being upgraded", []string{ownCM}, alone, []runtime.Object{first}, outcome{StatusPass, []string{
+			"the only GitOps Runtime on the cluster is release rel1 in namespace ns1, the one being upgraded",
+			"Helm release rel1 (chart gitops-runtime-0.30.0", "ConfigMap codefresh-cm"}}},
+		{"a ConfigMap in its namespace Helm does not own", []string{strayCM}, alone, []runtime.Object{first}, outcome{StatusFail, []string{
+			"namespace ns1 already holds a runtime (ConfigMap codefresh-cm)"}}},
+		{"namespaced second beside a namespaced first", nil, upgrade(multiInputs("ns2", true, false)), []runtime.Object{first, second}, outcome{StatusPass, []string{
+			"runtime release rel1 in namespace ns1 (chart gitops-runtime-0.30.0): namespaced, installs the cluster-wide parts (3 CRDs)",
+			"the upgraded runtime (release rel-ns2 in namespace ns2, chart gitops-runtime 0.30.0 rendered with the upgrade's values): namespaced, installs no CRDs"}}},
+		{"upgraded to cluster-wide beside another runtime", nil, upgrade(multiInputs("ns2", false, false)), []runtime.Object{first, second}, outcome{StatusFail, []string{
+			"the planned runtime is cluster-wide", "Multi Runtime Installation"}}},
+		{"the target would install the CRDs a second time", nil, upgrade(multiInputs("ns2", true, true)), []runtime.Object{first, second}, outcome{StatusFail, []string{
+			"the planned runtime would install the cluster-wide parts (1 CRDs) too"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKit(t, tt.docs...).objects(tt.objs...).with(tt.in).withChart(c030)
+			tt.want.expect(t, k.run(ExistingRuntime()))
+		})
+	}
+
+	// No values flag: Helm reuses the deployed values, namespaced, though
+	// the flags say nothing of singleNamespace (the target's CRDs default
+	// on, so the rule still breaks, but not on the mode).
+	k := newKit(t).objects(first, second).with(Inputs{Namespace: "ns2", ReleaseName: "rel-ns2", Upgrade: true}).withChart(c030)
+	r := k.run(ExistingRuntime())
+	outcome{StatusFail, []string{"the planned runtime would install the cluster-wide parts"}}.expect(t, r)
+	if strings.Contains(r.Message, "the planned runtime is cluster-wide") {
+		t.Errorf("the reused values are namespaced, yet: %s", r.Message)
 	}
 }
