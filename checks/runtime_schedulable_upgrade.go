@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
@@ -27,10 +30,13 @@ import (
 //     the release's own running pods are not counted twice.
 //   - During the rollout the old pods still run: a changed Deployment with
 //     the RollingUpdate strategy whose maxUnavailable resolves to 0 (the
-//     default 25% of 1 to 3 replicas) first starts maxSurge new pods beside
-//     all its old ones, and deletes an old pod only once a new one is
-//     Ready. If those surge pods fit nowhere the rollout stalls, so they
-//     are placed beside every pod bound now. A Deployment that may take
+//     default 25% of 1 to 3 replicas) starts a new pod beside all its old
+//     ones, and deletes an old pod only once a new one is Ready. The
+//     rollout is played out (simulateRollouts): every such Deployment
+//     places a new pod where one fits beside every pod bound now, and each
+//     pod placed frees one of its old pods, which may make room for
+//     another Deployment's; when no new pod fits anywhere while some
+//     remain, those rollouts stall with the old pods kept. A Deployment that may take
 //     pods down first (maxUnavailable ≥ 1), Recreate, and a StatefulSet
 //     (RollingUpdate deletes each pod before creating its successor) free
 //     room before they need it; a StatefulSet with OnDelete is not rolled.
@@ -145,6 +151,92 @@ func surgeBesideOld(t RuntimePodSpec) int {
 	return min(s, t.Replicas)
 }
 
+// simulateRollouts plays out the rollouts of surge (changed Deployments
+// with maxUnavailable 0) beside bound: a new pod is placed first fit (as
+// FitRuntimePods does), then one old pod of its Deployment (own, matched by
+// workloadKey) is freed, until every new pod is placed or none fits. It
+// returns the Deployments left with pods to place (one replica each, for
+// the message) and the usage at that point.
+func simulateRollouts(surge []RuntimePodSpec, nodes []cluster.Node, bound map[string]cluster.NodeUsage, own []cluster.BoundPod, releaseNS string) ([]RuntimePodSpec, map[string]cluster.NodeUsage) {
+	cur := maps.Clone(bound)
+	type roll struct {
+		spec RuntimePodSpec
+		old  []cluster.BoundPod
+		left int
+	}
+	rolls := make([]*roll, len(surge))
+	for i, s := range surge {
+		r := &roll{spec: s, left: s.Replicas}
+		key := workloadKey(s.Kind, s.Namespace, s.Name, releaseNS)
+		for _, p := range own {
+			if workloadKey(p.OwnerKind, p.Namespace, p.OwnerName, releaseNS) == key {
+				r.old = append(r.old, p)
+			}
+		}
+		rolls[i] = r
+	}
+	for progress := true; progress; {
+		progress = false
+		for _, r := range rolls {
+			if r.left == 0 {
+				continue
+			}
+			one := r.spec
+			one.Replicas = 1
+			node, ok := placeOne(one, nodes, cur)
+			if !ok {
+				continue
+			}
+			req := resourcehelper.PodRequests(&corev1.Pod{Spec: one.Spec}, resourcehelper.PodResourcesOptions{})
+			u := cur[node]
+			u.MilliCPU += req.Cpu().MilliValue()
+			u.MemoryBytes += req.Memory().Value()
+			u.EphemeralBytes += req.StorageEphemeral().Value()
+			u.Pods++
+			cur[node] = u
+			r.left--
+			progress = true
+			if len(r.old) > 0 {
+				o := r.old[0]
+				r.old = r.old[1:]
+				u := cur[o.Node]
+				u.MilliCPU -= o.MilliCPU
+				u.MemoryBytes -= o.MemoryBytes
+				u.EphemeralBytes -= o.EphemeralBytes
+				u.Pods--
+				cur[o.Node] = u
+			}
+		}
+	}
+	var stuck []RuntimePodSpec
+	for _, r := range rolls {
+		if r.left > 0 {
+			one := r.spec
+			one.Replicas = 1
+			stuck = append(stuck, one)
+		}
+	}
+	return stuck, cur
+}
+
+// placeOne returns the node FitRuntimePods would place the single pod of
+// spec on.
+func placeOne(spec RuntimePodSpec, nodes []cluster.Node, bound map[string]cluster.NodeUsage) (string, bool) {
+	for _, n := range sortedNodes(nodes) {
+		v := FitRuntimePods([]RuntimePodSpec{spec}, []cluster.Node{n}, bound)
+		if v.Nodes == 1 && len(v.Unfit) == 0 {
+			return n.Name, true
+		}
+	}
+	return "", false
+}
+
+func sortedNodes(nodes []cluster.Node) []cluster.Node {
+	out := slices.Clone(nodes)
+	slices.SortFunc(out, func(a, b cluster.Node) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // freeOwnPods returns bound with the requests of the pods of the freed
 // workloads taken off their nodes.
 func freeOwnPods(bound map[string]cluster.NodeUsage, own []cluster.BoundPod, freed map[string]bool, releaseNS string) (map[string]cluster.NodeUsage, int) {
@@ -222,10 +314,19 @@ func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
 		when  string
 	}{
 		{plan.preHooks, bound, "before the upgrade applies anything, beside every pod bound now: %d of %d pre-upgrade hook pods would stay Pending (helm upgrade waits for them): %s"},
-		{plan.surge, bound, "during the rollout, beside every old pod still running: %d of %d new pods of Deployments with maxUnavailable 0 would stay Pending, so their rollout stalls with the old pods kept: %s"},
+		{nil, nil, "during the rollout, beside the old pods still running: the new pods of %d of %d Deployments with maxUnavailable 0 fit nowhere, so their rollout stalls with the old pods kept: %s"},
 		{plan.after, afterBound, "after the rollout, with the requests of the release's replaced pods freed: %d of %d new or replaced pods would stay Pending: %s"},
 	}
 	for i, ph := range phases {
+		if i == 1 {
+			// The rollout, played out: the stuck Deployments' next pods
+			// beside what runs when it stalls.
+			stuck, at := simulateRollouts(plan.surge, nodes, bound, own, ns)
+			if len(stuck) == 0 {
+				continue
+			}
+			ph.pods, ph.bound = stuck, at
+		}
 		if len(ph.pods) == 0 {
 			continue
 		}
@@ -236,13 +337,17 @@ func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
 				WithHint("add a node, or uncordon one (kubectl uncordon NODE)"), nil
 		}
 		if len(v.Unfit) > 0 {
-			res := unfitResult(fmt.Sprintf(ph.when, len(v.Unfit), v.Pods, strings.Join(v.Unfit, ", ")), v, totals)
+			n := v.Pods
+			if i == 1 {
+				n = len(plan.surge)
+			}
+			res := unfitResult(fmt.Sprintf(ph.when, len(v.Unfit), n, strings.Join(v.Unfit, ", ")), v, totals)
 			if i == 1 {
 				res.Hint += "; or set the Deployment's strategy.rollingUpdate.maxUnavailable to 1 (old pods go first) or strategy.type Recreate"
 			}
 			return res, nil
 		}
 	}
-	return Pass("every pod helm upgrade starts fits on the %d Ready, schedulable nodes: %d new or replaced pods after the rollout (the requests of %d replaced pods of the release freed), %d rollout surge pods beside the old ones, %d pre-upgrade hook pods; %d pods of unchanged workloads keep running (from %s)",
-		ready, countPods(plan.after), freedPods, countPods(plan.surge), countPods(plan.preHooks), plan.kept, source), nil
+	return Pass("every pod helm upgrade starts fits on the %d Ready, schedulable nodes: %d new or replaced pods after the rollout (the requests of %d replaced pods of the release freed), %d Deployments rolled one new pod at a time beside their old ones, %d pre-upgrade hook pods; %d pods of unchanged workloads keep running (from %s)",
+		ready, countPods(plan.after), freedPods, len(plan.surge), countPods(plan.preHooks), plan.kept, source), nil
 }

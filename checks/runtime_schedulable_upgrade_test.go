@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -21,25 +22,29 @@ import (
 // copies of image requesting cpu, with strategy (YAML, "" = the default
 // RollingUpdate).
 func schedDeployment(image, cpu string, replicas int, strategy string) string {
+	return namedDeployment("app", image, cpu, replicas, strategy)
+}
+
+func namedDeployment(name, image, cpu string, replicas int, strategy string) string {
 	if strategy != "" {
 		strategy = "\n  strategy: " + strategy
 	}
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: app
+  name: %[1]s
   namespace: codefresh
 spec:
-  replicas: %d%s
-  selector: {matchLabels: {app: app}}
+  replicas: %[2]d%[3]s
+  selector: {matchLabels: {app: %[1]s}}
   template:
-    metadata: {labels: {app: app}}
+    metadata: {labels: {app: %[1]s}}
     spec:
       containers:
       - name: app
-        image: %s
-        resources: {requests: {cpu: %s, memory: 256Mi}}
-`, replicas, strategy, image, cpu)
+        image: %[4]s
+        resources: {requests: {cpu: %[5]s, memory: 256Mi}}
+`, name, replicas, strategy, image, cpu)
 }
 
 // schedRelease is revision 1 of the release, deployed, holding manifest.
@@ -105,13 +110,13 @@ func TestRuntimeSchedulableUpgrade(t *testing.T) {
 		{"unchanged: its running pod is not placed again", deployed, []runtime.Object{node("n1")},
 			outcome{StatusPass, []string{"0 new or replaced pods", "1 pods of unchanged workloads keep running", "the target sched 2.0.0 rendered by helm upgrade, against revision 1 (chart 1.0.0)"}}},
 		{"Recreate: the old pod's requests are freed first", schedDeployment("app:2", "1500m", 1, "{type: Recreate}"), []runtime.Object{node("n1")},
-			outcome{StatusPass, []string{"1 new or replaced pods after the rollout (the requests of 1 replaced pods of the release freed), 0 rollout surge pods"}}},
+			outcome{StatusPass, []string{"1 new or replaced pods after the rollout (the requests of 1 replaced pods of the release freed), 0 Deployments rolled"}}},
 		{"maxUnavailable 1: the old pod may go first", schedDeployment("app:2", "1500m", 1, "{rollingUpdate: {maxUnavailable: 1}}"), []runtime.Object{node("n1")},
-			outcome{StatusPass, []string{"0 rollout surge pods"}}},
+			outcome{StatusPass, []string{"0 Deployments rolled one new pod at a time"}}},
 		{"default RollingUpdate: the surge pod fits nowhere beside the old one", schedDeployment("app:2", "1500m", 1, ""), []runtime.Object{node("n1")},
-			outcome{StatusFail, []string{"during the rollout, beside every old pod still running: 1 of 1 new pods of Deployments with maxUnavailable 0 would stay Pending", "app (cpu 1500m, memory 256Mi)", "closest node n1 has free cpu 500m", "maxUnavailable to 1"}}},
+			outcome{StatusFail, []string{"during the rollout, beside the old pods still running: the new pods of 1 of 1 Deployments with maxUnavailable 0 fit nowhere, so their rollout stalls", "app (cpu 1500m, memory 256Mi)", "closest node n1 has free cpu 500m", "maxUnavailable to 1"}}},
 		{"default RollingUpdate: a second node holds the surge pod", schedDeployment("app:2", "1500m", 1, ""), []runtime.Object{node("n1"), node("n2")},
-			outcome{StatusPass, []string{"1 rollout surge pods beside the old ones"}}},
+			outcome{StatusPass, []string{"1 Deployments rolled one new pod at a time beside their old ones"}}},
 		{"the target's pods fit nowhere even with the old ones gone", schedDeployment("app:2", "3", 1, "{type: Recreate}"), []runtime.Object{node("n1")},
 			outcome{StatusFail, []string{"after the rollout, with the requests of the release's replaced pods freed: 1 of 1 new or replaced pods would stay Pending: app (cpu 3, memory 256Mi)"}}},
 	}
@@ -121,4 +126,33 @@ func TestRuntimeSchedulableUpgrade(t *testing.T) {
 			tt.want.expect(t, newKit(t).objects(objs...).with(up).withChart(schedChart(t, tt.target)).run(RuntimeSchedulable()))
 		})
 	}
+}
+
+// TestRuntimeSchedulableUpgradeCascade: a rollout that frees room lets
+// another go on: app's new pod fits nowhere beside the old pods, b's does;
+// once b's old pod goes, n2 holds app's. Not all new pods need room at once.
+func TestRuntimeSchedulableUpgradeCascade(t *testing.T) {
+	node := func(name string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi"),
+				corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"), corev1.ResourcePods: resource.MustParse("110")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	}
+	ctrl := true
+	pod := func(owner, node, cpu string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: owner + "-h1-x", Labels: map[string]string{"app": owner, "pod-template-hash": "h1"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner + "-h1", UID: "u-" + types.UID(owner), Controller: &ctrl}}},
+			Spec:   corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: "old", Resources: requests(cpu, "256Mi", "")}}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	deployed := namedDeployment("app", "old", "1500m", 1, "") + "---\n" + namedDeployment("b", "old", "1", 1, "")
+	objs := []runtime.Object{schedRelease(t, deployed), pod("app", "n1", "1500m"), pod("b", "n2", "1"), node("n1"), node("n2")}
+	cascade := namedDeployment("app", "new", "1500m", 1, "") + "---\n" + namedDeployment("b", "new", "400m", 1, "")
+	outcome{StatusPass, []string{"2 Deployments rolled one new pod at a time"}}.expect(t,
+		newKit(t).objects(objs...).with(Inputs{Upgrade: true}).withChart(schedChart(t, cascade)).run(RuntimeSchedulable()))
+	// b's new pod needs 600m: it goes on n2 beside its old one, which then
+	// leaves n2 1400m free, not the 1500m app's new pod needs.
+	stall := namedDeployment("app", "new", "1500m", 1, "") + "---\n" + namedDeployment("b", "new", "600m", 1, "")
+	outcome{StatusFail, []string{"the new pods of 1 of 2 Deployments with maxUnavailable 0 fit nowhere", "stalls with the old pods kept: app (cpu 1500m, memory 256Mi); closest node n2 has free cpu 1400m"}}.expect(t,
+		newKit(t).objects(objs...).with(Inputs{Upgrade: true}).withChart(schedChart(t, stall)).run(RuntimeSchedulable()))
 }
