@@ -151,23 +151,27 @@ func argoprojRepo(image string) (string, bool) {
 // "Argo Project components"). With --existing-argocd, Argo CD in the runtime
 // namespace is the expected one and is not reported. Before `helm upgrade`
 // (--upgrade) the workloads of the release being upgraded (Helm ownership
-// annotations naming it, ownedByRelease) are its own, not a conflict.
+// annotations naming it, ownedByRelease) are its own, not a conflict, and
+// another installation conflicts only when it is of a component the
+// upgrade's target runs too (an Argo Rollouts installed on its own, as
+// upgrade-deletes advises when the target drops the runtime's, is not).
 func ArgoComponents() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "argo-components",
-			Impact:   ImpactRuntimeBreaks,
-			Category: CategoryConflicts,
-			Modes:    ModePre | ModeUpgrade,
-			Title:    "No Argo CD, Argo Rollouts, Argo Events or Argo Workflows in the cluster",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
+			ID:         "argo-components",
+			Impact:     ImpactRuntimeBreaks,
+			Category:   CategoryConflicts,
+			ReadsChart: true,
+			Modes:      ModePre | ModeUpgrade,
+			Title:      "No Argo CD, Argo Rollouts, Argo Events or Argo Workflows in the cluster",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
 		},
 		Run: runArgoComponents,
 	}
 }
 
-func runArgoComponents(_ context.Context, env *Env) (Result, error) {
+func runArgoComponents(ctx context.Context, env *Env) (Result, error) {
 	deps, err := env.Cluster.Deployments()
 	if err != nil {
 		return Result{}, err
@@ -178,15 +182,27 @@ func runArgoComponents(_ context.Context, env *Env) (Result, error) {
 	}
 	found := ClassifyArgoComponents(deps, sts)
 	own := 0
+	var beside []ArgoWorkload // components the upgrade's target does not run
 	if env.Inputs.Upgrade {
 		owned := ownedWorkloads(env.Inputs, deps, sts)
+		target, known, err := upgradeTargetWorkloads(ctx, env)
+		if err != nil {
+			return Result{}, err
+		}
+		runs := map[ArgoComponent]bool{}
+		for _, a := range ClassifyArgoComponents(target) {
+			runs[a.Component] = true
+		}
 		kept := found[:0:0]
 		for _, a := range found {
-			if owned[a.Kind+"/"+a.Namespace+"/"+a.Name] {
+			switch {
+			case owned[a.Kind+"/"+a.Namespace+"/"+a.Name]:
 				own++
-				continue
+			case known && !runs[a.Component]:
+				beside = append(beside, a)
+			default:
+				kept = append(kept, a)
 			}
-			kept = append(kept, a)
 		}
 		found = kept
 	}
@@ -209,6 +225,9 @@ func runArgoComponents(_ context.Context, env *Env) (Result, error) {
 		}
 		if expected > 0 {
 			besides = append(besides, fmt.Sprintf("the existing Argo CD in namespace %s (%d workloads)", env.Inputs.Namespace, expected))
+		}
+		if len(beside) > 0 {
+			besides = append(besides, describeArgoWorkloads(beside)+", which the upgraded runtime does not run")
 		}
 		if len(besides) > 0 {
 			return Pass("no Argo Project components besides %s", strings.Join(besides, " and ")), nil
@@ -249,6 +268,42 @@ func describeArgoWorkloads(found []ArgoWorkload) string {
 		parts = append(parts, fmt.Sprintf("%s in %s (%s)", k.c, k.ns, strings.Join(names, ", ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// upgradeTargetWorkloads returns the Deployments and StatefulSets the
+// upgrade's target renders, as the cluster reads workloads (labels, pod
+// labels, images); known is false when the target is not at hand (no
+// chart, it does not render, Helm refuses the release).
+func upgradeTargetWorkloads(ctx context.Context, env *Env) (ws []cluster.Workload, known bool, err error) {
+	if _, skip, err := renderingForChecks(ctx, env); skip != nil || err != nil {
+		return nil, false, err
+	}
+	u, err := env.Upgrade(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	specs, err := manifestWorkloads(u.Target.Manifest)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, s := range specs {
+		w := cluster.Workload{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, PodLabels: s.Template.Labels}
+		switch {
+		case s.Hook != "":
+			continue
+		case s.Deployment != nil:
+			w.Labels = s.Deployment.Labels
+		case s.StatefulSet != nil:
+			w.Labels = s.StatefulSet.Labels
+		default:
+			continue
+		}
+		for _, c := range s.Spec.Containers {
+			w.Containers = append(w.Containers, cluster.Container{Name: c.Name, Image: c.Image})
+		}
+		ws = append(ws, w)
+	}
+	return ws, true, nil
 }
 
 // ownedByRelease reports whether Helm ownership annotations name the

@@ -20,17 +20,19 @@ const SealedSecretsCRD = "sealedsecrets.bitnami.com"
 // crds/ files on first install only and skips existing ones. Before `helm
 // upgrade` (--upgrade) the controller of the release being upgraded (Helm
 // ownership annotations naming it) is the runtime's own, and the CRD is
-// expected: only another installation fails.
+// expected: only another installation fails, and only when the target runs
+// a SealedSecrets controller too.
 func SealedSecrets() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "sealed-secrets",
-			Impact:   ImpactRuntimeBreaks,
-			Category: CategoryConflicts,
-			Modes:    ModePre | ModeUpgrade,
-			Title:    "No SealedSecrets controller in the cluster",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
+			ID:         "sealed-secrets",
+			Impact:     ImpactRuntimeBreaks,
+			Category:   CategoryConflicts,
+			ReadsChart: true,
+			Modes:      ModePre | ModeUpgrade,
+			Title:      "No SealedSecrets controller in the cluster",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
 		},
 		Run: runSealedSecrets,
 	}
@@ -80,22 +82,30 @@ func isSealedSecretsController(w *cluster.Workload) bool {
 	return false
 }
 
-func runSealedSecrets(_ context.Context, env *Env) (Result, error) {
+func runSealedSecrets(ctx context.Context, env *Env) (Result, error) {
 	deps, err := env.Cluster.Deployments()
 	if err != nil {
 		return Result{}, err
 	}
 	ctrls := FindSealedSecretsControllers(deps)
-	var own []ObjectRef
+	var own, beside []ObjectRef
 	if env.Inputs.Upgrade {
 		owned := ownedWorkloads(env.Inputs, deps)
+		target, known, err := upgradeTargetWorkloads(ctx, env)
+		if err != nil {
+			return Result{}, err
+		}
+		runs := len(FindSealedSecretsControllers(target)) > 0
 		kept := ctrls[:0:0]
 		for _, r := range ctrls {
-			if owned[r.Kind+"/"+r.Namespace+"/"+r.Name] {
+			switch {
+			case owned[r.Kind+"/"+r.Namespace+"/"+r.Name]:
 				own = append(own, r)
-				continue
+			case known && !runs:
+				beside = append(beside, r)
+			default:
+				kept = append(kept, r)
 			}
-			kept = append(kept, r)
 		}
 		ctrls = kept
 	}
@@ -112,12 +122,18 @@ func runSealedSecrets(_ context.Context, env *Env) (Result, error) {
 			WithHint(hint + "the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
 			WithObjects(ctrls...), nil
 	}
-	if len(own) > 0 {
-		names := make([]string, len(own))
-		for i, r := range own {
+	deploymentNames := func(refs []ObjectRef) string {
+		names := make([]string, len(refs))
+		for i, r := range refs {
 			names[i] = r.Namespace + "/" + r.Name
 		}
-		return Pass("the only SealedSecrets controller is release %s's own (Deployment %s), which the upgrade updates", env.Inputs.ReleaseName, strings.Join(names, ", Deployment ")), nil
+		return strings.Join(names, ", Deployment ")
+	}
+	if len(beside) > 0 {
+		return Pass("the upgraded runtime runs no SealedSecrets controller: Deployment %s is not a conflict", deploymentNames(beside)), nil
+	}
+	if len(own) > 0 {
+		return Pass("the only SealedSecrets controller is release %s's own (Deployment %s), which the upgrade updates", env.Inputs.ReleaseName, deploymentNames(own)), nil
 	}
 	crds, err := env.Cluster.CRDs()
 	if err != nil {

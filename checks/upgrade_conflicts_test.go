@@ -140,3 +140,40 @@ func TestExistingRuntimeUpgrade(t *testing.T) {
 		t.Errorf("the reused values are namespaced, yet: %s", r.Message)
 	}
 }
+
+// TestConflictsAgainstTheTarget: before helm upgrade another installation
+// conflicts only when the target runs the same component: an Argo Rollouts
+// or SealedSecrets controller installed on its own beside a target that
+// runs none is not a conflict (upgrade-deletes advises installing Argo
+// Rollouts on its own when the target drops the runtime's).
+func TestConflictsAgainstTheTarget(t *testing.T) {
+	argoCD := deploymentYAML("codefresh", "argo-cd-server", "quay.io/argoproj/argocd:v3.1.8", "", "", "app.kubernetes.io/part-of: argocd")
+	sealed := deploymentYAML("codefresh", "sealed-secrets-controller", "quay.io/codefresh/sealed-secrets-controller:0.29.0", "", "", "app.kubernetes.io/name: sealed-secrets")
+	communityCD := deploymentYAML("argocd", "argocd-server", "quay.io/argoproj/argocd:v3.1.8", "argocd", "argocd", "app.kubernetes.io/part-of: argocd")
+	rollouts := deploymentYAML("argo-rollouts", "argo-rollouts", "quay.io/argoproj/argo-rollouts:v1.8.3", "", "", "app.kubernetes.io/name: argo-rollouts")
+	communitySealed := deploymentYAML("kube-system", "sealed-secrets", "docker.io/bitnami/sealed-secrets-controller:0.29.0", "", "", "app.kubernetes.io/name: sealed-secrets")
+	rel := schedRelease(t, argoCD)
+	up := Inputs{Upgrade: true}
+	tests := []struct {
+		name    string
+		target  string
+		cluster string
+		check   Check
+		want    outcome
+	}{
+		{"Argo Rollouts on its own, the target runs Argo CD only", argoCD, rollouts, ArgoComponents(),
+			outcome{StatusPass, []string{"besides Argo Rollouts in argo-rollouts (Deployment/argo-rollouts), which the upgraded runtime does not run"}}},
+		{"another Argo CD, the target runs Argo CD", argoCD, communityCD, ArgoComponents(),
+			outcome{StatusFail, []string{"Argo CD in argocd (Deployment/argocd-server)"}}},
+		{"another SealedSecrets controller, the target runs none", argoCD, communitySealed, SealedSecrets(),
+			outcome{StatusPass, []string{"the upgraded runtime runs no SealedSecrets controller: Deployment kube-system/sealed-secrets is not a conflict"}}},
+		{"another SealedSecrets controller, the target runs one", argoCD + "---\n" + sealed, communitySealed, SealedSecrets(),
+			outcome{StatusFail, []string{"SealedSecrets controller found: Deployment kube-system/sealed-secrets"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKit(t, tt.cluster).objects(rel).with(up).withChart(schedChart(t, tt.target))
+			tt.want.expect(t, k.run(tt.check))
+		})
+	}
+}
