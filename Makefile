@@ -9,8 +9,10 @@
 #   make install        copy the binary to $(go env GOPATH)/bin
 #   make dist           release archives, checksums.txt and the krew manifest in dist/
 #   make docs           regenerate docs/checks.md and the README tables from docs/checks/*.md, the registry and the flags
+#   make fixtures       download the upstream manifests and charts the tests, demo and bench read into .fixtures/upstream
+#                       (checked against hack/fixtures/fixtures.lock.json; not needed where ../shared/fixtures/upstream exists)
 #   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/k8s (cached)
-#   make distclean      make clean, and everything built for the tests and the demo: bin/ and the
+#   make distclean      make clean, and everything built or fetched for the tests and the demo: bin/, .fixtures/ and the
 #                       Helm 3 and 4 clients in the user cache (~/.cache/kubectl-gitops-preflight on Linux)
 #   make bench          Go benchmarks, then time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
@@ -34,7 +36,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
 
-.PHONY: all build install test unit fuzz e2e test-binaries demo bench lint fmt vet clean distclean dist docs
+.PHONY: all build install test unit fuzz e2e test-binaries demo bench lint fmt vet clean distclean dist docs fixtures
 
 all: build
 
@@ -62,6 +64,12 @@ dist:
 # so are the README's check and flag tables, between their markers.
 docs:
 	$(GO) run ./hack/docgen -out docs/checks.md -readme README.md
+
+# The upstream fixtures, into the checkout's cache (internal/fixtures says
+# where the tests look). FIXTURES_FLAGS: -mirror URL, -base-url URL, -jobs N.
+FIXTURES_FLAGS ?=
+fixtures:
+	$(GO) run ./hack/fixtures fetch $(FIXTURES_FLAGS)
 
 $(K8S_BIN)/etcd:
 	@mkdir -p $(K8S_BIN)
@@ -181,5 +189,5 @@ clean:
 # ~/Library/Caches on macOS).
 TOOL_CACHE = $(shell $(GO) run ./hack/demo -tool-cache 2>/dev/null)
 distclean: clean
-	rm -rf $(BIN)
+	rm -rf $(BIN) .fixtures
 	@if [ -n "$(TOOL_CACHE)" ]; then echo "rm -rf $(TOOL_CACHE)"; rm -rf "$(TOOL_CACHE)"; fi

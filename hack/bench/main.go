@@ -26,8 +26,10 @@
 // the sweep's figures to sweep.json beside it, draws them with the hack/plot
 // module (gonum.org/v1/plot, a module of its own) to sweep.svg and
 // sweep-rss.svg, and with -readme rewrites the README's bench block.
-// The real CRD and ingress-nginx manifests are read from the shared upstream
-// fixtures at run time (-fixtures); the bench fails when they are missing.
+// The real CRD and ingress-nginx manifests and the gitops-runtime charts are
+// read from the upstream fixtures at run time (-fixtures, else where
+// internal/fixtures finds them); the bench fails, naming `make fixtures`,
+// when they are missing.
 package main
 
 import (
@@ -37,6 +39,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 )
 
 // scale is what to seed.
@@ -72,7 +76,7 @@ func main() {
 	flag.IntVar(&c.workers, "workers", 48, "concurrent requests while seeding")
 	flag.StringVar(&c.plugin, "plugin", "bin/kubectl-gitops_preflight", "the built plugin")
 	flag.StringVar(&c.assets, "assets", envOr("KUBEBUILDER_ASSETS", "bin/k8s"), "directory holding etcd and kube-apiserver")
-	flag.StringVar(&c.fixtures, "fixtures", os.Getenv("UPSTREAM_FIXTURES"), "upstream fixtures (default: $UPSTREAM_FIXTURES, else ../shared/fixtures/upstream)")
+	flag.StringVar(&c.fixtures, "fixtures", "", "upstream fixtures folder (default: $"+fixtures.EnvVar+", ../shared/fixtures/upstream, then the cache of `make fixtures`)")
 	flag.StringVar(&c.out, "out", "bench/results.md", "results file (empty: do not write); sweep.json, sweep.svg and sweep-rss.svg are written beside it")
 	flag.StringVar(&c.readme, "readme", "", "README whose generated bench block (<!-- BEGIN GENERATED bench (make bench) -->) is rewritten with the sweep (empty: none)")
 	flag.StringVar(&c.plotDir, "plot", "hack/plot", "the plotting module (gonum.org/v1/plot) that draws the sweep charts (empty: no charts)")
@@ -110,15 +114,20 @@ func envOr(k, def string) string {
 	return def
 }
 
+// benchFixtures are the fixture paths the bench reads.
+var benchFixtures = []string{"argo-cd/install.yaml", "argo-rollouts/install.yaml", "ingress-nginx/cloud.yaml",
+	"gitops-runtime/chart/gitops-runtime", "gitops-runtime/chart-0.27/gitops-runtime"}
+
+// findFixtures returns dir when it holds every file the bench reads, else
+// (dir empty) the folder internal/fixtures finds.
 func findFixtures(dir string) (string, error) {
-	cands := []string{dir}
 	if dir == "" {
-		cands = []string{filepath.Join("..", "shared", "fixtures", "upstream")}
+		return fixtures.Dir(benchFixtures...)
 	}
-	for _, d := range cands {
-		if _, err := os.Stat(filepath.Join(d, "argo-cd", "install.yaml")); err == nil {
-			return d, nil
+	for _, p := range benchFixtures {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			return "", fmt.Errorf("upstream fixture %s missing in -fixtures %s", p, dir)
 		}
 	}
-	return "", fmt.Errorf("upstream fixtures missing (looked in %s): the bench needs argo-cd/install.yaml, argo-rollouts/install.yaml and ingress-nginx/cloud.yaml", strings.Join(cands, ", "))
+	return dir, nil
 }

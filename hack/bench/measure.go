@@ -291,7 +291,9 @@ func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 const benchRelease, benchReleaseNS = "cf-gitops-runtime", "codefresh"
 
 // installRelease installs the runtime release of chart 0.27.6 with real
-// Helm (no hooks) and the values of the runs with the chart.
+// Helm (no hooks) and the values of the runs with the chart. The seeded
+// cluster holds community Argo CRDs without Helm's ownership metadata:
+// --take-ownership (Helm 3.17+) adopts them, as the plugin's --fix would.
 func (m *measurer) installRelease() error {
 	helm, err := testcluster.HelmPath()
 	if err != nil {
@@ -299,7 +301,7 @@ func (m *measurer) installRelease() error {
 	}
 	t0 := time.Now()
 	chart := filepath.Join(m.fixtures, "gitops-runtime", "chart-0.27", "gitops-runtime")
-	cmd := exec.Command(helm, "install", benchRelease, chart, "-n", benchReleaseNS, "--create-namespace", "--no-hooks",
+	cmd := exec.Command(helm, "install", benchRelease, chart, "-n", benchReleaseNS, "--create-namespace", "--no-hooks", "--take-ownership",
 		"--kubeconfig", m.adminKubeconfig, "--set", "global.runtime.name=bench", "--set", "global.codefresh.accountId=bench",
 		"--set", "global.codefresh.userToken.token=not-a-token")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}

@@ -7,9 +7,10 @@
 // gitops-runtime chart with its hooks; `--post` shows the runtime healthy or
 // names the pod that is not. Each step is timed. Run it with `make demo`.
 //
-// It reads the upstream Argo CD manifest and the gitops-runtime chart from
-// -fixtures (default ../shared/fixtures/upstream) and never dials out of
-// this machine.
+// It reads the upstream Argo CD and Argo Rollouts manifests and the
+// gitops-runtime chart from -fixtures (default: where internal/fixtures
+// finds them, `make fixtures` fills the checkout's cache) and never dials
+// out of this machine.
 package main
 
 import (
@@ -26,13 +27,14 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 func main() {
 	plugin := flag.String("plugin", "bin/kubectl-gitops_preflight", "path of the built plugin")
-	fixtures := flag.String("fixtures", filepath.Join("..", "shared", "fixtures", "upstream"), "upstream fixtures: argo-cd/install.yaml and gitops-runtime/chart/gitops-runtime")
+	fixtureDir := flag.String("fixtures", "", "upstream fixtures folder: argo-cd/install.yaml, argo-rollouts/install.yaml and the gitops-runtime charts (default: $"+fixtures.EnvVar+", ../shared/fixtures/upstream, then the cache of `make fixtures`)")
 	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of the helm and kubectl commands goes, Helm's chart warnings included")
 	toolCache := flag.Bool("tool-cache", false, "print the folder the demo and the tests build Helm into, and exit (make distclean)")
 	story := flag.String("story", "all", "which story: install, upgrade or all (install, then upgrade)")
@@ -47,14 +49,22 @@ func main() {
 		return
 	}
 	var err error
+	if *fixtureDir == "" {
+		*fixtureDir, err = fixtures.Dir("argo-cd/install.yaml", "argo-rollouts/install.yaml",
+			"gitops-runtime/chart/gitops-runtime", "gitops-runtime/chart-0.26/gitops-runtime")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			os.Exit(1)
+		}
+	}
 	switch *story {
 	case "install":
-		err = run(*plugin, *fixtures, *logPath)
+		err = run(*plugin, *fixtureDir, *logPath)
 	case "upgrade":
-		err = runUpgrade(*plugin, *fixtures, *logPath)
+		err = runUpgrade(*plugin, *fixtureDir, *logPath)
 	case "all":
-		if err = run(*plugin, *fixtures, *logPath); err == nil {
-			err = runUpgrade(*plugin, *fixtures, *logPath)
+		if err = run(*plugin, *fixtureDir, *logPath); err == nil {
+			err = runUpgrade(*plugin, *fixtureDir, *logPath)
 		}
 	default:
 		err = fmt.Errorf("-story must be install, upgrade or all, not %q", *story)

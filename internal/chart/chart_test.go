@@ -3,7 +3,6 @@ package chart
 import (
 	"context"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,16 +13,9 @@ import (
 
 // fixtureChart is the real gitops-runtime chart 0.30.0 with its
 // dependencies, read in place (never copied into the repository).
-func fixtureChart(t *testing.T) string {
+func fixtureChart(t testing.TB) string {
 	t.Helper()
-	p, err := filepath.Abs("../../../shared/fixtures/upstream/gitops-runtime/chart/gitops-runtime")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); err != nil {
-		t.Fatalf("fixture chart not found at %s: %v", p, err)
-	}
-	return p
+	return fixtureLine(t, "chart")
 }
 
 func isolatedSettings(t *testing.T) *cli.EnvSettings {
@@ -113,7 +105,7 @@ func TestRenderErrorMessage(t *testing.T) {
 // BenchmarkRender renders the real chart 0.30.0 as a pre-install run does
 // (make bench runs it; make test only compiles it).
 func BenchmarkRender(b *testing.B) {
-	dir := "../../../shared/fixtures/upstream/gitops-runtime/chart/gitops-runtime"
+	dir := fixtureChart(b)
 	c, err := Load(context.Background(), Source{Ref: dir})
 	if err != nil {
 		b.Fatal(err)

@@ -8,18 +8,18 @@ import (
 
 	"helm.sh/helm/v3/pkg/chartutil"
 	rspb "helm.sh/helm/v3/pkg/release"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 )
 
 // fixtureLine is one release line of the real chart in the fixtures:
 // "chart" (0.30.0), "chart-0.27" or "chart-0.26".
-func fixtureLine(t *testing.T, dir string) string {
+// It fails (never skips) naming `make fixtures` when no fixture folder has it.
+func fixtureLine(t testing.TB, dir string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("../../../shared/fixtures/upstream/gitops-runtime", dir, "gitops-runtime"))
+	p, err := fixtures.Path("gitops-runtime/" + dir + "/gitops-runtime")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(p, "Chart.yaml")); err != nil {
-		t.Fatalf("fixture chart not found at %s: %v", p, err)
 	}
 	return p
 }
@@ -186,11 +186,7 @@ func TestReleaseShapeOfTheMultiRuntimeValues(t *testing.T) {
 // the kinds of its manifest's documents): what existing-runtime spends on
 // each installed runtime.
 func BenchmarkReleaseShape(b *testing.B) {
-	dir, err := filepath.Abs("../../../shared/fixtures/upstream/gitops-runtime/chart/gitops-runtime")
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := Load(context.Background(), Source{Ref: dir})
+	c, err := Load(context.Background(), Source{Ref: fixtureChart(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

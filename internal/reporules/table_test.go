@@ -18,9 +18,10 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 var allowedImports = map[string][]string{
 	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/values"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
-	"hack/bench":                   {"internal/cluster", "internal/mdblock", "internal/testcluster"},
-	"hack/demo":                    {"internal/testcluster", "reporters"},
+	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
+	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
 	"hack/dist":                    {"internal/release"},
+	"hack/fixtures":                {"internal/fixtures"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
 	"internal/cli":                 {"checks", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/values", "internal/version", "reporters"},

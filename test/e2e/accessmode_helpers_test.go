@@ -26,9 +26,8 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
-// upstream returns the path of a shared upstream fixture ($UPSTREAM_FIXTURES,
-// else ../shared/fixtures/upstream), failing (never skipping) when it is
-// missing.
+// upstream returns the path of an upstream fixture (see conflictsFixture),
+// failing (never skipping) when it is missing.
 func upstream(t *testing.T, rel string) string {
 	t.Helper()
 	return conflictsFixture(t, rel)

@@ -21,7 +21,7 @@ import (
 
 // The tests of this file compare the plugin's verdict with what real Helm
 // then does with `helm install --no-hooks` of the real gitops-runtime chart
-// 0.30.0 (../shared/fixtures/upstream/gitops-runtime/chart, read in place).
+// 0.30.0 (the fixtures' gitops-runtime/chart, read in place).
 // A disagreement fails the test.
 
 var chartChecksOnly = "chart-renders,helm-ownership,argo-crds-ownership"

@@ -18,25 +18,22 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 var conflictChecks = "argo-components,sealed-secrets,argo-crds-ownership,existing-runtime"
 
-// conflictsFixture returns the path of a shared upstream manifest
-// (../shared/fixtures/upstream, read at test time, never copied), failing the
-// test when the folder is missing.
+// conflictsFixture returns the path of an upstream manifest or chart (read
+// at test time, never copied; internal/fixtures says where it looks), failing
+// the test, naming `make fixtures`, when no fixture folder has it.
 func conflictsFixture(t *testing.T, rel string) string {
 	t.Helper()
-	dir := os.Getenv("UPSTREAM_FIXTURES")
-	if dir == "" {
-		dir = filepath.Join(tc.RepoRoot(t), "..", "shared", "fixtures", "upstream")
+	dir, err := fixtures.DirFrom(tc.RepoRoot(t), os.Getenv, filepath.ToSlash(rel))
+	if err != nil {
+		t.Fatal(err)
 	}
-	p := filepath.Join(dir, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("upstream fixture %s missing (set UPSTREAM_FIXTURES or check out ../shared/fixtures/upstream): %v", rel, err)
-	}
-	return p
+	return filepath.Join(dir, rel)
 }
 
 // crdVersions returns every CRD's resourceVersion and metadata, by name.
