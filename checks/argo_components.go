@@ -149,23 +149,29 @@ func argoprojRepo(image string) (string, bool) {
 // Workflows controllers (or any other argoproj workload) run anywhere in the
 // cluster: a clean-cluster install brings its own (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Installation options for GitOps Runtimes" and
 // "Argo Project components"). With --existing-argocd, Argo CD in the runtime
-// namespace is the expected one and is not reported.
+// namespace is the expected one and is not reported. Before `helm upgrade`
+// (--upgrade) the workloads of the release being upgraded (Helm ownership
+// annotations naming it, ownedByRelease) are its own, not a conflict, and
+// another installation conflicts only when it is of a component the
+// upgrade's target runs too (an Argo Rollouts installed on its own, as
+// upgrade-deletes advises when the target drops the runtime's, is not).
 func ArgoComponents() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "argo-components",
-			Impact:   ImpactRuntimeBreaks,
-			Category: CategoryConflicts,
-			Modes:    ModePre,
-			Title:    "No Argo CD, Argo Rollouts, Argo Events or Argo Workflows in the cluster",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
+			ID:         "argo-components",
+			Impact:     ImpactRuntimeBreaks,
+			Category:   CategoryConflicts,
+			ReadsChart: true,
+			Modes:      ModePre | ModeUpgrade,
+			Title:      "No Argo CD, Argo Rollouts, Argo Events or Argo Workflows in the cluster",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
 		},
 		Run: runArgoComponents,
 	}
 }
 
-func runArgoComponents(_ context.Context, env *Env) (Result, error) {
+func runArgoComponents(ctx context.Context, env *Env) (Result, error) {
 	deps, err := env.Cluster.Deployments()
 	if err != nil {
 		return Result{}, err
@@ -175,6 +181,31 @@ func runArgoComponents(_ context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	found := ClassifyArgoComponents(deps, sts)
+	own := 0
+	var beside []ArgoWorkload // components the upgrade's target does not run
+	if env.Inputs.Upgrade {
+		owned := ownedWorkloads(env.Inputs, deps, sts)
+		target, known, err := upgradeTargetWorkloads(ctx, env)
+		if err != nil {
+			return Result{}, err
+		}
+		runs := map[ArgoComponent]bool{}
+		for _, a := range ClassifyArgoComponents(target) {
+			runs[a.Component] = true
+		}
+		kept := found[:0:0]
+		for _, a := range found {
+			switch {
+			case owned[a.Kind+"/"+a.Namespace+"/"+a.Name]:
+				own++
+			case known && !runs[a.Component]:
+				beside = append(beside, a)
+			default:
+				kept = append(kept, a)
+			}
+		}
+		found = kept
+	}
 	expected := 0
 	if env.Inputs.ExistingArgoCD {
 		kept := found[:0:0]
@@ -188,8 +219,18 @@ func runArgoComponents(_ context.Context, env *Env) (Result, error) {
 		found = kept
 	}
 	if len(found) == 0 {
+		var besides []string
+		if own > 0 {
+			besides = append(besides, fmt.Sprintf("those of release %s being upgraded (%d workloads)", env.Inputs.ReleaseName, own))
+		}
 		if expected > 0 {
-			return Pass("no Argo Project components besides the existing Argo CD in namespace %s (%d workloads)", env.Inputs.Namespace, expected), nil
+			besides = append(besides, fmt.Sprintf("the existing Argo CD in namespace %s (%d workloads)", env.Inputs.Namespace, expected))
+		}
+		if len(beside) > 0 {
+			besides = append(besides, describeArgoWorkloads(beside)+", which the upgraded runtime does not run")
+		}
+		if len(besides) > 0 {
+			return Pass("no Argo Project components besides %s", strings.Join(besides, " and ")), nil
 		}
 		return Pass("no Argo Project components in %d Deployments and %d StatefulSets", len(deps), len(sts)), nil
 	}
@@ -229,6 +270,65 @@ func describeArgoWorkloads(found []ArgoWorkload) string {
 	return strings.Join(parts, "; ")
 }
 
+// upgradeTargetWorkloads returns the Deployments and StatefulSets the
+// upgrade's target renders, as the cluster reads workloads (labels, pod
+// labels, images); known is false when the target is not at hand (no
+// chart, it does not render, Helm refuses the release).
+func upgradeTargetWorkloads(ctx context.Context, env *Env) (ws []cluster.Workload, known bool, err error) {
+	if _, skip, err := renderingForChecks(ctx, env); skip != nil || err != nil {
+		return nil, false, err
+	}
+	u, err := env.Upgrade(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	specs, err := manifestWorkloads(u.Target.Manifest)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, s := range specs {
+		w := cluster.Workload{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, PodLabels: s.Template.Labels}
+		switch {
+		case s.Hook != "":
+			continue
+		case s.Deployment != nil:
+			w.Labels = s.Deployment.Labels
+		case s.StatefulSet != nil:
+			w.Labels = s.StatefulSet.Labels
+		default:
+			continue
+		}
+		for _, c := range s.Spec.Containers {
+			w.Containers = append(w.Containers, cluster.Container{Name: c.Name, Image: c.Image})
+		}
+		ws = append(ws, w)
+	}
+	return ws, true, nil
+}
+
+// ownedByRelease reports whether Helm ownership annotations name the
+// release in.ReleaseName in namespace in.Namespace: the object belongs to
+// the release a --upgrade run upgrades (Helm's own ownership test,
+// pkg/action/validate.go checkOwnership, reads the same two annotations).
+func ownedByRelease(annotations map[string]string, in Inputs) bool {
+	return annotations[HelmReleaseNameAnnotation] == in.ReleaseName &&
+		annotations[HelmReleaseNamespaceAnnotation] == in.Namespace
+}
+
+// ownedWorkloads returns the workloads of lists the release being upgraded
+// owns, keyed Kind/namespace/name.
+func ownedWorkloads(in Inputs, lists ...[]cluster.Workload) map[string]bool {
+	out := map[string]bool{}
+	for _, ws := range lists {
+		for i := range ws {
+			if ownedByRelease(ws[i].Annotations, in) {
+				out[ws[i].Kind+"/"+ws[i].Namespace+"/"+ws[i].Name] = true
+			}
+		}
+	}
+	return out
+}
+
 func argoComponentsHint(found []ArgoWorkload, in Inputs) string {
 	hasCD := false
 	for _, a := range found {
@@ -236,7 +336,11 @@ func argoComponentsHint(found []ArgoWorkload, in Inputs) string {
 			hasCD = true
 		}
 	}
-	h := "a clean-cluster install brings its own Argo components: uninstall these controllers the way they were installed " +
+	h := ""
+	if in.Upgrade {
+		h = fmt.Sprintf("these workloads do not belong to release %s in namespace %s (no Helm ownership annotations naming it); ", in.ReleaseName, in.Namespace)
+	}
+	h += "a clean-cluster install brings its own Argo components: uninstall these controllers the way they were installed " +
 		"(helm uninstall, or kubectl delete -f <install.yaml>), keeping their CRDs and custom resources; " +
 		"adopt the CRDs with --fix (see argo-crds-ownership)"
 	if hasCD && !in.ExistingArgoCD {

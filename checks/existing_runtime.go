@@ -8,6 +8,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"golang.org/x/sync/errgroup"
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -46,13 +47,20 @@ const (
 // with no gitops-runtime release (installed by the CLI) fails as before,
 // its configuration unknown; when a runtime is this very release it fails
 // pointing to --upgrade. helm-ownership judges the objects themselves.
+//
+// Before `helm upgrade` (--upgrade) the release being upgraded is no
+// conflict: its release and the codefresh-cm ConfigMap and cap-app-proxy
+// Deployment in its namespace whose Helm ownership annotations name it
+// (ownedByRelease) are set aside; the other runtimes are judged by the same
+// multi-runtime rule against the target (its rendered chart, and
+// global.runtime.singleNamespace of the values the upgrade computes).
 func ExistingRuntime() Check {
 	return Check{
 		Meta: Meta{
 			ID:         "existing-runtime",
 			Impact:     ImpactInstallFails,
 			Category:   CategoryConflicts,
-			Modes:      ModePre,
+			Modes:      ModePre | ModeUpgrade,
 			Title:      "No GitOps Runtime is installed on the cluster, or the planned one may stand beside it",
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
@@ -68,6 +76,9 @@ type runtimeFinding struct {
 	what string
 	// release is set for a gitops-runtime Helm release.
 	release *cluster.HelmReleaseSummary
+	// annotations are the Helm ownership annotations of a ConfigMap or
+	// Deployment.
+	annotations map[string]string
 }
 
 func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
@@ -95,7 +106,7 @@ func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 		if n := cm.Labels[runtimeNameLabel]; n != "" {
 			what += " (runtime " + n + ")"
 		}
-		found = append(found, runtimeFinding{ref: ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}, what: what})
+		found = append(found, runtimeFinding{ref: ObjectRef{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}, what: what, annotations: cm.Annotations})
 	}
 
 	deps, err := env.Cluster.Deployments()
@@ -104,11 +115,20 @@ func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 	}
 	for _, d := range deps {
 		if d.Name == RuntimeAppProxyName {
-			found = append(found, runtimeFinding{ref: ObjectRef{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name}, what: "Deployment " + RuntimeAppProxyName})
+			found = append(found, runtimeFinding{ref: ObjectRef{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name}, what: "Deployment " + RuntimeAppProxyName, annotations: d.Annotations})
 		}
 	}
 
+	in := env.Inputs
+	var own []runtimeFinding
+	if in.Upgrade {
+		found, own = splitOwnRuntime(found, in)
+	}
 	if len(found) == 0 {
+		if len(own) > 0 && denied == nil {
+			return Pass("the only GitOps Runtime on the cluster is release %s in namespace %s, the one being upgraded (%s)",
+				in.ReleaseName, in.Namespace, describeRuntimeFindings(own)).WithObjects(refsOf(own)...), nil
+		}
 		if denied != nil {
 			return Result{}, denied
 		}
@@ -126,7 +146,6 @@ func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 		}
 		return Pass("no %s Helm release, %s ConfigMap or %s Deployment in the cluster", RuntimeChartName, RuntimeConfigMapName, RuntimeAppProxyName), nil
 	}
-	in := env.Inputs
 	for _, f := range found {
 		if f.release != nil && f.release.Namespace == in.Namespace && f.release.Name == in.ReleaseName {
 			return Fail("a GitOps Runtime is already installed: %s", describeRuntimeFindings(found)).
@@ -135,6 +154,22 @@ func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 		}
 	}
 	return judgeMultiRuntime(ctx, env, found)
+}
+
+// splitOwnRuntime sets apart, for --upgrade, the marks of the release being
+// upgraded: its own Helm release, and the ConfigMap and Deployment in its
+// namespace whose Helm ownership annotations name it.
+func splitOwnRuntime(found []runtimeFinding, in Inputs) (others, own []runtimeFinding) {
+	for _, f := range found {
+		isOwn := f.ref.Namespace == in.Namespace && (f.release != nil && f.release.Name == in.ReleaseName ||
+			f.release == nil && ownedByRelease(f.annotations, in))
+		if isOwn {
+			own = append(own, f)
+		} else {
+			others = append(others, f)
+		}
+	}
+	return others, own
 }
 
 // Multi-runtime rule of the chart README ("Multi Runtime Installation",
@@ -161,11 +196,25 @@ func readPlannedShape(ctx context.Context, env *Env) (plannedShape, error) {
 		return plannedShape{}, err
 	}
 	p := plannedShape{single: env.Inputs.SingleNamespace, installs: env.Inputs.InstallsCRDs}
+	if env.Inputs.Upgrade {
+		// The upgrade's values are Helm's (reused, reset or given), not
+		// only the flags': read the mode from what the target's templates see.
+		if u, err := env.Upgrade(ctx); err == nil {
+			if x, err := chartutil.Values(u.TargetComputed).PathValue("global.runtime.singleNamespace"); err == nil {
+				p.single, _ = x.(bool)
+			} else {
+				p.single = false
+			}
+		}
+	}
 	switch {
 	case c.R != nil:
 		p.version, p.crds = c.R.ChartVersion, c.R.CRDs()
 		p.installs = len(p.crds) > 0
 		p.from = c.chartName() + " rendered with these values"
+		if env.Inputs.Upgrade {
+			p.from = c.chartName() + " rendered with the upgrade's values"
+		}
 	case env.Chart != nil:
 		if md, err := env.Chart.Metadata(ctx); err == nil {
 			p.version = md.Version
@@ -259,6 +308,9 @@ func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (R
 		broken = append(broken, "no runtime installs the cluster-wide parts (CRDs): the first must")
 	}
 	plannedDesc := fmt.Sprintf("the planned runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
+	if in.Upgrade {
+		plannedDesc = fmt.Sprintf("the upgraded runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
+	}
 	refs := refsOf(found)
 	if len(broken) > 0 {
 		shapes := ""

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	rspb "helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +20,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -48,7 +50,8 @@ type kit struct {
 	served  map[schema.GroupResource]bool
 	seen    map[string]bool // kind/namespace/name already added
 	version string
-	// chartRef is the chart the run renders (withChart); "" = none.
+	// chartRef is the chart the run renders (withChart); "" = none. With
+	// Inputs.Upgrade it is the target of `helm upgrade` of the kit's release.
 	chartRef string
 
 	// Kube is the typed fake, for reactors (errors, counting); set by env().
@@ -202,7 +205,15 @@ func (k *kit) env() *Env {
 	}
 	clients := &cluster.Clients{Kube: k.Kube, Metadata: meta, Dynamic: dyn, Discovery: disc}
 	env := &Env{Inputs: k.in, Cluster: cluster.NewSnapshot(context.Background(), clients)}
-	if k.chartRef != "" {
+	switch {
+	case k.chartRef != "" && k.in.Upgrade:
+		// --upgrade: Helm's upgrade action over the release's revisions
+		// the kit holds (as internal/run does).
+		snap := env.Cluster
+		env.Chart = chart.StartUpgrade(context.Background(), chart.NewLoader(chart.Source{Ref: k.chartRef}), k.in.ReleaseName, k.in.Namespace, k.in.RenderValues, chart.UpgradeValues{},
+			func() ([]*rspb.Release, error) { return snap.HelmHistory(k.in.Namespace, k.in.ReleaseName) },
+			func() (chart.Capabilities, error) { return chart.Capabilities{KubeVersion: k.version}, nil })
+	case k.chartRef != "":
 		env.Chart = startKitChart(k.chartRef, k.in, k.version)
 	}
 	env.withDefaults()

@@ -35,7 +35,7 @@ func RuntimeSchedulable() Check {
 			Impact:     ImpactRuntimeBreaks,
 			ReadsChart: true,
 			Category:   CategoryCluster,
-			Modes:      ModePre,
+			Modes:      ModePre | ModeUpgrade,
 			Title:      "Every pod the runtime will run fits on a Ready, schedulable node",
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
@@ -50,6 +50,16 @@ type RuntimePodSpec struct {
 	Name     string
 	Replicas int
 	Spec     corev1.PodSpec
+	// Kind is Deployment, StatefulSet or Job, Namespace the manifest's ("":
+	// the release namespace) and Hook the helm.sh/hook annotation ("": not
+	// a hook), when read from a manifest.
+	Kind, Namespace, Hook string
+	// Template is the pod template as rendered; Deployment and StatefulSet
+	// are the workload as rendered (for --upgrade: what changes, and how
+	// the rollout replaces the pods).
+	Template    corev1.PodTemplateSpec
+	Deployment  *appsv1.Deployment
+	StatefulSet *appsv1.StatefulSet
 }
 
 // RuntimePodsSource says where the runtime's pods were read from when no
@@ -145,6 +155,28 @@ func requests(cpu, mem, eph string) corev1.ResourceRequirements {
 // delete and rollback hooks do not run at install. Documents of other kinds
 // are ignored; a document that does not decode is an error.
 func RuntimePodsFromManifest(manifest string) ([]RuntimePodSpec, error) {
+	all, err := manifestWorkloads(manifest)
+	if err != nil {
+		return nil, err
+	}
+	var out []RuntimePodSpec
+	for _, w := range all {
+		if hook := w.Hook; w.Kind == "Job" && hook != "" {
+			if !strings.Contains(hook, "install") && !strings.Contains(hook, "upgrade") {
+				continue
+			}
+			if strings.Contains(hook, "delete") && !strings.Contains(hook, "install") {
+				continue
+			}
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// manifestWorkloads reads every Deployment, StatefulSet and Job of a
+// manifest, hooks of every kind included.
+func manifestWorkloads(manifest string) ([]RuntimePodSpec, error) {
 	var out []RuntimePodSpec
 	for _, doc := range splitYAML(manifest) {
 		var meta metav1.TypeMeta
@@ -157,25 +189,22 @@ func RuntimePodsFromManifest(manifest string) ([]RuntimePodSpec, error) {
 			if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
 				return nil, fmt.Errorf("decoding Deployment: %w", err)
 			}
-			out = append(out, RuntimePodSpec{Name: d.Name, Replicas: replicas(d.Spec.Replicas), Spec: d.Spec.Template.Spec})
+			out = append(out, RuntimePodSpec{Name: d.Name, Replicas: replicas(d.Spec.Replicas), Spec: d.Spec.Template.Spec,
+				Kind: meta.Kind, Namespace: d.Namespace, Hook: d.Annotations["helm.sh/hook"], Template: d.Spec.Template, Deployment: &d})
 		case "StatefulSet":
 			var s appsv1.StatefulSet
 			if err := yaml.Unmarshal([]byte(doc), &s); err != nil {
 				return nil, fmt.Errorf("decoding StatefulSet: %w", err)
 			}
-			out = append(out, RuntimePodSpec{Name: s.Name, Replicas: replicas(s.Spec.Replicas), Spec: s.Spec.Template.Spec})
+			out = append(out, RuntimePodSpec{Name: s.Name, Replicas: replicas(s.Spec.Replicas), Spec: s.Spec.Template.Spec,
+				Kind: meta.Kind, Namespace: s.Namespace, Hook: s.Annotations["helm.sh/hook"], Template: s.Spec.Template, StatefulSet: &s})
 		case "Job":
 			var j batchv1.Job
 			if err := yaml.Unmarshal([]byte(doc), &j); err != nil {
 				return nil, fmt.Errorf("decoding Job: %w", err)
 			}
-			if hook, ok := j.Annotations["helm.sh/hook"]; ok && !strings.Contains(hook, "install") && !strings.Contains(hook, "upgrade") {
-				continue
-			}
-			if hook := j.Annotations["helm.sh/hook"]; strings.Contains(hook, "delete") && !strings.Contains(hook, "install") {
-				continue
-			}
-			out = append(out, RuntimePodSpec{Name: j.Name, Replicas: replicas(j.Spec.Parallelism), Spec: j.Spec.Template.Spec})
+			out = append(out, RuntimePodSpec{Name: j.Name, Replicas: replicas(j.Spec.Parallelism), Spec: j.Spec.Template.Spec,
+				Kind: meta.Kind, Namespace: j.Namespace, Hook: j.Annotations["helm.sh/hook"], Template: j.Spec.Template})
 		}
 	}
 	return out, nil
@@ -353,6 +382,9 @@ func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
 	// now (the snapshot shares them with every other check).
 	go func() { _, _ = env.Cluster.BoundPodRequests() }()
 	go func() { _, _ = env.Cluster.Nodes() }()
+	if env.Inputs.Upgrade {
+		return runUpgradeSchedulable(ctx, env)
+	}
 	specs, source, err := RuntimePods(ctx, env)
 	if err != nil {
 		return Result{}, err
@@ -374,7 +406,12 @@ func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
 		return Fail("no Ready, schedulable node for the runtime's %s", totals).
 			WithHint("add a node, or uncordon one (kubectl uncordon NODE)"), nil
 	}
-	msg := fmt.Sprintf("%d of %d runtime pods would stay Pending: %s", len(v.Unfit), v.Pods, strings.Join(v.Unfit, ", "))
+	return unfitResult(fmt.Sprintf("%d of %d runtime pods would stay Pending: %s", len(v.Unfit), v.Pods, strings.Join(v.Unfit, ", ")), v, totals), nil
+}
+
+// unfitResult is the failure of a placement with pods left over: msg, the
+// closest node, totals.
+func unfitResult(msg string, v FitVerdict, totals string) Result {
 	var refs []ObjectRef
 	if v.ClosestFound {
 		c := v.Closest
@@ -389,5 +426,5 @@ func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
 	msg += " (" + totals + ")"
 	return Fail("%s", msg).
 		WithHint("add a node (or a larger one) with the room above free, or free requests on an existing one (kubectl describe node NODE lists what its pods request)").
-		WithObjects(refs...), nil
+		WithObjects(refs...)
 }

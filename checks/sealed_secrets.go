@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -16,17 +17,22 @@ const SealedSecretsCRD = "sealedsecrets.bitnami.com"
 // "The cluster should not have SealedSecret controller components" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "SealedSecrets controller"); the runtime installs
 // its own (sealed-secrets-controller, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml). A leftover
 // sealedsecrets.bitnami.com CRD without a controller only warns: Helm installs
-// crds/ files on first install only and skips existing ones.
+// crds/ files on first install only and skips existing ones. Before `helm
+// upgrade` (--upgrade) the controller of the release being upgraded (Helm
+// ownership annotations naming it) is the runtime's own, and the CRD is
+// expected: only another installation fails, and only when the target runs
+// a SealedSecrets controller too.
 func SealedSecrets() Check {
 	return Check{
 		Meta: Meta{
-			ID:       "sealed-secrets",
-			Impact:   ImpactRuntimeBreaks,
-			Category: CategoryConflicts,
-			Modes:    ModePre,
-			Title:    "No SealedSecrets controller in the cluster",
-			Severity: SeverityFail,
-			Requires: []string{"cluster-reachable"},
+			ID:         "sealed-secrets",
+			Impact:     ImpactRuntimeBreaks,
+			Category:   CategoryConflicts,
+			ReadsChart: true,
+			Modes:      ModePre | ModeUpgrade,
+			Title:      "No SealedSecrets controller in the cluster",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
 		},
 		Run: runSealedSecrets,
 	}
@@ -76,20 +82,58 @@ func isSealedSecretsController(w *cluster.Workload) bool {
 	return false
 }
 
-func runSealedSecrets(_ context.Context, env *Env) (Result, error) {
+func runSealedSecrets(ctx context.Context, env *Env) (Result, error) {
 	deps, err := env.Cluster.Deployments()
 	if err != nil {
 		return Result{}, err
 	}
 	ctrls := FindSealedSecretsControllers(deps)
+	var own, beside []ObjectRef
+	if env.Inputs.Upgrade {
+		owned := ownedWorkloads(env.Inputs, deps)
+		target, known, err := upgradeTargetWorkloads(ctx, env)
+		if err != nil {
+			return Result{}, err
+		}
+		runs := len(FindSealedSecretsControllers(target)) > 0
+		kept := ctrls[:0:0]
+		for _, r := range ctrls {
+			switch {
+			case owned[r.Kind+"/"+r.Namespace+"/"+r.Name]:
+				own = append(own, r)
+			case known && !runs:
+				beside = append(beside, r)
+			default:
+				kept = append(kept, r)
+			}
+		}
+		ctrls = kept
+	}
 	if len(ctrls) > 0 {
 		names := make([]string, len(ctrls))
 		for i, r := range ctrls {
 			names[i] = r.Namespace + "/" + r.Name
 		}
+		hint := ""
+		if env.Inputs.Upgrade {
+			hint = fmt.Sprintf("this controller does not belong to release %s in namespace %s (no Helm ownership annotations naming it); ", env.Inputs.ReleaseName, env.Inputs.Namespace)
+		}
 		return Fail("SealedSecrets controller found: Deployment %s", strings.Join(names, ", Deployment ")).
-			WithHint("the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
+			WithHint(hint + "the runtime installs its own SealedSecrets controller; uninstall this one (e.g. helm uninstall <release> -n <namespace>) keeping the sealedsecrets.bitnami.com CRD and existing SealedSecrets").
 			WithObjects(ctrls...), nil
+	}
+	deploymentNames := func(refs []ObjectRef) string {
+		names := make([]string, len(refs))
+		for i, r := range refs {
+			names[i] = r.Namespace + "/" + r.Name
+		}
+		return strings.Join(names, ", Deployment ")
+	}
+	if len(beside) > 0 {
+		return Pass("the upgraded runtime runs no SealedSecrets controller: Deployment %s is not a conflict", deploymentNames(beside)), nil
+	}
+	if len(own) > 0 {
+		return Pass("the only SealedSecrets controller is release %s's own (Deployment %s), which the upgrade updates", env.Inputs.ReleaseName, deploymentNames(own)), nil
 	}
 	crds, err := env.Cluster.CRDs()
 	if err != nil {

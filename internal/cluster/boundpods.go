@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,4 +68,54 @@ func addPodRequests(out map[string]NodeUsage, p *corev1.Pod, reuse corev1.Resour
 	u.EphemeralBytes += req.StorageEphemeral().Value()
 	u.Pods++
 	out[p.Spec.NodeName] = u
+}
+
+// BoundPod is one pod bound to a node, with its effective requests (as
+// NodeUsage sums them) and the workload that controls it.
+type BoundPod struct {
+	Namespace, Name, Node string
+	// OwnerKind and OwnerName are the controlling workload: Deployment (the
+	// pod's ReplicaSet name without its pod-template-hash suffix),
+	// StatefulSet, DaemonSet or Job; "" when the pod has no controller.
+	OwnerKind, OwnerName                  string
+	MilliCPU, MemoryBytes, EphemeralBytes int64
+}
+
+// BoundPodsIn lists the active (ActivePodsSelector), bound pods of one
+// namespace once per snapshot (paginated), with their requests and
+// controlling workload: a --upgrade run reads the release namespace's to
+// know which requests the rollout frees.
+func (s *Snapshot) BoundPodsIn(namespace string) ([]BoundPod, error) {
+	return Memo(s, "pods/bound-in/"+namespace, func() ([]BoundPod, error) {
+		all, err := listAll(s.ctx, "pods", namespace, metav1.ListOptions{FieldSelector: ActivePodsSelector},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.CoreV1().Pods(namespace).List(ctx, o)
+			}, boundPodFrom)
+		var out []BoundPod
+		for _, p := range all {
+			if p.Node != "" {
+				out = append(out, p)
+			}
+		}
+		return out, err
+	})
+}
+
+func boundPodFrom(p *corev1.Pod) BoundPod {
+	b := BoundPod{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName}
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		b.Node = ""
+		return b
+	}
+	req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	b.MilliCPU, b.MemoryBytes, b.EphemeralBytes = req.Cpu().MilliValue(), req.Memory().Value(), req.StorageEphemeral().Value()
+	if c := metav1.GetControllerOf(p); c != nil {
+		b.OwnerKind, b.OwnerName = c.Kind, c.Name
+		if c.Kind == "ReplicaSet" {
+			if h := p.Labels["pod-template-hash"]; h != "" && strings.HasSuffix(c.Name, "-"+h) {
+				b.OwnerKind, b.OwnerName = "Deployment", strings.TrimSuffix(c.Name, "-"+h)
+			}
+		}
+	}
+	return b
 }
