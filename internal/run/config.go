@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -30,6 +31,10 @@ type Config struct {
 	Chart *chart.Loader
 	// Getenv reads the environment (HELM_BIN, PATH for helm-version).
 	Getenv func(string) string
+	// LookPath and Command find and run a program (helm-version); nil
+	// means the checks' defaults (checks.Env).
+	LookPath func(string) (string, error)
+	Command  func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// FailOnWarn makes warnings fail the run (--fail-on=warn).
 	FailOnWarn bool
 	// Wait re-runs failing checks until they pass or it elapses (--wait);
