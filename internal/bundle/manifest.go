@@ -40,6 +40,9 @@ type Manifest struct {
 	Mode string `json:"mode"`
 	// Flags are the run's flags that shape the checks, as given.
 	Flags []Flag `json:"flags"`
+	// ChartError is why the run's chart could not be loaded ("" when it
+	// was, or when the run used none): a replay reports the same.
+	ChartError string `json:"chartError,omitempty"`
 	// Entries maps every other entry's name to the sha256 (hex) of its
 	// content.
 	Entries map[string]string `json:"entries"`

@@ -13,7 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -57,10 +58,19 @@ func redactExchange(e *Exchange) {
 	e.Body = out
 }
 
+// secretCodecs decode and encode the answers about Secrets: core/v1
+// Secrets and Status, and the metadata-only kinds of meta.k8s.io/v1.
+var secretCodecs = func() serializer.CodecFactory {
+	s := runtime.NewScheme()
+	utilruntime.Must(corev1.AddToScheme(s))
+	utilruntime.Must(metav1.AddMetaToScheme(s))
+	return serializer.NewCodecFactory(s)
+}()
+
 // redactProtobuf masks a Secret or SecretList (or passes a Status or a
 // metadata-only answer, with last-applied masked) in protobuf.
 func redactProtobuf(b []byte) ([]byte, bool) {
-	obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(b, nil, nil)
+	obj, gvk, err := secretCodecs.UniversalDeserializer().Decode(b, nil, nil)
 	if err != nil {
 		return nil, false
 	}
@@ -71,16 +81,22 @@ func redactProtobuf(b []byte) ([]byte, bool) {
 		for i := range o.Items {
 			redactSecret(&o.Items[i])
 		}
+	case *metav1.PartialObjectMetadata:
+		maskAnnotation(o.Annotations)
+	case *metav1.PartialObjectMetadataList:
+		for i := range o.Items {
+			maskAnnotation(o.Items[i].Annotations)
+		}
 	case *metav1.Status:
 	default:
 		return nil, false
 	}
-	info, ok := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	info, ok := runtime.SerializerInfoForMediaType(secretCodecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 	if !ok {
 		return nil, false
 	}
 	var buf bytes.Buffer
-	enc := scheme.Codecs.EncoderForVersion(info.Serializer, gvk.GroupVersion())
+	enc := secretCodecs.EncoderForVersion(info.Serializer, gvk.GroupVersion())
 	if err := enc.Encode(obj, &buf); err != nil {
 		return nil, false
 	}
