@@ -53,10 +53,10 @@ type tlsRecord struct {
 }
 
 type probeRecord struct {
-	TLS      *tlsRecord         `json:"tls,omitempty"`
-	HTTP     *probe.HTTPResult  `json:"http,omitempty"`
-	Resolves bool               `json:"resolves,omitempty"`
-	Err      string             `json:"error,omitempty"`
+	TLS      *tlsRecord        `json:"tls,omitempty"`
+	HTTP     *probe.HTTPResult `json:"http,omitempty"`
+	Resolves bool              `json:"resolves,omitempty"`
+	Err      string            `json:"error,omitempty"`
 }
 
 // host is host.json: what the checks read of the machine and the network.
