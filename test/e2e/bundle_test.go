@@ -126,3 +126,77 @@ func TestBundleReplayPreInstall(t *testing.T) {
 		}
 	})
 }
+
+// planted are credentials the upgrade scenario installs in the release's
+// values; none may be in any byte of a bundle.
+var planted = []string{
+	"e2e-token", "ZTJlLXRva2Vu", // the user token, and its base64 in the chart's Secret
+	"hunter2-planted",
+	"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJlcGxhbnRlZA",
+	"MIIEplantedPrivateKeyBody",
+}
+
+const plantedValues = `extraCredentials:
+  password: hunter2-planted
+  session: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJlcGxhbnRlZA
+  tls: |
+    -----BEGIN RSA PRIVATE KEY-----
+    MIIEplantedPrivateKeyBody
+    -----END RSA PRIVATE KEY-----
+`
+
+// TestBundleReplayUpgrade: a 0.27.6 release installed with real Helm (its
+// values hold a token, a password, a JWT and a PEM private key); the live
+// --upgrade run to 0.30.0 written with --bundle replays to the same JSON
+// report and exit code, and no planted credential is in the bundle.
+func TestBundleReplayUpgrade(t *testing.T) {
+	c := tc.Start(t)
+	v := runtimeValues(t, plantedValues)
+	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.27"), v)
+	to := chartLine(t, "chart")
+
+	file := filepath.Join(t.TempDir(), "upgrade.tgz")
+	live, liveDoc := upgradePlugin(t, c, to, "-f", v, "--helm-major", "3", "--bundle", file)
+	if liveDoc.Upgrade == nil || liveDoc.Upgrade.From != "0.27.6" || liveDoc.Upgrade.To != "0.30.0" {
+		t.Fatalf("live upgrade %+v\n%s", liveDoc.Upgrade, live.Stdout)
+	}
+	rep := tc.Run(t, nil, "replay", file)
+	if rep.Code != live.Code {
+		t.Errorf("replay exit %d, live %d\n%s", rep.Code, live.Code, rep.Stderr)
+	}
+	sameReport(t, liveDoc, rep.JSON(t))
+	body := untarred(t, file)
+	for _, p := range planted {
+		if strings.Contains(body, p) {
+			t.Errorf("planted credential %q is in the bundle", p)
+		}
+	}
+
+	// Retargeted offline, the checks judge the 0.30.0 chart against the
+	// recorded release and cluster as the live run did; the two that must
+	// ask the API server about objects the recorded run never read (0.30.0
+	// adds NetworkPolicies: their ownership, the server-side dry run of
+	// their creation) say so, as errors, and never guess.
+	t.Run("replay --upgrade --chart retargets a bundle of the 0.27.6 release", func(t *testing.T) {
+		self := filepath.Join(t.TempDir(), "self.tgz")
+		upgradePlugin(t, c, chartLine(t, "chart-0.27"), "-f", v, "--helm-major", "3", "--bundle", self)
+		res := tc.Run(t, nil, "replay", self, "--upgrade", "--chart", to)
+		doc := res.JSON(t)
+		if doc.Upgrade == nil || *doc.Upgrade != *liveDoc.Upgrade {
+			t.Errorf("replay upgrade %+v, live %+v", doc.Upgrade, liveDoc.Upgrade)
+		}
+		needServer := []string{"helm-ownership", "upgrade-apply"}
+		for _, want := range liveDoc.Checks {
+			got := tc.Check(t, doc, want.ID)
+			if contains(needServer, want.ID) && got.Status != want.Status {
+				if !strings.Contains(got.Message, "not recorded in the bundle") {
+					t.Errorf("%s: %s (%s), want the request it could not answer named", want.ID, got.Status, got.Message)
+				}
+				continue
+			}
+			if got.Status != want.Status || got.Message != want.Message {
+				t.Errorf("%s: replay %s (%s), live %s (%s)", want.ID, got.Status, got.Message, want.Status, want.Message)
+			}
+		}
+	})
+}
