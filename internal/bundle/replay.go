@@ -30,13 +30,13 @@ func newBundle(m Manifest, entries map[string][]byte) (*Bundle, error) {
 	b := &Bundle{Manifest: m, entries: entries, exchanges: map[string]*Exchange{}, host: newHost()}
 	var list []*Exchange
 	if err := json.Unmarshal(entries[apiEntry], &list); err != nil {
-		return nil, fmt.Errorf("bundle: %s is not valid: %v", apiEntry, err)
+		return nil, fmt.Errorf("bundle: %s is not valid: %w", apiEntry, err)
 	}
 	for _, e := range list {
 		b.exchanges[e.key()] = e
 	}
 	if err := json.Unmarshal(entries[hostEntry], &b.host); err != nil {
-		return nil, fmt.Errorf("bundle: %s is not valid: %v", hostEntry, err)
+		return nil, fmt.Errorf("bundle: %s is not valid: %w", hostEntry, err)
 	}
 	return b, nil
 }

@@ -29,7 +29,7 @@ var flagGroups = []flagGroup{
 		"values", "set", "set-string", "chart", "chart-version",
 		"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd", "skip-ingress-validation", "argocd-version-range",
 		"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major"}},
-	{"Output", []string{"output", "no-color", "help", "version"}},
+	{"Output", []string{"output", "no-color", "bundle", "help", "version"}},
 	{"Fix (writes to the cluster)", []string{"fix", "yes", "dry-run", "crds", "tls-secret"}},
 }
 
