@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 // bundledFlags are the flags a bundle's manifest keeps and a replay applies
@@ -173,6 +174,17 @@ whether the recorded release would take another chart version.`,
 	fs.StringVar(&f.chartVersion, "chart-version", "", "chart version constraint, with --chart")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on the whole replay (default: the recorded run's)")
+	formats := make([]string, len(reporters.Formats))
+	for i, x := range reporters.Formats {
+		formats[i] = string(x)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"fail", "warn"}, cobra.ShellCompDirectiveNoFileComp))
+	ids := func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeCheckIDs(checks.ModePre|checks.ModePost|checks.ModeUpgrade, toComplete)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("only", ids)
+	_ = cmd.RegisterFlagCompletionFunc("skip", ids)
 	return cmd
 }
 
@@ -217,6 +229,9 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	if f.upgrade {
 		o.Upgrade, o.Post = true, false
 	}
+	// The recording keeps the last answer to each request: the last --wait
+	// round's, which one round replays; there is nothing to wait for.
+	o.Wait = 0
 	tmp, err := os.MkdirTemp("", "gitops-preflight-replay-")
 	if err != nil {
 		return err
