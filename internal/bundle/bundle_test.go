@@ -350,3 +350,48 @@ func TestOpenRefusesADamagedBundle(t *testing.T) {
 func restConfig(host string, rt http.RoundTripper) *rest.Config {
 	return &rest.Config{Host: host, Transport: rt}
 }
+
+// TestStreamClosedByTheClientIsRecorded: a streaming answer the server never
+// ends (a streaming list) is recorded with what the client read, when the
+// client closes it, without waiting for the server.
+func TestStreamClosedByTheClientIsRecorded(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", runtime.ContentTypeProtobuf+";stream=watch")
+		_, _ = io.WriteString(w, "frames")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	rec := NewRecorder()
+	client := &http.Client{Transport: rec.Wrap(http.DefaultTransport)}
+	resp, err := client.Get(srv.URL + "/api/v1/pods?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	path := filepath.Join(t.TempDir(), "s.tgz")
+	if err := rec.Write(path, Manifest{Server: srv.URL}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed, err := (&http.Client{Transport: b.RESTConfig().Transport}).Get(srv.URL + "/api/v1/pods?watch=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(replayed.Body)
+	if err != nil || string(got) != "frames" || replayed.Header.Get("Content-Type") != runtime.ContentTypeProtobuf+";stream=watch" {
+		t.Errorf("replayed %q %v %q", got, err, replayed.Header.Get("Content-Type"))
+	}
+}

@@ -136,17 +136,58 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		t.r.add(e)
 		return nil, err
 	}
-	body, rerr := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if rerr != nil {
-		// A cut answer is replayed as the cut: the same error after the body read.
-		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{rerr}))
-		e.Err = rerr.Error()
-	}
-	e.Status, e.ContentType, e.Body = resp.StatusCode, resp.Header.Get("Content-Type"), body
-	t.r.add(e)
+	e.Status, e.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
+	// The answer is kept as the client reads it, and recorded when the
+	// client is done with it: at its end, its error or its Close (a
+	// streaming list is closed by the client once it has read what it
+	// needs, never ended by the server).
+	resp.Body = &teeBody{rc: resp.Body, e: e, r: t.r}
 	return resp, nil
+}
+
+// teeBody keeps what the client reads of an answer and records the
+// exchange when the client is done.
+type teeBody struct {
+	mu   sync.Mutex
+	rc   io.ReadCloser
+	buf  bytes.Buffer
+	e    *Exchange
+	r    *Recorder
+	done bool
+}
+
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.done {
+		b.buf.Write(p[:n])
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				// A cut answer is replayed as the cut: the same error after
+				// the bytes read.
+				b.e.Err = err.Error()
+			}
+			b.finish()
+		}
+	}
+	return n, err
+}
+
+func (b *teeBody) Close() error {
+	b.mu.Lock()
+	if !b.done {
+		b.finish()
+	}
+	b.mu.Unlock()
+	return b.rc.Close()
+}
+
+// finish records the exchange once; b.mu is held.
+func (b *teeBody) finish() {
+	b.done = true
+	b.e.Body = b.buf.Bytes()
+	b.r.add(b.e)
 }
 
 type errReader struct{ err error }
