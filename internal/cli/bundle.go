@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
@@ -18,8 +17,6 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -65,36 +62,6 @@ func modeName(m checks.Mode) string {
 	default:
 		return "pre-install"
 	}
-}
-
-// bindRecorder makes c record into rec: the host hooks and the probes.
-func bindRecorder(c *run.Config, rec *bundle.Recorder) {
-	getenv := c.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	c.Getenv = rec.Getenv(getenv)
-	c.LookPath = rec.LookPath(exec.LookPath)
-	c.Command = rec.Command(checks.RunCommand)
-	if c.Prober != nil {
-		p := *c.Prober
-		p.Tape = rec
-		c.Prober = &p
-	}
-}
-
-// bindReplay makes c answer from b: the host hooks, the probes (never
-// dialled) and the probes' clock (the recorded run's).
-func bindReplay(c *run.Config, b *bundle.Bundle) {
-	c.Getenv, c.LookPath, c.Command = b.Getenv, b.LookPath, b.Command
-	p := probe.Prober{}
-	if c.Prober != nil {
-		p = *c.Prober
-	}
-	p.Tape, p.Offline = b, bundle.ErrOffline
-	at := b.Time()
-	p.Now = func() time.Time { return at }
-	c.Prober = &p
 }
 
 // writeBundle writes --bundle: what rec recorded, the manifest, the
@@ -227,11 +194,8 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 		o.Timeout = f.timeout
 	}
 	if f.upgrade {
-		o.Upgrade, o.Post = true, false
+		o.Upgrade, o.Post, o.Wait = true, false, 0
 	}
-	// The recording keeps the last answer to each request: the last --wait
-	// round's, which one round replays; there is nothing to wait for.
-	o.Wait = 0
 	tmp, err := os.MkdirTemp("", "gitops-preflight-replay-")
 	if err != nil {
 		return err

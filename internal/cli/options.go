@@ -292,12 +292,7 @@ func (o *Options) Run(ctx context.Context) error {
 		defer o.printRequestCount(clients)
 	}
 	cfg := o.runConfig()
-	switch {
-	case rec != nil:
-		bindRecorder(cfg, rec)
-	case o.replay != nil:
-		bindReplay(cfg, o.replay)
-	}
+	cfg.Record, cfg.Replay = rec, o.replay
 	session := &run.Session{Config: cfg, Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
 	report, verdict := session.Run(ctx)
 	if report == nil {

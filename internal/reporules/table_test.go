@@ -25,7 +25,7 @@ var allowedImports = map[string][]string{
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/values", "internal/version", "reporters"},
-	"internal/run":                 {"checks", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
+	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
@@ -48,6 +49,13 @@ type Config struct {
 	Fix Fix
 	// Hooks report progress; each may be nil.
 	Hooks Hooks
+	// Record, when set, records what the run reads of the host and the
+	// network (--bundle; the caller wraps the clients' transport with it
+	// and writes the bundle). Replay, when set, answers those reads from a
+	// bundle instead (replay FILE; the clients answer from it too). At
+	// most one is set.
+	Record *bundle.Recorder
+	Replay *bundle.Bundle
 }
 
 // Fix is what --fix does after the checks ran.

@@ -30,7 +30,7 @@ type Session struct {
 // could not finish (its plan or results could not be written, or the
 // confirmation could not be read): the verdict says why.
 func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
-	c := s.Config
+	c := withBundle(s.Config)
 	var snap *cluster.Snapshot
 	var env *checks.Env // the last round's, which --fix plans with
 	interval := c.WaitInterval
