@@ -24,7 +24,7 @@ func TestWithBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := withBundle(&Config{Record: rec, Prober: p, Getenv: func(k string) string { return "v-" + k },
-		Command: func(context.Context, string, ...string) ([]byte, error) { return []byte("v3.17.0"), nil },
+		Command:  func(context.Context, string, ...string) ([]byte, error) { return []byte("v3.17.0"), nil },
 		LookPath: func(string) (string, error) { return "/bin/helm", nil }})
 	if live.Prober == p || live.Prober.Tape == nil {
 		t.Error("the recording prober is not taped (or the caller's was changed)")
