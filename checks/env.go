@@ -76,6 +76,14 @@ type Resolver interface {
 	LookupHost(ctx context.Context, host string) ([]string, error)
 }
 
+// RunCommand runs a program and returns its standard output: Env.Command's
+// default (proc.Run: own process group killed at ctx's deadline, WaitDelay,
+// output capped at proc.MaxOutput).
+func RunCommand(ctx context.Context, name string, args ...string) ([]byte, error) {
+	out, _, err := proc.Run(ctx, exec.Command(name, args...), proc.Options{})
+	return out, err
+}
+
 // withDefaults fills unset host hooks with the real ones.
 func (e *Env) withDefaults() {
 	if e.Probe == nil {
@@ -88,10 +96,7 @@ func (e *Env) withDefaults() {
 		e.LookPath = exec.LookPath
 	}
 	if e.Command == nil {
-		e.Command = func(ctx context.Context, name string, args ...string) ([]byte, error) {
-			out, _, err := proc.Run(ctx, exec.Command(name, args...), proc.Options{})
-			return out, err
-		}
+		e.Command = RunCommand
 	}
 	if e.Resolver == nil {
 		e.Resolver = net.DefaultResolver

@@ -199,3 +199,11 @@ func (d discoveryDoc) ServerPreferredResources() ([]*metav1.APIResourceList, err
 func (d discoveryDoc) ServerPreferredNamespacedResources() ([]*metav1.APIResourceList, error) {
 	return d.resources, nil
 }
+
+// FailedLoader returns a loader whose every Get fails with err (a
+// *LoadError): a replayed run whose recorded chart could not be loaded.
+func FailedLoader(src Source, err error) *Loader {
+	l := &Loader{src: src, err: &LoadError{Err: err}}
+	l.once.Do(func() {})
+	return l
+}

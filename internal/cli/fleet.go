@@ -26,7 +26,8 @@ func (o *Options) fleetMode() bool {
 
 // completeFleet validates the fleet flags (exit 2, before anything is read
 // from a cluster): --contexts and --all-contexts exclude each other,
-// --context and --fix (fixing many clusters at once is not offered);
+// --context, --fix (fixing many clusters at once is not offered) and
+// --bundle (a bundle records one cluster);
 // --parallel is at least 1.
 func (o *Options) completeFleet(contextsGiven bool) error {
 	if o.Parallel < 1 {
@@ -51,6 +52,8 @@ func (o *Options) completeFleet(contextsGiven bool) error {
 		return usageError("--fix changes one cluster at a time: run it with --context, not %s; nothing was checked or changed", flag)
 	case o.ListChecks:
 		return usageError("--list-checks lists the catalogue: it takes no %s", flag)
+	case o.Bundle != "":
+		return usageError("--bundle records one cluster: run it with --context, not %s; nothing was checked", flag)
 	}
 	seen := map[string]bool{}
 	for _, c := range o.Contexts {

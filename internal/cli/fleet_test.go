@@ -68,6 +68,7 @@ func TestFleetUsageErrors(t *testing.T) {
 		{[]string{"--contexts", "a", "--all-contexts"}, "--contexts and --all-contexts"},
 		{[]string{"--all-contexts", "--context", "a"}, "--all-contexts and --context"},
 		{[]string{"--contexts", "a,b", "--fix", "--yes"}, "--fix changes one cluster at a time"},
+		{[]string{"--contexts", "a,b", "--bundle", "out.tgz"}, "--bundle records one cluster"},
 		{[]string{"--contexts", "a,a"}, `context "a" is given twice`},
 		{[]string{"--contexts", "a,,b"}, "empty context name"},
 		{[]string{"--contexts", ""}, "--contexts needs at least one"},

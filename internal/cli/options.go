@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
@@ -123,6 +124,13 @@ type Options struct {
 	Contexts    []string
 	AllContexts bool
 	Parallel    int
+	// Bundle is --bundle: the file the run's recording is written to ("" for
+	// none).
+	Bundle string
+	// bundleFlags are the flags the bundle's manifest keeps (recordFlags).
+	bundleFlags []bundle.Flag
+	// replay is the bundle a `replay` run answers from (nil for a live run).
+	replay *bundle.Bundle
 
 	// DebugRequestCount (hidden --debug-request-count) prints the number of
 	// API requests of the run to stderr when it ends (for make bench).
@@ -251,6 +259,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if err := o.completeFix(); err != nil {
 		return err
 	}
+	if o.Fix && (o.Bundle != "" || o.replay != nil) {
+		return usageError("--fix changes the cluster: a run with --bundle, or a replay, only reads it")
+	}
 	crds := o.CRDs
 	if crds == "" {
 		crds = "all"
@@ -277,18 +288,16 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout+o.Wait)
 	defer cancel()
-	restCfg, contextName, err := o.loadKubeconfig(ctx)
+	started := bundle.Now()
+	restCfg, contextName, err := o.restConfig(ctx)
 	if err != nil {
 		return err
 	}
-	// The exec credential plugin runs here, under the run's deadline and
-	// signals (client-go would run it unbounded, inside the first request).
-	// When it gives no credentials, every request fails with its reason:
-	// cluster-reachable reports it and the run exits 3 with a full report.
-	if authed, err := cluster.ResolveExecCredentials(ctx, restCfg, o.Host.IsInputTerminal(o.Streams.In)); err != nil {
-		restCfg = cluster.FailingConfig(restCfg, err)
-	} else {
-		restCfg = authed
+	var rec *bundle.Recorder
+	if o.Bundle != "" {
+		rec = bundle.NewRecorder()
+		restCfg = rest.CopyConfig(restCfg)
+		restCfg.Wrap(rec.Wrap)
 	}
 	clients, err := cluster.NewClients(restCfg)
 	if err != nil {
@@ -297,10 +306,16 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.DebugRequestCount {
 		defer o.printRequestCount(clients)
 	}
-	session := &run.Session{Config: o.runConfig(), Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
+	cfg := o.runConfig()
+	cfg.Record, cfg.Replay = rec, o.replay
+	session := &run.Session{Config: cfg, Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
 	report, verdict := session.Run(ctx)
 	if report == nil {
 		return &ExitError{Code: ExitFailed, Err: verdict.Err}
+	}
+	var bundleErr error
+	if rec != nil {
+		bundleErr = o.writeBundle(ctx, rec, started, restCfg.Host, contextName, report)
 	}
 	o.renameInHints(report.Outcomes)
 	if err := o.write(report); err != nil {
@@ -310,7 +325,34 @@ func (o *Options) Run(ctx context.Context) error {
 		// The table just showed the reason: the error line refers to it.
 		verdict.Err = verdict.Brief
 	}
+	if bundleErr != nil {
+		// The report is whole; the recording of it is not.
+		return &ExitError{Code: ExitFailed, Err: bundleErr}
+	}
 	return exitFor(verdict)
+}
+
+// restConfig is the REST config of the run and the context's name: the
+// bundle's (answering from the recording) in a replay, else the
+// kubeconfig's, with exec credentials resolved under the run's deadline
+// and signals (client-go would run the plugin unbounded, inside the first
+// request). When the plugin gives no credentials, every request fails with
+// its reason: cluster-reachable reports it and the run exits 3 with a full
+// report.
+func (o *Options) restConfig(ctx context.Context) (*rest.Config, string, error) {
+	if o.replay != nil {
+		return o.replay.RESTConfig(), o.replay.Manifest.Context, nil
+	}
+	restCfg, contextName, err := o.loadKubeconfig(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if authed, err := cluster.ResolveExecCredentials(ctx, restCfg, o.Host.IsInputTerminal(o.Streams.In)); err != nil {
+		restCfg = cluster.FailingConfig(restCfg, err)
+	} else {
+		restCfg = authed
+	}
+	return restCfg, contextName, nil
 }
 
 // runConfig is the typed config with the hooks of this command bound: the

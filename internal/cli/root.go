@@ -87,11 +87,15 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 				defer cancel()
 			}
 			o.contextsGiven = cmd.Flags().Changed("contexts")
-			if err := o.CompleteContext(ctx, cmd.Flags().Changed("namespace") || helm.Namespace != ""); err != nil {
+			nsChanged := cmd.Flags().Changed("namespace") || helm.Namespace != ""
+			if err := o.CompleteContext(ctx, nsChanged); err != nil {
 				return err
 			}
 			if o.fleetMode() {
 				return o.Run(fleetCtx)
+			}
+			if o.Bundle != "" {
+				o.bundleFlags = recordFlags(cmd.Flags(), nsChanged, o.config.Inputs.Namespace)
 			}
 			return o.Run(ctx)
 		},
@@ -148,6 +152,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.StringVar(&o.CRDs, "crds", "", "with --fix: which Argo CRDs to adopt: all or rollouts (default all)")
 	flags.StringVar(&o.TLSSecret, "tls-secret", "", "with --fix --post: the kubernetes.io/tls Secret to set in the runtime Ingress spec.tls")
 	flags.DurationVar(&o.Wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
+	flags.StringVar(&o.Bundle, "bundle", "", "also write what the run read, redacted, to the gzip'd tar `FILE` (at most 64 MiB uncompressed) for the replay command; not with --fix")
 	flags.BoolVar(&o.DebugRequestCount, "debug-request-count", false, "print the number of API requests to stderr when done")
 	_ = flags.MarkHidden("debug-request-count")
 	// -n's help comes from cli-runtime; say what it means here, with the one
@@ -177,6 +182,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	}
 	flags.BoolVar(&showVersion, "version", false, "print the version and exit (see also the version command)")
 	cmd.AddCommand(newVersionCommand())
+	cmd.AddCommand(newReplayCommand(streams, host))
 	registerCompletions(cmd, o, displayName)
 	cmd.SetHelpFunc(helpFunc(cmd, o, cmd.HelpFunc()))
 	return cmd, o

@@ -93,6 +93,12 @@ type Prober struct {
 	}
 	// Now is the clock used for certificate expiry (time.Now by default).
 	Now func() time.Time
+	// Tape, when set, records every probe's result (--bundle) or answers
+	// from a recording (replay); see Tape.
+	Tape Tape
+	// Offline, when set, is the error of every connection the prober would
+	// open (replay makes none).
+	Offline error
 }
 
 // New returns a prober with the system roots plus the PEM certificates of
@@ -159,6 +165,16 @@ func (p *Prober) Target(host, port string) (string, bool) {
 // Resolves reports whether host resolves (or is an IP address, or is
 // redirected by a --connect-to rule for port).
 func (p *Prober) Resolves(ctx context.Context, host, port string) bool {
+	if p.Tape != nil {
+		r, err := p.Tape.Probe("dns "+net.JoinHostPort(host, port), func() (Result, error) {
+			return Result{Resolves: p.resolves(ctx, host, port)}, nil
+		})
+		return err == nil && r.Resolves
+	}
+	return p.resolves(ctx, host, port)
+}
+
+func (p *Prober) resolves(ctx context.Context, host, port string) bool {
 	if _, ok := p.Target(host, port); ok || net.ParseIP(host) != nil {
 		return true
 	}
@@ -176,8 +192,17 @@ func (p *Prober) DialContext(ctx context.Context, network, addr string) (net.Con
 		return nil, err
 	}
 	target, _ := p.Target(host, port)
+	return p.dial(ctx, network, target)
+}
+
+// dial connects to addr as is, bounded by the prober's timeout, unless the
+// prober is Offline.
+func (p *Prober) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if p.Offline != nil {
+		return nil, p.Offline
+	}
 	d := net.Dialer{Timeout: p.Timeout}
-	return d.DialContext(ctx, network, target)
+	return d.DialContext(ctx, network, addr)
 }
 
 // Cert describes the certificate a server presented (never any key).
@@ -211,14 +236,24 @@ func (r *TLSResult) OK() bool { return !r.Expired && r.HostErr == nil && r.Chain
 // transport error (no TLS answer at all); certificate problems are in the
 // result.
 func (p *Prober) TLS(ctx context.Context, serverName, port, via string) (*TLSResult, error) {
+	if p.Tape != nil {
+		r, err := p.Tape.Probe("tls "+net.JoinHostPort(serverName, port)+" via "+via, func() (Result, error) {
+			t, err := p.tls(ctx, serverName, port, via)
+			return Result{TLS: t}, err
+		})
+		return r.TLS, err
+	}
+	return p.tls(ctx, serverName, port, via)
+}
+
+func (p *Prober) tls(ctx context.Context, serverName, port, via string) (*TLSResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
 	var conn net.Conn
 	var err error
 	dialed := via
 	if via != "" {
-		d := net.Dialer{Timeout: p.Timeout}
-		conn, err = d.DialContext(ctx, "tcp", via)
+		conn, err = p.dial(ctx, "tcp", via)
 	} else {
 		dialed, _ = p.Target(serverName, port)
 		conn, err = p.DialContext(ctx, "tcp", net.JoinHostPort(serverName, port))
@@ -279,6 +314,17 @@ type HTTPResult struct {
 // HTTP status is an answer; the error is the transport error (DNS, connect,
 // TLS). Redirects are not followed.
 func (p *Prober) HTTP(ctx context.Context, rawURL, via string) (*HTTPResult, error) {
+	if p.Tape != nil {
+		r, err := p.Tape.Probe("http "+rawURL+" via "+via, func() (Result, error) {
+			h, err := p.http(ctx, rawURL, via)
+			return Result{HTTP: h}, err
+		})
+		return r.HTTP, err
+	}
+	return p.http(ctx, rawURL, via)
+}
+
+func (p *Prober) http(ctx context.Context, rawURL, via string) (*HTTPResult, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -294,8 +340,7 @@ func (p *Prober) HTTP(ctx context.Context, rawURL, via string) (*HTTPResult, err
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if via != "" {
-				d := net.Dialer{Timeout: p.Timeout}
-				return d.DialContext(ctx, network, via)
+				return p.dial(ctx, network, via)
 			}
 			return p.DialContext(ctx, network, addr)
 		},
@@ -331,4 +376,20 @@ func (p *Prober) Client() *http.Client {
 		Proxy:               nil,
 	}
 	return &http.Client{Transport: tr, Timeout: p.Timeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// Result is one probe's answer, as a Tape keeps it: exactly one field is
+// set (Resolves may be false).
+type Result struct {
+	TLS      *TLSResult
+	HTTP     *HTTPResult
+	Resolves bool
+}
+
+// Tape sits between the checks and the network: Probe answers the probe
+// named key ("tls HOST:PORT via ADDR", "http URL via ADDR", "dns
+// HOST:PORT"), by running do and keeping its answer (a recording), or from
+// what was kept (a replay, where do is never called). The error is do's.
+type Tape interface {
+	Probe(key string, do func() (Result, error)) (Result, error)
 }

@@ -11,7 +11,8 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // The layers, from the bottom: leaf packages (plan's values, probe, proc,
 // redact, chart, release, version, mdblock) import nothing of the project;
 // cluster reads the API server; checks judge what those read; reporters
-// print a report; fix changes the cluster for a check; run is one run as a
+// print a report; bundle records what a run read (through cluster's
+// clients and probe's Tape, redacted with redact) and replays it; fix changes the cluster for a check; run is one run as a
 // library call (the --wait rounds, --fix, the verdict); cli is the command
 // (flags, the report's output, exit codes); cmd is the process; hack/ and
 // testcluster are tooling.
@@ -24,9 +25,10 @@ var allowedImports = map[string][]string{
 	"hack/fixtures":                {"internal/fixtures"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
-	"internal/cli":                 {"checks", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/values", "internal/version", "reporters"},
-	"internal/run":                 {"checks", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
+	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/values", "internal/version", "reporters"},
+	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
 	"internal/cluster":             {"internal/proc"},
+	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
 	"internal/plan":                {"internal/values"},

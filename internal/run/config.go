@@ -1,10 +1,12 @@
 package run
 
 import (
+	"context"
 	"io"
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
@@ -30,6 +32,10 @@ type Config struct {
 	Chart *chart.Loader
 	// Getenv reads the environment (HELM_BIN, PATH for helm-version).
 	Getenv func(string) string
+	// LookPath and Command find and run a program (helm-version); nil
+	// means the checks' defaults (checks.Env).
+	LookPath func(string) (string, error)
+	Command  func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// FailOnWarn makes warnings fail the run (--fail-on=warn).
 	FailOnWarn bool
 	// Wait re-runs failing checks until they pass or it elapses (--wait);
@@ -43,6 +49,13 @@ type Config struct {
 	Fix Fix
 	// Hooks report progress; each may be nil.
 	Hooks Hooks
+	// Record, when set, records what the run reads of the host and the
+	// network (--bundle; the caller wraps the clients' transport with it
+	// and writes the bundle). Replay, when set, answers those reads from a
+	// bundle instead (replay FILE; the clients answer from it too). At
+	// most one is set.
+	Record *bundle.Recorder
+	Replay *bundle.Bundle
 }
 
 // Fix is what --fix does after the checks ran.

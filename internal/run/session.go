@@ -30,7 +30,7 @@ type Session struct {
 // could not finish (its plan or results could not be written, or the
 // confirmation could not be read): the verdict says why.
 func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
-	c := s.Config
+	c := withBundle(s.Config)
 	var snap *cluster.Snapshot
 	var env *checks.Env // the last round's, which --fix plans with
 	interval := c.WaitInterval
@@ -44,7 +44,7 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			// Rights in the runtime namespace are enough after the install.
 			snap.SetNamespaceFallback(c.Inputs.Namespace)
 		}
-		env = &checks.Env{Inputs: c.Inputs, Cluster: snap, Getenv: c.Getenv, Probe: c.Prober, Chart: startRender(ctx, c, snap)}
+		env = &checks.Env{Inputs: c.Inputs, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap)}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))

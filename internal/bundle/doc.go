@@ -1,0 +1,29 @@
+// Package bundle records what one run of the checks read (--bundle FILE) and
+// plays it back with no cluster (replay FILE).
+//
+// A run reads through four boundaries, and a bundle keeps each:
+//
+//   - the API server: every HTTP exchange of the run's clients (method,
+//     request URI, Accept header and a sha256 of the request body, which
+//     identify the request; status, content type and body of the answer),
+//     recorded by a RoundTripper (Recorder.Wrap) and served back by another
+//     (Bundle.RESTConfig), which answers a request never recorded with an
+//     error, never a connection;
+//   - the network probes (probe.Tape): each TLS handshake, HTTP probe and DNS
+//     lookup result;
+//   - the host: the environment variables the checks read, the programs
+//     they looked up on PATH and the output of those they ran (helm version);
+//   - the inputs: the effective chart values, the packaged chart and the
+//     run's flags (manifest.json).
+//
+// Secrets are redacted before anything is written (see Redact): a Secret's
+// data values, secret-looking chart values, and in Helm release records the
+// values and the Secrets of the manifests, the record staying decodable.
+//
+// The file is a gzip'd tar: manifest.json (Manifest: the format version, the
+// plugin version, the time, the kubeconfig context, the server and its
+// version, the mode, the flags and the sha256 of every other entry), then the
+// entries. Open refuses, in one line, a bundle of a newer format, a truncated
+// or tampered one (an entry whose sha256 differs, missing or unlisted) and
+// one over MaxSize uncompressed.
+package bundle

@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+// bundledFlags are the flags a bundle's manifest keeps and a replay applies
+// again: those that shape the checks. The values flags (-f, --set,
+// --set-string) are kept as the effective values instead (redacted), the
+// kubeconfig's flags and --ca-file not at all (a replay reads neither).
+var bundledFlags = []string{
+	"output", "only", "skip", "fail-on", "runtime-name", "release-name", "post", "upgrade",
+	"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "timeout",
+	"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd",
+	"skip-ingress-validation", "chart", "chart-version", "connect-to", "argocd-version-range",
+	"request-timeout", "wait", "no-color",
+}
+
+// recordFlags returns the changed bundledFlags of fs, and the namespace
+// when one was chosen (ns).
+func recordFlags(fs *pflag.FlagSet, namespaceChanged bool, ns string) []bundle.Flag {
+	var out []bundle.Flag
+	fs.Visit(func(f *pflag.Flag) {
+		if !slices.Contains(bundledFlags, f.Name) {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			out = append(out, bundle.Flag{Name: f.Name, Values: sv.GetSlice()})
+			return
+		}
+		out = append(out, bundle.Flag{Name: f.Name, Values: []string{f.Value.String()}})
+	})
+	if namespaceChanged {
+		out = append(out, bundle.Flag{Name: "namespace", Values: []string{ns}})
+	}
+	return out
+}
+
+// modeName names a mode in a bundle's manifest.
+func modeName(m checks.Mode) string {
+	switch m {
+	case checks.ModePost:
+		return "post-install"
+	case checks.ModeUpgrade:
+		return "upgrade"
+	default:
+		return "pre-install"
+	}
+}
+
+// writeBundle writes --bundle: what rec recorded, the manifest, the
+// effective values (redacted), the chart the run loaded (packaged) and the
+// --waivers file.
+func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, started time.Time, server, contextName string, report *checks.Report) error {
+	m := bundle.Manifest{
+		Plugin: CurrentVersion().Version, Time: started, Context: contextName, Server: server,
+		Mode: modeName(o.config.Mode), Flags: o.bundleFlags,
+	}
+	if report != nil {
+		m.ServerVersion = report.Cluster.Version
+	}
+	files := map[string][]byte{}
+	if in := o.config.Inputs; in.Values != nil {
+		b, err := yaml.Marshal(bundle.Values(in.Values))
+		if err != nil {
+			return fmt.Errorf("bundle: values: %w", err)
+		}
+		files[bundle.ValuesEntry] = b
+	}
+	if l := o.config.Chart; l != nil {
+		if c, err := l.Get(ctx); err != nil {
+			m.ChartError = err.Error()
+		} else {
+			b, err := bundle.ChartArchive(c)
+			if err != nil {
+				return fmt.Errorf("bundle: %w", err)
+			}
+			files[bundle.ChartEntry] = b
+		}
+	}
+	if o.Waivers != "" {
+		b, err := os.ReadFile(o.Waivers)
+		if err != nil {
+			return fmt.Errorf("bundle: %w", err)
+		}
+		files[bundle.WaiversEntry] = b
+	}
+	return rec.Write(o.Bundle, m, files)
+}
+
+// replayFlags are the flags of `replay FILE` that override the recorded ones.
+type replayFlags struct {
+	output, failOn, waivers, chart, chartVersion string
+	only, skip                                   []string
+	upgrade, noColor                             bool
+	timeout                                      time.Duration
+}
+
+// newReplayCommand is `replay FILE`: the recorded run's checks on the
+// bundle, with no cluster.
+func newReplayCommand(streams genericiooptions.IOStreams, host Host) *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay FILE",
+		Short: "Run the checks on a bundle written by --bundle, with no cluster",
+		Long: `replay runs the checks on what a run with --bundle FILE read, with no
+cluster and no network: the report equals the recorded run's (timestamps
+aside), except for the checks that read a redacted value (see README). The
+recorded flags apply unless given again; --upgrade --chart NEWER asks
+whether the recorded release would take another chart version.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd, streams, host, args[0], f)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError("%v", err) })
+	fs := cmd.Flags()
+	fs.StringVarP(&f.output, "output", "o", "", "output format (default: the recorded run's)")
+	fs.StringSliceVar(&f.only, "only", nil, "run only these check IDs (default: the recorded run's)")
+	fs.StringSliceVar(&f.skip, "skip", nil, "do not run these check IDs (default: the recorded run's)")
+	fs.StringVar(&f.failOn, "fail-on", "", "lowest status that makes the exit code 1: fail or warn (default: the recorded run's)")
+	fs.StringVar(&f.waivers, "waivers", "", "YAML file of accepted findings (default: the recorded run's)")
+	fs.BoolVar(&f.upgrade, "upgrade", false, "check a helm upgrade of the recorded release to --chart")
+	fs.StringVar(&f.chart, "chart", "", "the chart to render (default: the recorded run's, from the bundle)")
+	fs.StringVar(&f.chartVersion, "chart-version", "", "chart version constraint, with --chart")
+	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
+	fs.DurationVar(&f.timeout, "timeout", 0, "bound on the whole replay (default: the recorded run's)")
+	formats := make([]string, len(reporters.Formats))
+	for i, x := range reporters.Formats {
+		formats[i] = string(x)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"fail", "warn"}, cobra.ShellCompDirectiveNoFileComp))
+	ids := func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeCheckIDs(checks.ModePre|checks.ModePost|checks.ModeUpgrade, toComplete)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("only", ids)
+	_ = cmd.RegisterFlagCompletionFunc("skip", ids)
+	return cmd
+}
+
+func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host, file string, f replayFlags) error {
+	b, err := bundle.Open(file)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	root, o := newCommand(streams, host)
+	fs := root.Flags()
+	namespaceChanged := false
+	for _, fl := range b.Manifest.Flags {
+		if fl.Name != "namespace" && !slices.Contains(bundledFlags, fl.Name) {
+			continue
+		}
+		for _, v := range fl.Values {
+			if err := fs.Set(fl.Name, v); err != nil {
+				return usageError("bundle %s: flag --%s %q: %v", file, fl.Name, v, err)
+			}
+		}
+		namespaceChanged = namespaceChanged || fl.Name == "namespace"
+	}
+	changed := cmd.Flags().Changed
+	if changed("output") {
+		o.Output = f.output
+	}
+	if changed("only") {
+		o.Only = f.only
+	}
+	if changed("skip") {
+		o.Skip = f.skip
+	}
+	if changed("fail-on") {
+		o.FailOn = f.failOn
+	}
+	if changed("no-color") {
+		o.NoColor = f.noColor
+	}
+	if changed("timeout") {
+		o.Timeout = f.timeout
+	}
+	if f.upgrade {
+		o.Upgrade, o.Post, o.Wait = true, false, 0
+	}
+	tmp, err := os.MkdirTemp("", "gitops-preflight-replay-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	put := func(name string, data []byte) (string, error) {
+		p := filepath.Join(tmp, name)
+		return p, os.WriteFile(p, data, 0o600)
+	}
+	o.ValueFiles, o.SetValues, o.SetStringValues = nil, nil, nil
+	if v, ok := b.File(bundle.ValuesEntry); ok {
+		p, err := put(bundle.ValuesEntry, v)
+		if err != nil {
+			return err
+		}
+		o.ValueFiles = []string{p}
+	}
+	o.Waivers = ""
+	if changed("waivers") {
+		o.Waivers = f.waivers
+	} else if w, ok := b.File(bundle.WaiversEntry); ok {
+		if o.Waivers, err = put(bundle.WaiversEntry, w); err != nil {
+			return err
+		}
+	}
+	var chartErr error
+	switch {
+	case changed("chart"):
+		o.Chart, o.ChartVersion = f.chart, f.chartVersion
+	case changed("chart-version"):
+		return usageError("--chart-version goes with --chart")
+	default:
+		if c, ok := b.File(bundle.ChartEntry); ok {
+			if o.Chart, err = put(bundle.ChartEntry, c); err != nil {
+				return err
+			}
+			o.ChartVersion = ""
+		} else if b.Manifest.ChartError != "" {
+			chartErr = errors.New(b.Manifest.ChartError)
+		}
+	}
+	o.replay = b
+	ctx := cmd.Context()
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
+		defer cancel()
+	}
+	if err := o.CompleteContext(ctx, namespaceChanged); err != nil {
+		return err
+	}
+	if chartErr != nil && o.config.Chart != nil {
+		// The recorded run could not load its chart: neither can the replay
+		// (and it pulls nothing).
+		o.config.Chart = chart.FailedLoader(o.config.Chart.Source(), chartErr)
+	}
+	return o.Run(ctx)
+}
