@@ -9,7 +9,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // ArgoCDServerCheck passes when a Service carrying the labels the chart's
@@ -174,12 +174,12 @@ func ArgoCDAdminAPIKeyCheck() Check {
 
 func runArgoCDAdminAPIKey(_ context.Context, env *Env) (Result, error) {
 	v := env.Inputs.Values
-	if t := values.String(v, "global.integrations.argo-cd.server.auth.type"); t == "token" {
+	if t := plan.String(v, "global.integrations.argo-cd.server.auth.type"); t == "token" {
 		return Skip("global.integrations.argo-cd.server.auth.type is token: no account capability needed"), nil
 	}
-	user := values.String(v, "global.integrations.argo-cd.server.auth.username")
+	user := plan.String(v, "global.integrations.argo-cd.server.auth.username")
 	if user == "" {
-		user = values.DefaultArgoCDUser
+		user = plan.DefaultArgoCDUser
 	}
 	ns := env.Inputs.Namespace
 	cm, err := env.Cluster.ConfigMap(ns, "argocd-cm")

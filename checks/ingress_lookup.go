@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Ingress controllers the runtime supports, by IngressClass spec.controller
@@ -307,9 +307,9 @@ func flavour(c *cluster.IngressClass) string {
 
 // ingressProtocol is global.runtime.ingress.protocol (default https).
 func ingressProtocol(env *Env) string {
-	p := values.String(env.Inputs.Values, "global.runtime.ingress.protocol")
+	p := plan.String(env.Inputs.Values, "global.runtime.ingress.protocol")
 	if p == "" {
-		p = values.DefaultIngressProtocol
+		p = plan.DefaultIngressProtocol
 	}
 	return p
 }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
 // TLSExpiryWarn is how close to notAfter a certificate makes ingress-tls warn
@@ -60,12 +60,12 @@ func runIngressTLS(ctx context.Context, env *Env) (Result, error) {
 	if p := ingressProtocol(env); p != "https" {
 		return Skip("global.runtime.ingress.protocol is %s: no TLS", p), nil
 	}
-	host, port := values.HostPort(env.Inputs.IngressHost, "443")
+	host, port := plan.HostPort(env.Inputs.IngressHost, "443")
 
 	// Secrets named in global.runtime.ingress.tls.
 	var problems []string
 	var objs []ObjectRef
-	for _, e := range values.List(env.Inputs.Values, "global.runtime.ingress.tls") {
+	for _, e := range plan.List(env.Inputs.Values, "global.runtime.ingress.tls") {
 		m, _ := e.(map[string]any)
 		name, _ := m["secretName"].(string)
 		if name == "" {

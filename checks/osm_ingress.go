@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Open Service Mesh names the check looks for. Sources: the OSM v0.8 ingress
@@ -366,7 +366,7 @@ func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts Runti
 		refs = append(refs, facts.ingressRef())
 	} else {
 		have = map[string]string{}
-		for k, v := range values.Map(env.Inputs.Values, "global.runtime.ingress.annotations") {
+		for k, v := range plan.Map(env.Inputs.Values, "global.runtime.ingress.annotations") {
 			have[k] = fmt.Sprint(v)
 		}
 	}

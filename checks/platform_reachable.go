@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // PlatformReachableCheck (tunnel mode) passes when the platform URL
@@ -34,13 +34,13 @@ func PlatformReachableCheck() Check {
 
 func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
 	v := env.Inputs.Values
-	platform := values.String(v, "global.codefresh.url")
+	platform := plan.String(v, "global.codefresh.url")
 	if platform == "" {
-		platform = values.DefaultPlatformURL
+		platform = plan.DefaultPlatformURL
 	}
-	tunnel := values.String(v, "tunnel-client.tunnelServer.host")
+	tunnel := plan.String(v, "tunnel-client.tunnelServer.host")
 	if tunnel == "" {
-		tunnel = values.DefaultTunnelServer
+		tunnel = plan.DefaultTunnelServer
 	}
 	type target struct{ what, host, port string }
 	var targets []target
@@ -53,7 +53,7 @@ func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
 		pport = "443"
 	}
 	targets = append(targets, target{"platform", u.Hostname(), pport})
-	th, tp := values.HostPort(tunnel, "443")
+	th, tp := plan.HostPort(tunnel, "443")
 	targets = append(targets, target{"tunnel server", th, tp})
 
 	var ok, bad []string

@@ -11,7 +11,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // The platform calls the chart's validation hooks make with the user token,
@@ -223,7 +223,7 @@ func runPlatformUserToken(ctx context.Context, env *Env) (Result, error) {
 // token comes with why.
 func userToken(env *Env) (token, why string, err error) {
 	in := env.Inputs
-	if t := values.String(in.Values, "global.codefresh.userToken.token"); t != "" {
+	if t := plan.String(in.Values, "global.codefresh.userToken.token"); t != "" {
 		return t, "", nil
 	}
 	if in.UserTokenSecret == "" || in.UserTokenKey == "" {

@@ -1,15 +1,21 @@
-// Package plan holds the planned install, derived once per run from the
-// flags: release, namespace, runtime name, chart reference, the merged chart
-// values (-f, --set and the shortcut flags, in Helm's order) and what the
-// chart derives from them (access mode, ingress host and class, runtime URL).
-// Checks read this typed plan (checks.Inputs is an alias of Install) instead
-// of re-deriving anything from the raw values map, the way stern builds its
-// typed stern.Config once from its flags.
+// Package plan is the only home of the gitops-runtime chart's knowledge in
+// the plugin. It holds the planned install, derived once per run from the
+// flags: release, namespace, runtime name, chart reference, the chart values
+// read the way Helm reads them (-f/--values files merged in order, then
+// --set and --set-string, then the shortcut flags) and every value the
+// chart derives from them that a check reads (access mode, ingress host,
+// class, protocol and TLS, runtime URL, platform and tunnel addresses, the
+// user token source, Argo CD authentication), with the chart's names and
+// defaults. Merging and --set parsing are Helm's own
+// (helm.sh/helm/v3/pkg/cli/values and pkg/strvals); this package only adds
+// the chart's defaults and lookups. Checks read the typed plan
+// (checks.Inputs is an alias of Install) instead of re-deriving anything
+// from the raw values map, the way stern builds its typed stern.Config once
+// from its flags.
 package plan
 
 import (
 	"context"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 	"io"
 )
 
@@ -84,7 +90,7 @@ type Install struct {
 
 	// Values are the merged chart values (-f, --set and the shortcuts applied,
 	// in Helm's order); nil when none were given. Read them through the
-	// helpers of internal/values, never by hand-walking maps elsewhere.
+	// helpers of this package, and only in checks/values.go; never by hand-walking maps elsewhere.
 	Values map[string]any
 	// RenderValues are the same merged values, never nil: what the chart is
 	// rendered with.
@@ -163,7 +169,7 @@ type Flags struct {
 	ValueFiles        []string
 	SetValues         []string
 	SetStringValues   []string
-	Shortcuts         values.Shortcuts
+	Shortcuts         Shortcuts
 	// Ctx bounds reading the values files (--timeout, signals); nil means
 	// context.Background(). Stdin is what `-f -` reads.
 	Ctx   context.Context
@@ -187,8 +193,8 @@ func (in Install) WithDefaults() Install {
 }
 
 // New derives the planned install from the flags: it merges -f/--set with
-// Helm's semantics (values.Load), applies the shortcut flags over them and
-// derives what the chart derives (values.Derive). global.runtime.name names
+// Helm's semantics (Load), applies the shortcut flags over them and
+// derives what the chart derives (Derive). global.runtime.name names
 // the runtime when --runtime-name is left at its default. The error is a
 // one-line usage error (unreadable or invalid values, unknown access mode).
 func New(f Flags) (Install, error) {
@@ -205,16 +211,16 @@ func New(f Flags) (Install, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	v, err := values.Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
+	v, err := Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
 	if err != nil {
 		return Install{}, err
 	}
-	if err := values.ApplyShortcuts(v, f.Shortcuts); err != nil {
+	if err := ApplyShortcuts(v, f.Shortcuts); err != nil {
 		return Install{}, err
 	}
-	p := values.Derive(v)
+	p := Derive(v)
 	in.RenderValues = v
-	in.AccessMode = AccessMode(p.Mode)
+	in.AccessMode = p.Mode
 	in.HTTPRoute = p.HTTPRoute
 	in.IngressHost = p.IngressHost
 	in.IngressClass = p.IngressClass

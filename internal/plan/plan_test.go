@@ -2,8 +2,6 @@ package plan
 
 import (
 	"testing"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
 func TestNewDefaultsAndDerivation(t *testing.T) {
@@ -26,14 +24,14 @@ func TestNewDefaultsAndDerivation(t *testing.T) {
 		t.Errorf("derived: %+v", in)
 	}
 
-	in, err = New(Flags{RuntimeName: "explicit", SetValues: []string{"global.runtime.name=rt1"}, Shortcuts: values.Shortcuts{IngressHost: "a.example"}})
+	in, err = New(Flags{RuntimeName: "explicit", SetValues: []string{"global.runtime.name=rt1"}, Shortcuts: Shortcuts{IngressHost: "a.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if in.RuntimeName != "explicit" || in.AccessMode != AccessIngress || in.IngressHost != "a.example" {
 		t.Errorf("flags win: %+v", in)
 	}
-	if _, err := New(Flags{Shortcuts: values.Shortcuts{AccessMode: "bogus"}}); err == nil {
+	if _, err := New(Flags{Shortcuts: Shortcuts{AccessMode: "bogus"}}); err == nil {
 		t.Error("unknown access mode accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package values
+package plan
 
 import (
 	"fmt"
@@ -16,19 +16,9 @@ const (
 	DefaultArgoCDAuthType  = "password"                   // global.integrations.argo-cd.server.auth.type
 )
 
-// Mode is how the platform reaches the runtime (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369).
-type Mode string
-
-// Modes, as in checks.AccessMode.
-const (
-	ModeTunnel      Mode = "tunnel"
-	ModeIngress     Mode = "ingress"
-	ModeServiceMesh Mode = "service-mesh"
-)
-
 // Planned is what the chart would derive from the merged values.
 type Planned struct {
-	Mode Mode
+	Mode AccessMode
 	// IngressHost is global.runtime.ingress.hosts[0] (ingress mode).
 	IngressHost string
 	// IngressClass is global.runtime.ingress.className (default nginx).
@@ -114,9 +104,9 @@ func Derive(v map[string]any) Planned {
 	}
 	switch {
 	case Bool(v, false, "global.runtime.ingress.enabled"):
-		p.Mode = ModeIngress
+		p.Mode = AccessIngress
 	case Bool(v, false, "global.runtime.httpRoute.enabled"):
-		p.Mode, p.HTTPRoute = ModeServiceMesh, true
+		p.Mode, p.HTTPRoute = AccessServiceMesh, true
 		proto := String(v, "global.runtime.httpRoute.protocol")
 		if proto == "" {
 			proto = DefaultIngressProtocol
@@ -127,9 +117,9 @@ func Derive(v map[string]any) Planned {
 			}
 		}
 	case Bool(v, true, "tunnel-client.enabled"):
-		p.Mode = ModeTunnel
+		p.Mode = AccessTunnel
 	default:
-		p.Mode = ModeServiceMesh
+		p.Mode = AccessServiceMesh
 		p.IngressURL = String(v, "global.runtime.ingressUrl")
 	}
 	return p
@@ -157,18 +147,18 @@ func ApplyShortcuts(v map[string]any, s Shortcuts) error {
 	if mode == "" {
 		switch {
 		case s.IngressHost != "":
-			mode = string(ModeIngress)
+			mode = string(AccessIngress)
 		case s.IngressURL != "":
-			mode = string(ModeServiceMesh)
+			mode = string(AccessServiceMesh)
 		}
 	}
-	switch Mode(mode) {
+	switch AccessMode(mode) {
 	case "":
-	case ModeIngress:
+	case AccessIngress:
 		sets = append(sets, "global.runtime.ingress.enabled=true", "global.runtime.httpRoute.enabled=false")
-	case ModeTunnel:
+	case AccessTunnel:
 		sets = append(sets, "global.runtime.ingress.enabled=false", "global.runtime.httpRoute.enabled=false", "tunnel-client.enabled=true")
-	case ModeServiceMesh:
+	case AccessServiceMesh:
 		sets = append(sets, "global.runtime.ingress.enabled=false", "tunnel-client.enabled=false")
 	default:
 		return fmt.Errorf("--access-mode must be tunnel, ingress or service-mesh, not %q", s.AccessMode)
