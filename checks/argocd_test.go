@@ -65,6 +65,7 @@ func TestArgoCDChecks(t *testing.T) {
 		{"token auth", ArgoCDAdminAPIKeyCheck(), func() Inputs {
 			in := existing
 			in.Values = map[string]any{"global": map[string]any{"integrations": map[string]any{"argo-cd": map[string]any{"server": map[string]any{"auth": map[string]any{"type": "token"}}}}}}
+			in.ArgoCDAuthType = "token"
 			return in
 		}(), nil, outcome{StatusSkip, []string{"auth.type is token"}}},
 	}

@@ -65,20 +65,10 @@ func runIngressTLS(ctx context.Context, env *Env) (Result, error) {
 	// Secrets named in global.runtime.ingress.tls.
 	var problems []string
 	var objs []ObjectRef
-	for _, e := range plan.List(env.Inputs.Values, "global.runtime.ingress.tls") {
-		m, _ := e.(map[string]any)
-		name, _ := m["secretName"].(string)
-		if name == "" {
-			continue
-		}
-		hosts := []string{host}
-		if hs, ok := m["hosts"].([]any); ok && len(hs) > 0 {
-			hosts = nil
-			for _, h := range hs {
-				if s, ok := h.(string); ok {
-					hosts = append(hosts, s)
-				}
-			}
+	for _, e := range env.Inputs.IngressTLS {
+		name, hosts := e.SecretName, e.Hosts
+		if hosts == nil {
+			hosts = []string{host}
 		}
 		ns := env.Inputs.Namespace
 		sec, err := env.Cluster.Secret(ns, name)

@@ -33,15 +33,7 @@ func PlatformReachableCheck() Check {
 }
 
 func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
-	v := env.Inputs.Values
-	platform := plan.String(v, "global.codefresh.url")
-	if platform == "" {
-		platform = plan.DefaultPlatformURL
-	}
-	tunnel := plan.String(v, "tunnel-client.tunnelServer.host")
-	if tunnel == "" {
-		tunnel = plan.DefaultTunnelServer
-	}
+	platform, tunnel := env.Inputs.PlatformURL, env.Inputs.TunnelServer
 	type target struct{ what, host, port string }
 	var targets []target
 	u, err := url.Parse(platform)

@@ -10,7 +10,7 @@ import (
 
 // reservedSecretName may not be used in a secretKeyRef: "codefresh-token is a
 // reserved name and is not allowed" (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L2-L7).
-const reservedSecretName = "codefresh-token"
+const reservedSecretName = plan.TokenSecretName
 
 // Values passes when the merged values hold what the chart's templates and
 // its validate-values hook require for the planned access mode

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -15,6 +16,37 @@ const (
 	DefaultArgoCDUser      = "admin"                      // global.integrations.argo-cd.server.auth.username
 	DefaultArgoCDAuthType  = "password"                   // global.integrations.argo-cd.server.auth.type
 )
+
+// IngressTLS is one entry of global.runtime.ingress.tls: the TLS Secret in
+// the runtime namespace and the hosts its certificate must cover. Hosts is
+// nil when the entry names none (the ingress host is meant) and empty when
+// it names only non-strings.
+type IngressTLS struct {
+	SecretName string
+	Hosts      []string
+}
+
+// Secret is a value that is never printed: fmt (every verb) and JSON show
+// "[redacted]" when it is set, "" when it is not; Reveal returns the value
+// for the one call that must send it.
+type Secret string
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String returns "[redacted]", or "" for an empty Secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString is String, for %#v.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalJSON encodes String.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
 // Planned is what the chart would derive from the merged values.
 type Planned struct {
@@ -57,6 +89,20 @@ type Planned struct {
 	// (chart README, "Multi Runtime Installation",
 	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#multi-runtime-installation).
 	SingleNamespace bool
+	// TunnelServer is tunnel-client.tunnelServer.host (default
+	// register-tunnels.cf-cd.com), "host" or "host:port".
+	TunnelServer string
+	// IngressTLS are the entries of global.runtime.ingress.tls that name a
+	// secretName, in order.
+	IngressTLS []IngressTLS
+	// IngressAnnotations is global.runtime.ingress.annotations, each value
+	// printed as the chart's template would print it.
+	IngressAnnotations map[string]string
+	// ArgoCDAuthType is global.integrations.argo-cd.server.auth.type
+	// (default "password"); ArgoCDUser is its username (default "admin").
+	ArgoCDAuthType, ArgoCDUser string
+	// UserToken is global.codefresh.userToken.token, the plain token.
+	UserToken Secret
 	// InstallsCRDs is true when the values leave on any of the CRDs the
 	// chart installs (argo-cd.crds.install, argo-workflows.crds.install,
 	// gitops-operator.crds.install, each true by default, for an enabled
@@ -78,15 +124,51 @@ func Derive(v map[string]any) Planned {
 		RuntimeName:           String(v, "global.runtime.name"),
 		SkipValidation:        Bool(v, false, "installer.skipValidation"),
 		SkipUsageValidation:   Bool(v, false, "installer.skipUsageValidation"),
-		PlainUserToken:        String(v, "global.codefresh.userToken.token") != "",
 		SingleNamespace:       Bool(v, false, "global.runtime.singleNamespace"),
 		UserTokenSecret:       String(v, "global.codefresh.userToken.secretKeyRef.name"),
 		UserTokenKey:          String(v, "global.codefresh.userToken.secretKeyRef.key"),
 		PlatformURL:           String(v, "global.codefresh.url"),
 		AccountID:             String(v, "global.codefresh.accountId"),
+		TunnelServer:          String(v, "tunnel-client.tunnelServer.host"),
+		ArgoCDAuthType:        String(v, "global.integrations.argo-cd.server.auth.type"),
+		ArgoCDUser:            String(v, "global.integrations.argo-cd.server.auth.username"),
+		UserToken:             Secret(String(v, "global.codefresh.userToken.token")),
 	}
+	p.PlainUserToken = p.UserToken != ""
 	if p.PlatformURL == "" {
 		p.PlatformURL = DefaultPlatformURL
+	}
+	if p.TunnelServer == "" {
+		p.TunnelServer = DefaultTunnelServer
+	}
+	if p.ArgoCDAuthType == "" {
+		p.ArgoCDAuthType = DefaultArgoCDAuthType
+	}
+	if p.ArgoCDUser == "" {
+		p.ArgoCDUser = DefaultArgoCDUser
+	}
+	for _, e := range List(v, "global.runtime.ingress.tls") {
+		m, _ := e.(map[string]any)
+		name, _ := m["secretName"].(string)
+		if name == "" {
+			continue
+		}
+		t := IngressTLS{SecretName: name}
+		if hs, ok := m["hosts"].([]any); ok && len(hs) > 0 {
+			t.Hosts = []string{}
+			for _, h := range hs {
+				if s, ok := h.(string); ok {
+					t.Hosts = append(t.Hosts, s)
+				}
+			}
+		}
+		p.IngressTLS = append(p.IngressTLS, t)
+	}
+	if a := Map(v, "global.runtime.ingress.annotations"); a != nil {
+		p.IngressAnnotations = make(map[string]string, len(a))
+		for k, x := range a {
+			p.IngressAnnotations[k] = fmt.Sprint(x)
+		}
 	}
 	for _, c := range []string{"argo-cd", "argo-workflows", "gitops-operator"} {
 		if Bool(v, true, c+".enabled") && Bool(v, true, c+".crds.install") {

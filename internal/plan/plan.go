@@ -128,6 +128,26 @@ type Install struct {
 	// where the validation hook calls the platform. AccountID is
 	// global.codefresh.accountId.
 	PlatformURL, AccountID string
+	// IngressProtocol is global.runtime.ingress.protocol, "http" or
+	// "https" (the chart's default).
+	IngressProtocol string
+	// IngressTLS are the global.runtime.ingress.tls entries that name a
+	// Secret, in order.
+	IngressTLS []IngressTLS
+	// IngressAnnotations is global.runtime.ingress.annotations (nil when
+	// unset).
+	IngressAnnotations map[string]string
+	// TunnelServer is tunnel-client.tunnelServer.host, "host" or
+	// "host:port" (default register-tunnels.cf-cd.com).
+	TunnelServer string
+	// ArgoCDAuthType is global.integrations.argo-cd.server.auth.type
+	// ("password", the chart's default, or "token"); ArgoCDUser is
+	// ...auth.username (default "admin"): the Argo CD account the runtime
+	// signs in with.
+	ArgoCDAuthType, ArgoCDUser string
+	// UserToken is global.codefresh.userToken.token, the plain user token
+	// ("" when the token comes from a secretKeyRef); it never prints.
+	UserToken Secret
 	// SingleNamespace is global.runtime.singleNamespace (namespaced mode,
 	// required of every runtime when a cluster has several).
 	SingleNamespace bool
@@ -158,6 +178,10 @@ type Install struct {
 	HelmMajor int
 }
 
+// HasValues reports whether chart values were given (-f/--values, --set,
+// --set-string): whether Values is set.
+func (in Install) HasValues() bool { return in.Values != nil }
+
 // Flags are the raw flags the plan is derived from.
 type Flags struct {
 	RuntimeName       string
@@ -177,8 +201,10 @@ type Flags struct {
 }
 
 // WithDefaults returns in with the chart's defaults in an empty runtime
-// name (DefaultRuntimeName), namespace (DefaultNamespace) and release name
-// (DefaultReleaseName).
+// name (DefaultRuntimeName), namespace (DefaultNamespace), release name
+// (DefaultReleaseName), ingress protocol (DefaultIngressProtocol), platform
+// URL (DefaultPlatformURL), tunnel server (DefaultTunnelServer) and Argo CD
+// account (DefaultArgoCDAuthType, DefaultArgoCDUser).
 func (in Install) WithDefaults() Install {
 	if in.RuntimeName == "" {
 		in.RuntimeName = DefaultRuntimeName
@@ -188,6 +214,21 @@ func (in Install) WithDefaults() Install {
 	}
 	if in.ReleaseName == "" {
 		in.ReleaseName = DefaultReleaseName
+	}
+	if in.IngressProtocol == "" {
+		in.IngressProtocol = DefaultIngressProtocol
+	}
+	if in.PlatformURL == "" {
+		in.PlatformURL = DefaultPlatformURL
+	}
+	if in.TunnelServer == "" {
+		in.TunnelServer = DefaultTunnelServer
+	}
+	if in.ArgoCDAuthType == "" {
+		in.ArgoCDAuthType = DefaultArgoCDAuthType
+	}
+	if in.ArgoCDUser == "" {
+		in.ArgoCDUser = DefaultArgoCDUser
 	}
 	return in
 }
@@ -232,6 +273,8 @@ func New(f Flags) (Install, error) {
 	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
 	in.UserTokenSecret, in.UserTokenKey = p.UserTokenSecret, p.UserTokenKey
 	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
+	in.IngressProtocol, in.IngressTLS, in.IngressAnnotations = p.Protocol, p.IngressTLS, p.IngressAnnotations
+	in.TunnelServer, in.ArgoCDAuthType, in.ArgoCDUser, in.UserToken = p.TunnelServer, p.ArgoCDAuthType, p.ArgoCDUser, p.UserToken
 	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {
