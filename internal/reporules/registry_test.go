@@ -54,7 +54,6 @@ var testGaps = map[string]string{
 	"validate-values-job": "tests in post_checks_test.go",
 	"validation-hooks":    "tests in chart_rules_test.go",
 	"helm-ownership":      "helm_ownership_test.go tests HelmOwnershipConflicts, not the check through the kit",
-	"nginx-tls-secret":    "nginx_tls_secret_test.go calls runNginxTLSSecret directly",
 	"runtime-schedulable": "runtime_schedulable_test.go calls runRuntimeSchedulable directly",
 	"upgrade-values":      "upgrade_values_test.go tests its helpers; the check runs in the e2e upgrade cases",
 }
