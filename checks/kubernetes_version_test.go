@@ -45,9 +45,9 @@ func TestKubernetesVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		env, _ := fakeEnv(t, tt.git)
-		got, err := runKubernetesVersion(t.Context(), env)
-		if err != nil || got.Status != tt.want || !strings.Contains(got.Message, tt.git) {
-			t.Errorf("kubernetes-version(%s) = %s %q, %v; want %s naming the version", tt.git, got.Status, got.Message, err, tt.want)
+		got := runThrough(t, KubernetesVersion(), env)
+		if got.Status != tt.want || !strings.Contains(got.Message, tt.git) {
+			t.Errorf("kubernetes-version(%s) = %s %q; want %s naming the version", tt.git, got.Status, got.Message, tt.want)
 		}
 	}
 }

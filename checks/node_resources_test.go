@@ -52,9 +52,9 @@ func TestNodeResources(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, _ := fakeEnv(t, "v1.30.0", tt.nodes...)
-			got, err := runNodeResources(t.Context(), env)
-			if err != nil || got.Status != tt.want {
-				t.Fatalf("node-resources = %s %q, %v; want %s", got.Status, got.Message, err, tt.want)
+			got := runThrough(t, NodeResources(), env)
+			if got.Status != tt.want {
+				t.Fatalf("node-resources = %s %q; want %s", got.Status, got.Message, tt.want)
 			}
 			for _, w := range tt.wantMsg {
 				if !strings.Contains(got.Message, w) {

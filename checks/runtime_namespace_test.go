@@ -33,9 +33,9 @@ func TestRuntimeNamespace(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			env, _ := fakeEnv(t, "v1.30.0", tt.objs...)
 			env.Inputs.Namespace = tt.input
-			got, err := runRuntimeNamespace(t.Context(), env)
-			if err != nil || got.Status != tt.want || !strings.Contains(got.Message, tt.wantMsg) {
-				t.Fatalf("runtime-namespace = %s %q, %v; want %s containing %q", got.Status, got.Message, err, tt.want, tt.wantMsg)
+			got := runThrough(t, RuntimeNamespace(), env)
+			if got.Status != tt.want || !strings.Contains(got.Message, tt.wantMsg) {
+				t.Fatalf("runtime-namespace = %s %q; want %s containing %q", got.Status, got.Message, tt.want, tt.wantMsg)
 			}
 		})
 	}
