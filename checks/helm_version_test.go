@@ -59,9 +59,9 @@ func TestHelmVersion(t *testing.T) {
 				ranWith = name + " " + strings.Join(args, " ")
 				return []byte(tt.output), tt.cmdErr
 			}
-			got, err := runHelmVersion(t.Context(), env)
-			if err != nil || got.Status != tt.want || !strings.Contains(got.Message, tt.wantText) {
-				t.Fatalf("helm-version = %s %q, %v; want %s containing %q", got.Status, got.Message, err, tt.want, tt.wantText)
+			got := runThrough(t, HelmVersion(), env)
+			if got.Status != tt.want || !strings.Contains(got.Message, tt.wantText) {
+				t.Fatalf("helm-version = %s %q; want %s containing %q", got.Status, got.Message, tt.want, tt.wantText)
 			}
 			if tt.helmBin != "" && !strings.HasPrefix(ranWith, tt.helmBin+" ") {
 				t.Errorf("ran %q, want $HELM_BIN %s", ranWith, tt.helmBin)

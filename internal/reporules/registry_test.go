@@ -39,7 +39,6 @@ var testGaps = map[string]string{
 	"argocd-server":       "tests in argocd_test.go",
 	"argocd-version":      "tests in argocd_test.go",
 	"chart-renders":       "tests in helm_ownership_test.go (runChartRenders called directly) and the e2e chart cases",
-	"helm-version":        "helm_version_test.go calls runHelmVersion directly instead of through the kit's runner",
 	"release-apis":        "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"sealed-secrets":      "tests in conflicts_test.go (runSealedSecrets called directly)",
 	"upgrade-apply":       "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
