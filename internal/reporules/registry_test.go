@@ -32,7 +32,6 @@ var (
 // holds every other check to its own complete test file; an entry that no
 // longer has a gap fails until it is removed, so the list only shrinks.
 var testGaps = map[string]string{
-	"alb-dns-alias":       "tests in post_checks_test.go (runAlbDNSAlias called directly)",
 	"argo-components":     "tests in conflicts_test.go (runArgoComponents called directly)",
 	"argo-crds-ownership": "tests in conflicts_test.go (runArgoCRDsOwnership called directly)",
 	"argocd-admin-apikey": "tests in argocd_test.go",
@@ -45,7 +44,6 @@ var testGaps = map[string]string{
 	"upgrade-deletes":     "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"upgrade-path":        "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"user-token-secret":   "tests in chart_rules_test.go",
-	"validate-values-job": "tests in post_checks_test.go (runValidateValuesJob called directly)",
 	"validation-hooks":    "tests in chart_rules_test.go",
 	"helm-ownership":      "helm_ownership_test.go tests HelmOwnershipConflicts, not the check through the kit",
 	"runtime-schedulable": "runtime_schedulable_test.go calls runRuntimeSchedulable directly",
