@@ -20,7 +20,8 @@ type checkFacts struct {
 }
 
 // kitEntries are the test kit's ways of running a check (checks/kit_test.go,
-// checks/testenv_test.go); nonPass are the statuses other than pass.
+// checks/testenv_test.go); a test helper of checks/ that calls one is one
+// too (kitFuncs). nonPass are the statuses other than pass.
 var (
 	kitEntries = []string{"newKit", "runThrough", "fakeEnv"}
 	nonPass    = []string{"StatusFail", "StatusWarn", "StatusSkip", "StatusError"}
@@ -34,9 +35,6 @@ var (
 var testGaps = map[string]string{
 	"argo-components":     "tests in conflicts_test.go (runArgoComponents called directly)",
 	"argo-crds-ownership": "tests in conflicts_test.go (runArgoCRDsOwnership called directly)",
-	"argocd-admin-apikey": "tests in argocd_test.go",
-	"argocd-server":       "tests in argocd_test.go",
-	"argocd-version":      "tests in argocd_test.go",
 	"chart-renders":       "tests in helm_ownership_test.go (runChartRenders called directly) and the e2e chart cases",
 	"release-apis":        "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"sealed-secrets":      "tests in conflicts_test.go (runSealedSecrets called directly)",
@@ -98,12 +96,66 @@ func idents(path string) (map[string]bool, error) {
 	return out, nil
 }
 
+// kitFuncs returns kitEntries and every function of the test files in
+// checksDir that calls one of them, directly or through another such
+// function.
+func kitFuncs(checksDir string) (map[string]bool, error) {
+	uses := map[string]map[string]bool{}
+	paths, err := filepath.Glob(filepath.Join(checksDir, "*_test.go"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range paths {
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Body == nil {
+				continue
+			}
+			ids := map[string]bool{}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					ids[id.Name] = true
+				}
+				return true
+			})
+			uses[fn.Name.Name] = ids
+		}
+	}
+	kit := map[string]bool{}
+	for _, k := range kitEntries {
+		kit[k] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		for name, ids := range uses {
+			if kit[name] || strings.HasPrefix(name, "Test") {
+				continue
+			}
+			for id := range ids {
+				if kit[id] {
+					kit[name], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	return kit, nil
+}
+
 // incomplete returns what each check in cs lacks under root: an Impact, a
 // docs page docs/checks/<id>.md, and a test file checks/<id with _>_test.go
 // that calls its constructor, runs it through the kit and expects both a
 // pass and a non-pass status. gaps excuses the test-file findings of the
 // checks it names, and must name only checks that still have one.
 func incomplete(root string, cs []checkFacts, gaps map[string]string) ([]string, error) {
+	kit, err := kitFuncs(filepath.Join(root, "checks"))
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, c := range cs {
 		if c.Impact == "" {
@@ -112,7 +164,7 @@ func incomplete(root string, cs []checkFacts, gaps map[string]string) ([]string,
 		if _, err := os.Stat(filepath.Join(root, "docs", "checks", c.ID+".md")); err != nil {
 			out = append(out, c.ID+": no docs page docs/checks/"+c.ID+".md")
 		}
-		found, err := testFindings(root, c)
+		found, err := testFindings(root, c, kit)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +179,7 @@ func incomplete(root string, cs []checkFacts, gaps map[string]string) ([]string,
 }
 
 // testFindings returns what c's own test file lacks.
-func testFindings(root string, c checkFacts) ([]string, error) {
+func testFindings(root string, c checkFacts, kitFns map[string]bool) ([]string, error) {
 	file := strings.ReplaceAll(c.ID, "-", "_") + "_test.go"
 	path := filepath.Join(root, "checks", file)
 	if _, err := os.Stat(path); err != nil {
@@ -142,7 +194,7 @@ func testFindings(root string, c checkFacts) ([]string, error) {
 		out = append(out, "checks/"+file+": never calls "+c.Constructor)
 	}
 	kit := false
-	for _, k := range kitEntries {
+	for k := range kitFns {
 		kit = kit || ids[k]
 	}
 	if !kit {
@@ -220,7 +272,16 @@ func TestCompletenessRuleFindsOne(t *testing.T) {
 		{ID: "pass-only", Impact: "advisory", Constructor: "PassOnly"},
 		{ID: "excused", Impact: "advisory", Constructor: "Excused"},
 	}
-	cs = append(cs, checkFacts{ID: "gap", Impact: "advisory", Constructor: "Gap"})
+	cs = append(cs, checkFacts{ID: "gap", Impact: "advisory", Constructor: "Gap"},
+		checkFacts{ID: "via-helper", Impact: "advisory", Constructor: "ViaHelper"},
+		checkFacts{ID: "no-kit", Impact: "advisory", Constructor: "NoKit"})
+	// A helper of a shared test file that calls the kit counts as the kit;
+	// one that calls the check's run function does not.
+	write("checks/shared_test.go", "package checks\n\nfunc runCases(t *testing.T, c Check) { _ = newKit(t).run(c) }\n\nfunc direct(c Check) { _ = c }\n")
+	write("docs/checks/via-helper.md", "# via-helper\n")
+	write("checks/via_helper_test.go", "package checks\n\nfunc TestV(t *testing.T) {\n\trunCases(t, ViaHelper())\n\t_ = []Status{StatusPass, StatusSkip}\n}\n")
+	write("docs/checks/no-kit.md", "# no-kit\n")
+	write("checks/no_kit_test.go", "package checks\n\nfunc TestN(t *testing.T) {\n\tdirect(NoKit())\n\t_ = []Status{StatusPass, StatusSkip}\n}\n")
 	write("docs/checks/gap.md", "# gap\n")
 	got, err := incomplete(root, cs, map[string]string{"excused": "tests in shared_test.go", "gap": "tests in shared_test.go"})
 	if err != nil {
@@ -232,6 +293,7 @@ func TestCompletenessRuleFindsOne(t *testing.T) {
 		"no-impact-no-docs: no test file checks/no_impact_no_docs_test.go",
 		"checks/pass_only_test.go: does not expect both a pass and a non-pass outcome",
 		"excused: its kit test is complete now: remove it from testGaps",
+		"checks/no_kit_test.go: does not run no-kit through the kit (newKit, runThrough, fakeEnv)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("incomplete =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
