@@ -41,8 +41,6 @@ var testGaps = map[string]string{
 	"upgrade-apply":       "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"upgrade-deletes":     "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"upgrade-path":        "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
-	"user-token-secret":   "tests in chart_rules_test.go",
-	"validation-hooks":    "tests in chart_rules_test.go",
 	"helm-ownership":      "helm_ownership_test.go tests HelmOwnershipConflicts, not the check through the kit",
 	"runtime-schedulable": "runtime_schedulable_test.go calls runRuntimeSchedulable directly",
 	"upgrade-values":      "upgrade_values_test.go tests its helpers; only the e2e upgrade cases run the check",
