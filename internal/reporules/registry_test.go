@@ -35,7 +35,6 @@ var (
 var testGaps = map[string]string{
 	"argo-components":     "tests in conflicts_test.go (runArgoComponents called directly)",
 	"argo-crds-ownership": "tests in conflicts_test.go (runArgoCRDsOwnership called directly)",
-	"chart-renders":       "tests in helm_ownership_test.go (runChartRenders called directly) and the e2e chart cases",
 	"release-apis":        "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"sealed-secrets":      "tests in conflicts_test.go (runSealedSecrets called directly)",
 	"upgrade-apply":       "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
