@@ -134,8 +134,8 @@ e2e: test-binaries build
 # explores for FUZZTIME.
 FUZZTIME ?= 5s
 FUZZ_TARGETS := \
-	./internal/values:FuzzLoad \
-	./internal/values:FuzzSet \
+	./internal/plan:FuzzLoad \
+	./internal/plan:FuzzSet \
 	./internal/cluster:FuzzDecodeHelmRelease \
 	./internal/probe:FuzzAppendPEM \
 	./internal/redact:FuzzString \

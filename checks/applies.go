@@ -48,7 +48,7 @@ var inputs = map[Input]struct {
 	missing string
 }{
 	InputValues: {
-		set:     func(in Inputs) bool { return in.Values != nil },
+		set:     func(in Inputs) bool { return in.HasValues() },
 		missing: "no values given: pass the -f/--values files and --set flags you will give helm install",
 	},
 	InputIngressHost: {

@@ -9,7 +9,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // ArgoCDServerCheck passes when a Service carrying the labels the chart's
@@ -173,20 +173,16 @@ func ArgoCDAdminAPIKeyCheck() Check {
 }
 
 func runArgoCDAdminAPIKey(_ context.Context, env *Env) (Result, error) {
-	v := env.Inputs.Values
-	if t := values.String(v, "global.integrations.argo-cd.server.auth.type"); t == "token" {
+	if env.Inputs.ArgoCDAuthType == "token" {
 		return Skip("global.integrations.argo-cd.server.auth.type is token: no account capability needed"), nil
 	}
-	user := values.String(v, "global.integrations.argo-cd.server.auth.username")
-	if user == "" {
-		user = values.DefaultArgoCDUser
-	}
+	user := env.Inputs.ArgoCDUser
 	ns := env.Inputs.Namespace
-	cm, err := env.Cluster.ConfigMap(ns, "argocd-cm")
+	cm, err := env.Cluster.ConfigMap(ns, plan.ArgoCDConfigMapName)
 	if err != nil {
 		return Result{}, err
 	}
-	ref := ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: "argocd-cm"}
+	ref := ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: plan.ArgoCDConfigMapName}
 	key := "accounts." + user
 	patch := fmt.Sprintf("kubectl patch configmap argocd-cm -n %s --type merge -p '{\"data\":{\"%s\":\"apiKey, login\"}}'", ns, key)
 	if !cm.Exists {

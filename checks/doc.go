@@ -13,7 +13,13 @@
 // Adding a check is the four files README "Adding a check" lists: the check
 // file (`func MyCheck() Check`), its line in All (registry.go, at the place
 // it should appear in reports), its docs page (docs/checks/<id>.md) and its
-// kit test file; then `make docs`. The catalogue and its meaning are fixed by
+// kit test file (<id_with_underscores>_test.go, running MyCheck through the
+// kit with a passing and a non-passing outcome); then `make docs`. A check
+// reads the planned install only through the typed fields of Inputs
+// (plan.Install) and the chart's names from internal/plan; a value the plan
+// lacks becomes a field there (the fifth file, only then). Only values.go
+// and upgrade_values.go read raw chart values. internal/reporules holds
+// these rules as tests. The catalogue and its meaning are fixed by
 // README "Checks" and docs/checks.md; every rule's threshold cites the public
 // page or source file (URL and section) it comes from.
 //

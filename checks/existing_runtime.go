@@ -8,7 +8,6 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"golang.org/x/sync/errgroup"
-	"helm.sh/helm/v3/pkg/chartutil"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -20,8 +19,8 @@ import (
 // app-proxy Deployment.
 const (
 	RuntimeChartName     = "gitops-runtime"
-	RuntimeConfigMapName = "codefresh-cm"
-	RuntimeAppProxyName  = "cap-app-proxy"
+	RuntimeConfigMapName = plan.ConfigMapName
+	RuntimeAppProxyName  = plan.AppProxyName
 	// runtimeNameLabel carries the runtime name on chart objects (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L43-L59).
 	runtimeNameLabel = "codefresh.io/runtime-name"
 )
@@ -200,11 +199,7 @@ func readPlannedShape(ctx context.Context, env *Env) (plannedShape, error) {
 		// The upgrade's values are Helm's (reused, reset or given), not
 		// only the flags': read the mode from what the target's templates see.
 		if u, err := env.Upgrade(ctx); err == nil {
-			if x, err := chartutil.Values(u.TargetComputed).PathValue("global.runtime.singleNamespace"); err == nil {
-				p.single, _ = x.(bool)
-			} else {
-				p.single = false
-			}
+			p.single = targetPlanned(u).SingleNamespace
 		}
 	}
 	switch {

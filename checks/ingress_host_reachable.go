@@ -3,7 +3,7 @@ package checks
 import (
 	"context"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // IngressHostReachableCheck passes when an HTTP request to
@@ -34,7 +34,7 @@ func runIngressHostReachable(ctx context.Context, env *Env) (Result, error) {
 		return Skip("ingress validation disabled (--skip-ingress-validation / global.runtime.ingress.skipValidation)"), nil
 	}
 	proto := ingressProtocol(env)
-	host, port := values.HostPort(env.Inputs.IngressHost, map[string]string{"http": "80"}[proto])
+	host, port := plan.HostPort(env.Inputs.IngressHost, map[string]string{"http": "80"}[proto])
 	if port == "" {
 		port = "443"
 	}

@@ -25,7 +25,7 @@ func TestIngressHostReachable(t *testing.T) {
 
 	httpValues := map[string]any{"global": map[string]any{"runtime": map[string]any{"ingress": map[string]any{"protocol": "http"}}}}
 	in := func(host string) Inputs {
-		return Inputs{AccessMode: AccessIngress, IngressClass: "nginx", IngressHost: host, Values: httpValues}
+		return Inputs{AccessMode: AccessIngress, IngressClass: "nginx", IngressHost: host, Values: httpValues, IngressProtocol: "http"}
 	}
 	tests := []struct {
 		name string

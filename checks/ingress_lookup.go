@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
 // Ingress controllers the runtime supports, by IngressClass spec.controller
@@ -306,10 +305,4 @@ func flavour(c *cluster.IngressClass) string {
 }
 
 // ingressProtocol is global.runtime.ingress.protocol (default https).
-func ingressProtocol(env *Env) string {
-	p := values.String(env.Inputs.Values, "global.runtime.ingress.protocol")
-	if p == "" {
-		p = values.DefaultIngressProtocol
-	}
-	return p
-}
+func ingressProtocol(env *Env) string { return env.Inputs.IngressProtocol }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
 // TLSExpiryWarn is how close to notAfter a certificate makes ingress-tls warn
@@ -60,25 +60,15 @@ func runIngressTLS(ctx context.Context, env *Env) (Result, error) {
 	if p := ingressProtocol(env); p != "https" {
 		return Skip("global.runtime.ingress.protocol is %s: no TLS", p), nil
 	}
-	host, port := values.HostPort(env.Inputs.IngressHost, "443")
+	host, port := plan.HostPort(env.Inputs.IngressHost, "443")
 
 	// Secrets named in global.runtime.ingress.tls.
 	var problems []string
 	var objs []ObjectRef
-	for _, e := range values.List(env.Inputs.Values, "global.runtime.ingress.tls") {
-		m, _ := e.(map[string]any)
-		name, _ := m["secretName"].(string)
-		if name == "" {
-			continue
-		}
-		hosts := []string{host}
-		if hs, ok := m["hosts"].([]any); ok && len(hs) > 0 {
-			hosts = nil
-			for _, h := range hs {
-				if s, ok := h.(string); ok {
-					hosts = append(hosts, s)
-				}
-			}
+	for _, e := range env.Inputs.IngressTLS {
+		name, hosts := e.SecretName, e.Hosts
+		if hosts == nil {
+			hosts = []string{host}
 		}
 		ns := env.Inputs.Namespace
 		sec, err := env.Cluster.Secret(ns, name)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
@@ -30,8 +31,10 @@ func TestIngressTLS(t *testing.T) {
 	_, closedPort, _ := net.SplitHostPort(closed.Addr().String())
 	_ = closed.Close()
 
+	// The values become the plan's typed fields as plan.New derives them.
 	ingress := func(host string, v map[string]any) Inputs {
-		return Inputs{AccessMode: AccessIngress, IngressClass: "nginx", IngressHost: host, Values: v}
+		p := plan.Derive(v)
+		return Inputs{AccessMode: AccessIngress, IngressClass: "nginx", IngressHost: host, Values: v, IngressProtocol: p.Protocol, IngressTLS: p.IngressTLS}
 	}
 	tests := []struct {
 		name  string

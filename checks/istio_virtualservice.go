@@ -11,6 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Routing of the runtime through Istio (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/,
@@ -26,9 +27,9 @@ var (
 
 // Destinations of the documented routes.
 const (
-	internalRouterHost = "internal-router"
+	internalRouterHost = plan.InternalRouterName
 	internalRouterPort = 80
-	appProxyHost       = "cap-app-proxy"
+	appProxyHost       = plan.AppProxyName
 	appProxyPort       = 3017
 	eventSourceSuffix  = "-eventsource-svc"
 )

@@ -80,7 +80,7 @@ var virtualServiceVersionsForKit = []string{"v1", "v1beta1", "v1alpha3"}
 func newKit(t *testing.T, docs ...string) *kit {
 	t.Helper()
 	k := &kit{t: t, served: map[schema.GroupResource]bool{}, seen: map[string]bool{}, version: "v1.30.0",
-		in: Inputs{RuntimeName: DefaultRuntimeName, Namespace: DefaultNamespace, ReleaseName: DefaultReleaseName}}
+		in: Inputs{}.WithDefaults()}
 	return k.yaml(docs...)
 }
 

@@ -3,6 +3,8 @@ package checks
 import (
 	"context"
 	"fmt"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // RuntimeTokenSecretName is the Secret holding a runtime's own platform
@@ -10,7 +12,7 @@ import (
 // for it first (CODEFRESH_TOKEN,
 // https://github.com/codefresh-io/cli-v2/blob/b36dcf4b468989a9c4738f1dd2a67fb2517d4bc3/cmd/commands/helm.go
 // validateWithRuntimeToken).
-const RuntimeTokenSecretName = "codefresh-token"
+const RuntimeTokenSecretName = plan.TokenSecretName
 
 // LeftoverRuntimeToken fails when the runtime namespace holds a
 // codefresh-token Secret with a token but no Helm release of this name (nor

@@ -132,3 +132,23 @@ func TestNginxTLSSecretCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestNginxTLSSecretThroughTheKit runs the check through the runner, as a
+// --post run does: a Secret covering the host passes, a missing one fails.
+func TestNginxTLSSecretThroughTheKit(t *testing.T) {
+	good := tlsSecret(t, "codefresh", "good", corev1.SecretTypeTLS, testHost)
+	in := Inputs{IngressClass: "nginx", Post: true}
+	for _, tc := range []struct {
+		name string
+		tls  []networkingv1.IngressTLS
+		want outcome
+	}{
+		{"covers the host", []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "good"}}, outcome{StatusPass, []string{"Secret good"}}},
+		{"secret missing", []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "gone"}}, outcome{StatusFail, []string{"does not exist"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newKit(t).objects(nginxObjs(t, tc.tls, good)...).with(in).run(NginxTLSSecret())
+			tc.want.expect(t, r)
+		})
+	}
+}

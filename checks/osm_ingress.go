@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Open Service Mesh names the check looks for. Sources: the OSM v0.8 ingress
@@ -37,7 +37,7 @@ const (
 // "targetPort of httpbin service").
 const (
 	internalRouterTargetPort = 8080
-	internalRouterSA         = "internal-router"
+	internalRouterSA         = plan.InternalRouterName
 )
 
 // Annotations of ingress-nginx for HTTPS to an OSM v0.8 backend (the v0.8
@@ -365,10 +365,7 @@ func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts Runti
 		where = "Ingress " + facts.Ingress.Name
 		refs = append(refs, facts.ingressRef())
 	} else {
-		have = map[string]string{}
-		for k, v := range values.Map(env.Inputs.Values, "global.runtime.ingress.annotations") {
-			have[k] = fmt.Sprint(v)
-		}
+		have = env.Inputs.IngressAnnotations
 	}
 	var problems []string
 	for _, k := range []string{nginxBackendProtocol, nginxConfigSnippet, nginxProxySSLSecret, nginxProxySSLVerify} {

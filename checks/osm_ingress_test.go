@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // osmWorld is a cluster for osm-ingress: which OSM generation is installed,
@@ -198,6 +199,7 @@ func withValues(in Inputs, annotations map[string]string) Inputs {
 		a[k] = v
 	}
 	in.Values = map[string]any{"global": map[string]any{"runtime": map[string]any{"ingress": map[string]any{"annotations": a}}}}
+	in.IngressAnnotations = plan.Derive(in.Values).IngressAnnotations
 	return in
 }
 

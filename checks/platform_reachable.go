@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // PlatformReachableCheck (tunnel mode) passes when the platform URL
@@ -33,15 +33,7 @@ func PlatformReachableCheck() Check {
 }
 
 func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
-	v := env.Inputs.Values
-	platform := values.String(v, "global.codefresh.url")
-	if platform == "" {
-		platform = values.DefaultPlatformURL
-	}
-	tunnel := values.String(v, "tunnel-client.tunnelServer.host")
-	if tunnel == "" {
-		tunnel = values.DefaultTunnelServer
-	}
+	platform, tunnel := env.Inputs.PlatformURL, env.Inputs.TunnelServer
 	type target struct{ what, host, port string }
 	var targets []target
 	u, err := url.Parse(platform)
@@ -53,7 +45,7 @@ func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
 		pport = "443"
 	}
 	targets = append(targets, target{"platform", u.Hostname(), pport})
-	th, tp := values.HostPort(tunnel, "443")
+	th, tp := plan.HostPort(tunnel, "443")
 	targets = append(targets, target{"tunnel server", th, tp})
 
 	var ok, bad []string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
@@ -30,7 +31,10 @@ func TestPlatformReachable(t *testing.T) {
 			"tunnel-client": map[string]any{"tunnelServer": map[string]any{"host": "example.com"}},
 		}
 	}
-	tunnel := func(url string) Inputs { return Inputs{AccessMode: AccessTunnel, Values: vals(url)} }
+	tunnel := func(url string) Inputs {
+		p := plan.Derive(vals(url))
+		return Inputs{AccessMode: AccessTunnel, Values: vals(url), PlatformURL: p.PlatformURL, TunnelServer: p.TunnelServer}
+	}
 	tests := []struct {
 		name string
 		in   Inputs

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
 // The platform calls the chart's validation hooks make with the user token,
@@ -223,8 +221,8 @@ func runPlatformUserToken(ctx context.Context, env *Env) (Result, error) {
 // token comes with why.
 func userToken(env *Env) (token, why string, err error) {
 	in := env.Inputs
-	if t := values.String(in.Values, "global.codefresh.userToken.token"); t != "" {
-		return t, "", nil
+	if in.UserToken != "" {
+		return in.UserToken.Reveal(), "", nil
 	}
 	if in.UserTokenSecret == "" || in.UserTokenKey == "" {
 		return "", "no global.codefresh.userToken (token or secretKeyRef)", nil

@@ -80,7 +80,7 @@ func TestPlatformUserToken(t *testing.T) {
 		return &platformStub{admin: true, account: "acc1", runtimes: map[string]bool{"other": true}, usage: intp(1), lim: intp(3)}
 	}
 	vals := map[string]any{"global": map[string]any{"codefresh": map[string]any{"userToken": map[string]any{"token": token}}}}
-	in := Inputs{Namespace: "cf", RuntimeName: "rt1", AccountID: "acc1", Values: vals, RenderValues: vals, PlainUserToken: true}
+	in := Inputs{Namespace: "cf", RuntimeName: "rt1", AccountID: "acc1", Values: vals, RenderValues: vals, PlainUserToken: true, UserToken: token}
 	tests := []struct {
 		name string
 		stub func(*platformStub)
@@ -96,7 +96,7 @@ func TestPlatformUserToken(t *testing.T) {
 		{"usage not validated", func(s *platformStub) { s.usage = intp(9) }, func(in *Inputs) { in.SkipUsageValidation = true }, outcome{StatusPass, []string{"is free"}}},
 		{"401", func(s *platformStub) { s.status = http.StatusUnauthorized }, nil, outcome{StatusFail, []string{"failed getting current user: [401] - failed to make a GraphQL API request"}}},
 		{"timeout", func(s *platformStub) { s.delay = 1500 * time.Millisecond }, nil, outcome{StatusSkip, []string{"the platform did not answer"}}},
-		{"no token", nil, func(in *Inputs) { in.Values, in.RenderValues, in.PlainUserToken = nil, nil, false }, outcome{StatusSkip, []string{"no global.codefresh.userToken"}}},
+		{"no token", nil, func(in *Inputs) { in.Values, in.RenderValues, in.PlainUserToken, in.UserToken = nil, nil, false, "" }, outcome{StatusSkip, []string{"no global.codefresh.userToken"}}},
 		{"hooks skipped", nil, func(in *Inputs) { in.SkipValidation, in.SkipUsageValidation = true, true }, outcome{StatusSkip, []string{"renders no validation hook"}}},
 	}
 	for _, tt := range tests {

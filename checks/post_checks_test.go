@@ -1,73 +1,15 @@
 package checks
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
-
-func failedJob(name string) *batchv1.Job {
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: name, UID: "uid-" + "x"},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: name, Image: "quay.io/codefresh/gitops-runtime-installer"}}}}},
-		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{
-			Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}},
-	}
-}
-
-// TestValidateValuesJobLogTail covers the log path the e2e tests cannot
-// reach (no kubelet there): the fake clientset serves pods/log as "fake logs".
-func TestValidateValuesJobLogTail(t *testing.T) {
-	pod := &corev1.Pod{Spec: corev1.PodSpec{NodeName: "node-1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-abcde",
-		Labels: map[string]string{"batch.kubernetes.io/job-name": "validate-values"}}}
-	env, kube := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
-	r, err := runValidateValuesJob(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Status != StatusFail || !strings.Contains(r.Message, "BackoffLimitExceeded") ||
-		!strings.Contains(r.Message, "last 1 lines of pod validate-values-abcde:\n  fake logs") {
-		t.Fatalf("result = %+v", r)
-	}
-	if !strings.Contains(r.Hint, "kubectl logs jobs/validate-values -n codefresh --tail=50") {
-		t.Fatalf("hint = %q", r.Hint)
-	}
-	var sawLog bool
-	for _, a := range kube.Actions() {
-		if a.GetResource().Resource == "pods" && a.GetSubresource() == "log" {
-			sawLog = true
-		}
-	}
-	if !sawLog {
-		t.Fatal("no pods/log request")
-	}
-}
-
-func TestValidateValuesJobPodGone(t *testing.T) {
-	env, _ := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-usage")})
-	r, err := runValidateValuesJob(context.Background(), env)
-	if err != nil || r.Status != StatusFail || !strings.Contains(r.Message, "Job validate-usage failed") ||
-		!strings.Contains(r.Message, "pod is gone") || !strings.Contains(r.Message, "kubectl logs jobs/validate-usage -n codefresh --tail=50") {
-		t.Fatalf("= %+v, %v", r, err)
-	}
-}
-
-func TestValidateValuesJobPasses(t *testing.T) {
-	env, _ := postEnv(t, Inputs{}, nil)
-	if r, err := runValidateValuesJob(context.Background(), env); err != nil || r.Status != StatusPass {
-		t.Fatalf("= %+v, %v", r, err)
-	}
-}
 
 func TestRedactSecrets(t *testing.T) {
 	for in, want := range map[string]string{
@@ -137,41 +79,6 @@ func TestIstioRoutes(t *testing.T) {
 	}
 }
 
-type fakeResolver map[string][]string
-
-func (f fakeResolver) LookupHost(_ context.Context, host string) ([]string, error) {
-	if a, ok := f[host]; ok {
-		return a, nil
-	}
-	return nil, errors.New("no such host")
-}
-
-func TestAlbDNSAlias(t *testing.T) {
-	const alb = "k8s-codefres-abc-123.eu-west-1.elb.amazonaws.com"
-	objs := []runtime.Object{
-		ingressClass("alb", ControllerALB),
-		ingress("codefresh", RuntimeIngressName, "alb", testHost, nil, networkingv1.IngressLoadBalancerIngress{Hostname: alb}),
-	}
-	for name, tc := range map[string]struct {
-		res  fakeResolver
-		want Status
-		msg  string
-	}{
-		"alias":     {fakeResolver{alb: {"1.2.3.4", "5.6.7.8"}, testHost: {"5.6.7.8"}}, StatusPass, "resolves to the ALB"},
-		"no record": {fakeResolver{alb: {"1.2.3.4"}}, StatusFail, "does not resolve"},
-		"elsewhere": {fakeResolver{alb: {"1.2.3.4"}, testHost: {"9.9.9.9"}}, StatusFail, "resolves to 9.9.9.9, not to the ALB"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, objs)
-			env.Resolver = tc.res
-			r, err := runAlbDNSAlias(context.Background(), env)
-			if err != nil || r.Status != tc.want || !strings.Contains(r.Message, tc.msg) {
-				t.Fatalf("= %+v, %v; want %s containing %q", r, err, tc.want, tc.msg)
-			}
-		})
-	}
-}
-
 func TestIsRolloutsController(t *testing.T) {
 	for img, want := range map[string]bool{
 		"quay.io/argoproj/argo-rollouts:v1.7.2":      true,
@@ -187,21 +94,6 @@ func TestIsRolloutsController(t *testing.T) {
 	}
 	if !IsRolloutsController(cluster.Workload{Labels: map[string]string{"app.kubernetes.io/component": "rollouts-controller"}}) {
 		t.Error("label not recognised")
-	}
-}
-
-func TestValidateValuesJobPodNeverScheduled(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values-q",
-		Labels: map[string]string{"job-name": "validate-values"}}}
-	env, kube := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-values"), pod})
-	r, err := runValidateValuesJob(context.Background(), env)
-	if err != nil || r.Status != StatusFail || !strings.Contains(r.Message, "never scheduled to a node") || !strings.Contains(r.Message, "kubectl logs jobs/validate-values") {
-		t.Fatalf("= %+v, %v", r, err)
-	}
-	for _, a := range kube.Actions() {
-		if a.GetSubresource() == "log" {
-			t.Fatal("asked for the log of a pod that never ran")
-		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Names the gitops-runtime chart renders (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/ingress.yaml, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/codefresh-cm.yaml).
@@ -16,11 +17,11 @@ const (
 	LegacyRuntimeIngressName = "ingress-master"
 	// CodefreshConfigMap holds ingressHost (the runtime URL), ingressClassName
 	// and version (the runtime's appVersion).
-	CodefreshConfigMap = "codefresh-cm"
+	CodefreshConfigMap = plan.ConfigMapName
 	// CodefreshTokenSecret is created by cap-app-proxy when the runtime
 	// registers; gitops-operator, argo-gateway and the event reporters cannot
 	// start without it (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components, https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components/gitops-operator/_env.yaml).
-	CodefreshTokenSecret = "codefresh-token"
+	CodefreshTokenSecret = plan.TokenSecretName
 	// TunnelSubdomainHost is the default tunnel-client subdomain host: a
 	// runtime URL under it means tunnel mode (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369).
 	TunnelSubdomainHost = "tunnels.cf-cd.com"

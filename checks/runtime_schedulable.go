@@ -20,6 +20,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // RuntimeSchedulable passes when every pod the runtime will run fits on a
@@ -120,12 +121,12 @@ func DefaultRuntimePods() []RuntimePodSpec {
 		p("argo-workflow-controller", 1, linux, "", "", ""),
 		p("argo-server", 1, linux, "", "", ""),
 		p("sealed-secrets-controller", 1, nil, "200m", "512Mi", ""),
-		p("cap-app-proxy", 1, nil, "100m", "512Mi", "2Gi", "200m", "256Mi"),
+		p(plan.AppProxyName, 1, nil, "100m", "512Mi", "2Gi", "200m", "256Mi"),
 		p("argo-gateway", 1, nil, "100m", "128Mi", ""),
 		p("cluster-event-reporter", 2, nil, "100m", "128Mi", ""),
 		p("runtime-event-reporter", 2, nil, "100m", "128Mi", ""),
 		p("gitops-operator", 1, nil, "100m", "128Mi", ""),
-		p("internal-router", 1, nil, "200m", "128Mi", ""),
+		p(plan.InternalRouterName, 1, nil, "200m", "128Mi", ""),
 		p("codefresh-tunnel-client", 1, nil, "", "", ""),
 		// pre-install hooks
 		p("argo-cd-redis-secret-init", 1, linux, "", "", ""),

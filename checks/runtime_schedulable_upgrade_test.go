@@ -97,7 +97,7 @@ func TestRuntimeSchedulableUpgrade(t *testing.T) {
 	ctrl := true
 	running := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "app-5d8f-x1", Labels: map[string]string{"app": "app", "pod-template-hash": "5d8f"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "app-5d8f", UID: "u1", Controller: &ctrl}}},
-		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "app:1", Resources: requests("1500m", "256Mi", "")}}},
+		Spec:   corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "app:1", Resources: requests("1500m", "256Mi", "")}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	deployed := schedDeployment("app:1", "1500m", 1, "")
 	up := Inputs{Upgrade: true}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // RuntimeComponents are the workload names the gitops-runtime chart renders
@@ -14,11 +15,7 @@ import (
 // subchart's. Workloads of the release are found by Helm's
 // meta.helm.sh/release-name annotation; these names also catch a runtime
 // installed without it (e.g. rendered by Argo CD).
-var RuntimeComponents = []string{
-	"cap-app-proxy", "internal-router", "gitops-operator", "argo-gateway",
-	"runtime-event-reporter", "cluster-event-reporter", "sealed-secrets-controller",
-	"runtime-redis", "argo-server", "argo-workflow-controller",
-}
+var RuntimeComponents = plan.RuntimeComponents()
 
 // Bounds of the per-workload detail, so a report stays readable.
 const (

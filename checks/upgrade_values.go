@@ -10,7 +10,7 @@ import (
 	helmchart "helm.sh/helm/v3/pkg/chart"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // UpgradeValues compares, by what the runtime does with them, the values the
@@ -50,25 +50,25 @@ type valueEffect struct {
 }
 
 var valueEffects = []valueEffect{
-	{Name: "runtime name (global.runtime.name)", Required: true, Of: func(v map[string]any) string { return values.String(v, "global.runtime.name") }},
-	{Name: "account (global.codefresh.accountId)", Required: true, Of: func(v map[string]any) string { return values.String(v, "global.codefresh.accountId") }},
+	{Name: "runtime name (global.runtime.name)", Required: true, Of: func(v map[string]any) string { return plan.String(v, "global.runtime.name") }},
+	{Name: "account (global.codefresh.accountId)", Required: true, Of: func(v map[string]any) string { return plan.String(v, "global.codefresh.accountId") }},
 	{Name: "user token source (global.codefresh.userToken)", Required: true, Of: tokenSource},
-	{Name: "access mode", Of: func(v map[string]any) string { return string(values.Derive(v).Mode) }},
-	{Name: "ingress host (global.runtime.ingress.hosts[0])", Of: func(v map[string]any) string { return values.Derive(v).IngressHost }},
-	{Name: "runtime URL (global.runtime.ingressUrl)", Of: func(v map[string]any) string { return values.Derive(v).IngressURL }},
+	{Name: "access mode", Of: func(v map[string]any) string { return string(plan.Derive(v).Mode) }},
+	{Name: "ingress host (global.runtime.ingress.hosts[0])", Of: func(v map[string]any) string { return plan.Derive(v).IngressHost }},
+	{Name: "runtime URL (global.runtime.ingressUrl)", Of: func(v map[string]any) string { return plan.Derive(v).IngressURL }},
 	{Name: "bundled Argo CD (argo-cd.enabled)", Of: func(v map[string]any) string {
-		return fmt.Sprint(values.Bool(v, true, "argo-cd.enabled"))
+		return fmt.Sprint(plan.Bool(v, true, "argo-cd.enabled"))
 	}},
-	{Name: "image registry (global.imageRegistry)", Of: func(v map[string]any) string { return values.String(v, "global.imageRegistry") }},
+	{Name: "image registry (global.imageRegistry)", Of: func(v map[string]any) string { return plan.String(v, "global.imageRegistry") }},
 }
 
 // tokenSource says where the user token comes from, never its value.
 func tokenSource(v map[string]any) string {
-	if values.String(v, "global.codefresh.userToken.token") != "" {
+	if plan.String(v, "global.codefresh.userToken.token") != "" {
 		return "a plain value"
 	}
-	if n := values.String(v, "global.codefresh.userToken.secretKeyRef.name"); n != "" {
-		return "Secret " + n + " key " + values.String(v, "global.codefresh.userToken.secretKeyRef.key")
+	if n := plan.String(v, "global.codefresh.userToken.secretKeyRef.name"); n != "" {
+		return "Secret " + n + " key " + plan.String(v, "global.codefresh.userToken.secretKeyRef.key")
 	}
 	return ""
 }
@@ -149,8 +149,8 @@ func keptDefaults(up *chart.Upgrade) []string {
 	var out []string
 	for _, p := range paths {
 		path := strings.Split(p, ".")
-		def, _ := values.Lookup(up.TargetDefaults, path...)
-		now, _ := values.Lookup(up.TargetComputed, path...)
+		def, _ := plan.Lookup(up.TargetDefaults, path...)
+		now, _ := plan.Lookup(up.TargetComputed, path...)
 		if reflect.DeepEqual(def, now) {
 			continue
 		}
@@ -178,11 +178,11 @@ func userSet(up *chart.Upgrade, path []string) bool {
 	}
 	for _, p := range cands {
 		if up.Current != nil {
-			if _, set := values.Lookup(up.Current.Config, p...); set {
+			if _, set := plan.Lookup(up.Current.Config, p...); set {
 				return true
 			}
 		}
-		if _, set := values.Lookup(up.Given, p...); set {
+		if _, set := plan.Lookup(up.Given, p...); set {
 			return true
 		}
 	}
@@ -237,7 +237,7 @@ func leaves(prefix string, v map[string]any, out *[]string) {
 // chartReads reports whether chart c (or the subchart the path's first key
 // names) defaults the path or names its last key in a template.
 func chartReads(c *helmchart.Chart, path []string) bool {
-	if _, ok := values.Lookup(c.Values, path...); ok {
+	if _, ok := plan.Lookup(c.Values, path...); ok {
 		return true
 	}
 	for _, d := range c.Dependencies() {

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // reservedSecretName may not be used in a secretKeyRef: "codefresh-token is a
 // reserved name and is not allowed" (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L2-L7).
-const reservedSecretName = "codefresh-token"
+const reservedSecretName = plan.TokenSecretName
 
 // Values passes when the merged values hold what the chart's templates and
 // its validate-values hook require for the planned access mode
@@ -58,8 +59,8 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 	}
 
 	// userToken (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl, https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go).
-	token := values.String(v, "global.codefresh.userToken.token")
-	ref := values.Map(v, "global.codefresh.userToken.secretKeyRef")
+	token := plan.String(v, "global.codefresh.userToken.token")
+	ref := plan.Map(v, "global.codefresh.userToken.secretKeyRef")
 	switch {
 	case token != "":
 	case len(ref) > 0:
@@ -76,14 +77,14 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 			fmt.Sprintf("kubectl create secret generic cf-user-token -n %s --from-literal=token=<your Codefresh API key>, then --set global.codefresh.userToken.secretKeyRef.name=cf-user-token --set global.codefresh.userToken.secretKeyRef.key=token", ns))
 	}
 
-	accountID := values.String(v, "global.codefresh.accountId")
+	accountID := plan.String(v, "global.codefresh.accountId")
 	switch env.Inputs.AccessMode {
 	case AccessTunnel:
 		if accountID == "" {
 			add("global.codefresh.accountId is required for tunnel based runtime", "--set global.codefresh.accountId=<account ID> (Codefresh UI: Account settings)")
 		}
 	case AccessIngress:
-		hosts := values.List(v, "global.runtime.ingress.hosts")
+		hosts := plan.List(v, "global.runtime.ingress.hosts")
 		if len(hosts) == 0 {
 			add(`"global.runtime.ingress.hosts" must contain the runtime host (the chart uses hosts[0])`, "--set global.runtime.ingress.hosts[0]=<runtime host> (or --ingress-host)")
 		} else if h, ok := hosts[0].(string); !ok || h == "" {
@@ -104,12 +105,12 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 			add(fmt.Sprintf("global.runtime.ingressUrl %q: only http and https are supported", u), "")
 		}
 	}
-	if env.Inputs.AccessMode != AccessTunnel && accountID == "" && values.Bool(v, true, "codefreshWorkflowLogStoreCM.enabled") {
+	if env.Inputs.AccessMode != AccessTunnel && accountID == "" && plan.Bool(v, true, "codefreshWorkflowLogStoreCM.enabled") {
 		add("global.codefresh.accountId is required if codefreshWorkflowLogStoreCM is enabled (the default)", "--set global.codefresh.accountId=<account ID>")
 	}
 
 	// gitCredentials (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl: both name and key, or rendering fails).
-	if gref := values.Map(v, "global.runtime.gitCredentials.password.secretKeyRef"); len(gref) > 0 {
+	if gref := plan.Map(v, "global.runtime.gitCredentials.password.secretKeyRef"); len(gref) > 0 {
 		p, h, o, err := secretKeyRefProblem(env, "global.runtime.gitCredentials.password.secretKeyRef", gref)
 		if err != nil {
 			return Result{}, err
@@ -123,7 +124,7 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 	if len(problems) > 0 {
 		return Fail("%s", strings.Join(problems, "; ")).WithHint(strings.Join(hints, "; ")).WithObjects(objs...), nil
 	}
-	if values.Has(v, "global.external-argo-cd") {
+	if plan.Has(v, "global.external-argo-cd") {
 		return Warn("global.external-argo-cd is set but the chart ignores it since 0.24 (renamed global.integrations.argo-cd)").
 			WithHint("move its settings under global.integrations.argo-cd (server.svc, server.port, server.auth...)"), nil
 	}
@@ -172,3 +173,10 @@ func secretKeyRefProblem(env *Env, path string, ref map[string]any) (string, str
 	}
 	return "", "", nil, nil
 }
+
+// targetPlanned is the plan of an --upgrade's target: Helm's computed values
+// of the new revision (chart.Upgrade.TargetComputed: the target chart's
+// defaults coalesced with the values Helm's upgrade action chose), derived as
+// the plan derives the flags' values. Checks that judge the target read it
+// here, never the raw tree.
+func targetPlanned(u *chart.Upgrade) plan.Planned { return plan.Derive(u.TargetComputed) }

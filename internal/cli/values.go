@@ -11,7 +11,6 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
 // completeValues merges -f/--set with Helm's semantics, applies the
@@ -31,7 +30,7 @@ func (o *Options) completeValues(ctx context.Context, ns string, namespaceChange
 		SetStringValues:   o.SetStringValues,
 		Ctx:               ctx,
 		Stdin:             o.Streams.In,
-		Shortcuts: values.Shortcuts{
+		Shortcuts: plan.Shortcuts{
 			AccessMode:            o.AccessMode,
 			IngressHost:           o.IngressHost,
 			IngressClass:          o.IngressClass,

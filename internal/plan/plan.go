@@ -1,15 +1,21 @@
-// Package plan holds the planned install, derived once per run from the
-// flags: release, namespace, runtime name, chart reference, the merged chart
-// values (-f, --set and the shortcut flags, in Helm's order) and what the
-// chart derives from them (access mode, ingress host and class, runtime URL).
-// Checks read this typed plan (checks.Inputs is an alias of Install) instead
-// of re-deriving anything from the raw values map, the way stern builds its
-// typed stern.Config once from its flags.
+// Package plan is the only home of the gitops-runtime chart's knowledge in
+// the plugin. It holds the planned install, derived once per run from the
+// flags: release, namespace, runtime name, chart reference, the chart values
+// read the way Helm reads them (-f/--values files merged in order, then
+// --set and --set-string, then the shortcut flags) and every value the
+// chart derives from them that a check reads (access mode, ingress host,
+// class, protocol and TLS, runtime URL, platform and tunnel addresses, the
+// user token source, Argo CD authentication), with the chart's names and
+// defaults. Merging and --set parsing are Helm's own
+// (helm.sh/helm/v3/pkg/cli/values and pkg/strvals); this package only adds
+// the chart's defaults and lookups. Checks read the typed plan
+// (checks.Inputs is an alias of Install) instead of re-deriving anything
+// from the raw values map, the way stern builds its typed stern.Config once
+// from its flags.
 package plan
 
 import (
 	"context"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 	"io"
 )
 
@@ -84,7 +90,7 @@ type Install struct {
 
 	// Values are the merged chart values (-f, --set and the shortcuts applied,
 	// in Helm's order); nil when none were given. Read them through the
-	// helpers of internal/values, never by hand-walking maps elsewhere.
+	// helpers of this package, and only in checks/values.go; never by hand-walking maps elsewhere.
 	Values map[string]any
 	// RenderValues are the same merged values, never nil: what the chart is
 	// rendered with.
@@ -122,6 +128,26 @@ type Install struct {
 	// where the validation hook calls the platform. AccountID is
 	// global.codefresh.accountId.
 	PlatformURL, AccountID string
+	// IngressProtocol is global.runtime.ingress.protocol, "http" or
+	// "https" (the chart's default).
+	IngressProtocol string
+	// IngressTLS are the global.runtime.ingress.tls entries that name a
+	// Secret, in order.
+	IngressTLS []IngressTLS
+	// IngressAnnotations is global.runtime.ingress.annotations (nil when
+	// unset).
+	IngressAnnotations map[string]string
+	// TunnelServer is tunnel-client.tunnelServer.host, "host" or
+	// "host:port" (default register-tunnels.cf-cd.com).
+	TunnelServer string
+	// ArgoCDAuthType is global.integrations.argo-cd.server.auth.type
+	// ("password", the chart's default, or "token"); ArgoCDUser is
+	// ...auth.username (default "admin"): the Argo CD account the runtime
+	// signs in with.
+	ArgoCDAuthType, ArgoCDUser string
+	// UserToken is global.codefresh.userToken.token, the plain user token
+	// ("" when the token comes from a secretKeyRef); it never prints.
+	UserToken Secret
 	// SingleNamespace is global.runtime.singleNamespace (namespaced mode,
 	// required of every runtime when a cluster has several).
 	SingleNamespace bool
@@ -152,6 +178,10 @@ type Install struct {
 	HelmMajor int
 }
 
+// HasValues reports whether chart values were given (-f/--values, --set,
+// --set-string): whether Values is set.
+func (in Install) HasValues() bool { return in.Values != nil }
+
 // Flags are the raw flags the plan is derived from.
 type Flags struct {
 	RuntimeName       string
@@ -163,7 +193,7 @@ type Flags struct {
 	ValueFiles        []string
 	SetValues         []string
 	SetStringValues   []string
-	Shortcuts         values.Shortcuts
+	Shortcuts         Shortcuts
 	// Ctx bounds reading the values files (--timeout, signals); nil means
 	// context.Background(). Stdin is what `-f -` reads.
 	Ctx   context.Context
@@ -171,8 +201,10 @@ type Flags struct {
 }
 
 // WithDefaults returns in with the chart's defaults in an empty runtime
-// name (DefaultRuntimeName), namespace (DefaultNamespace) and release name
-// (DefaultReleaseName).
+// name (DefaultRuntimeName), namespace (DefaultNamespace), release name
+// (DefaultReleaseName), ingress protocol (DefaultIngressProtocol), platform
+// URL (DefaultPlatformURL), tunnel server (DefaultTunnelServer) and Argo CD
+// account (DefaultArgoCDAuthType, DefaultArgoCDUser).
 func (in Install) WithDefaults() Install {
 	if in.RuntimeName == "" {
 		in.RuntimeName = DefaultRuntimeName
@@ -183,12 +215,27 @@ func (in Install) WithDefaults() Install {
 	if in.ReleaseName == "" {
 		in.ReleaseName = DefaultReleaseName
 	}
+	if in.IngressProtocol == "" {
+		in.IngressProtocol = DefaultIngressProtocol
+	}
+	if in.PlatformURL == "" {
+		in.PlatformURL = DefaultPlatformURL
+	}
+	if in.TunnelServer == "" {
+		in.TunnelServer = DefaultTunnelServer
+	}
+	if in.ArgoCDAuthType == "" {
+		in.ArgoCDAuthType = DefaultArgoCDAuthType
+	}
+	if in.ArgoCDUser == "" {
+		in.ArgoCDUser = DefaultArgoCDUser
+	}
 	return in
 }
 
 // New derives the planned install from the flags: it merges -f/--set with
-// Helm's semantics (values.Load), applies the shortcut flags over them and
-// derives what the chart derives (values.Derive). global.runtime.name names
+// Helm's semantics (Load), applies the shortcut flags over them and
+// derives what the chart derives (Derive). global.runtime.name names
 // the runtime when --runtime-name is left at its default. The error is a
 // one-line usage error (unreadable or invalid values, unknown access mode).
 func New(f Flags) (Install, error) {
@@ -205,16 +252,16 @@ func New(f Flags) (Install, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	v, err := values.Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
+	v, err := Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
 	if err != nil {
 		return Install{}, err
 	}
-	if err := values.ApplyShortcuts(v, f.Shortcuts); err != nil {
+	if err := ApplyShortcuts(v, f.Shortcuts); err != nil {
 		return Install{}, err
 	}
-	p := values.Derive(v)
+	p := Derive(v)
 	in.RenderValues = v
-	in.AccessMode = AccessMode(p.Mode)
+	in.AccessMode = p.Mode
 	in.HTTPRoute = p.HTTPRoute
 	in.IngressHost = p.IngressHost
 	in.IngressClass = p.IngressClass
@@ -226,6 +273,8 @@ func New(f Flags) (Install, error) {
 	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
 	in.UserTokenSecret, in.UserTokenKey = p.UserTokenSecret, p.UserTokenKey
 	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
+	in.IngressProtocol, in.IngressTLS, in.IngressAnnotations = p.Protocol, p.IngressTLS, p.IngressAnnotations
+	in.TunnelServer, in.ArgoCDAuthType, in.ArgoCDUser, in.UserToken = p.TunnelServer, p.ArgoCDAuthType, p.ArgoCDUser, p.UserToken
 	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {

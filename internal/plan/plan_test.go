@@ -1,9 +1,11 @@
 package plan
 
 import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/values"
 )
 
 func TestNewDefaultsAndDerivation(t *testing.T) {
@@ -26,14 +28,14 @@ func TestNewDefaultsAndDerivation(t *testing.T) {
 		t.Errorf("derived: %+v", in)
 	}
 
-	in, err = New(Flags{RuntimeName: "explicit", SetValues: []string{"global.runtime.name=rt1"}, Shortcuts: values.Shortcuts{IngressHost: "a.example"}})
+	in, err = New(Flags{RuntimeName: "explicit", SetValues: []string{"global.runtime.name=rt1"}, Shortcuts: Shortcuts{IngressHost: "a.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if in.RuntimeName != "explicit" || in.AccessMode != AccessIngress || in.IngressHost != "a.example" {
 		t.Errorf("flags win: %+v", in)
 	}
-	if _, err := New(Flags{Shortcuts: values.Shortcuts{AccessMode: "bogus"}}); err == nil {
+	if _, err := New(Flags{Shortcuts: Shortcuts{AccessMode: "bogus"}}); err == nil {
 		t.Error("unknown access mode accepted")
 	}
 }
@@ -103,5 +105,69 @@ func TestNewDerivesThePlatformInputs(t *testing.T) {
 	}
 	if in.PlatformURL != "https://cf.example" || in.AccountID != "acc1" || in.UserTokenSecret != "tok" || in.UserTokenKey != "token" {
 		t.Errorf("derived: url %q account %q secret %q key %q", in.PlatformURL, in.AccountID, in.UserTokenSecret, in.UserTokenKey)
+	}
+}
+
+// TestNewDerivesTheCheckInputs: every value a check reads, field by field,
+// with the chart's default when the values leave it unset.
+func TestNewDerivesTheCheckInputs(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sets []string
+		got  func(Install) any
+		want any
+	}{
+		{"protocol default", nil, func(in Install) any { return in.IngressProtocol }, "https"},
+		{"protocol", []string{"global.runtime.ingress.protocol=http"}, func(in Install) any { return in.IngressProtocol }, "http"},
+		{"tunnel server default", nil, func(in Install) any { return in.TunnelServer }, "register-tunnels.cf-cd.com"},
+		{"tunnel server", []string{"tunnel-client.tunnelServer.host=t.example:8443"}, func(in Install) any { return in.TunnelServer }, "t.example:8443"},
+		{"argo-cd auth default", nil, func(in Install) any { return in.ArgoCDAuthType + " " + in.ArgoCDUser }, "password admin"},
+		{"argo-cd auth", []string{"global.integrations.argo-cd.server.auth.type=token", "global.integrations.argo-cd.server.auth.username=bot"},
+			func(in Install) any { return in.ArgoCDAuthType + " " + in.ArgoCDUser }, "token bot"},
+		{"no user token", nil, func(in Install) any { return in.UserToken.Reveal() }, ""},
+		{"user token", []string{"global.codefresh.userToken.token=tok-1"}, func(in Install) any { return in.UserToken.Reveal() }, "tok-1"},
+		{"no annotations", nil, func(in Install) any { return in.IngressAnnotations }, map[string]string(nil)},
+		{"annotations", []string{"global.runtime.ingress.annotations.a=x", "global.runtime.ingress.annotations.n=3"},
+			func(in Install) any { return in.IngressAnnotations }, map[string]string{"a": "x", "n": "3"}},
+		{"no tls", nil, func(in Install) any { return in.IngressTLS }, []IngressTLS(nil)},
+		{"tls", []string{"global.runtime.ingress.tls[0].secretName=a", "global.runtime.ingress.tls[1].hosts[0]=x",
+			"global.runtime.ingress.tls[2].secretName=b", "global.runtime.ingress.tls[2].hosts[0]=h1", "global.runtime.ingress.tls[2].hosts[1]=h2",
+			"global.runtime.ingress.tls[3].secretName=c", "global.runtime.ingress.tls[3].hosts[0]=1"},
+			func(in Install) any { return in.IngressTLS },
+			[]IngressTLS{{SecretName: "a"}, {SecretName: "b", Hosts: []string{"h1", "h2"}}, {SecretName: "c", Hosts: []string{}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in, err := New(Flags{SetValues: c.sets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.got(in); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("%v: got %#v, want %#v", c.sets, got, c.want)
+			}
+		})
+	}
+}
+
+// TestSecretNeverPrints: the user token field prints redacted with every
+// fmt verb, inside a struct and in JSON; an empty one prints empty.
+func TestSecretNeverPrints(t *testing.T) {
+	in, err := New(Flags{SetValues: []string{"global.codefresh.userToken.token=tok-secret-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := json.Marshal(in.UserToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprintf("%v", struct{ T Secret }{in.UserToken}), fmt.Sprintf("%+v", []Secret{in.UserToken}), fmt.Sprintf("%#v", in.UserToken), fmt.Sprintf("%s", in.UserToken), string(j)} {
+		if strings.Contains(s, "tok-secret-1") {
+			t.Errorf("the token prints: %s", s)
+		}
+	}
+	if s := fmt.Sprint(in.UserToken); s != "[redacted]" {
+		t.Errorf("set token prints %q, want [redacted]", s)
+	}
+	if s := fmt.Sprint(Secret("")); s != "" {
+		t.Errorf("empty token prints %q", s)
 	}
 }

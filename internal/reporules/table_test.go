@@ -8,7 +8,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // missing from the table may import none of the project's packages. Test
 // files are free: they may reach any package to set up a case.
 //
-// The layers, from the bottom: leaf packages (plan's values, probe, proc,
+// The layers, from the bottom: leaf packages (plan, probe, proc,
 // redact, chart, release, version, mdblock) import nothing of the project;
 // cluster reads the API server; checks judge what those read; reporters
 // print a report; bundle records what a run read (through cluster's
@@ -17,7 +17,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // (flags, the report's output, exit codes); cmd is the process; hack/ and
 // testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/values"},
+	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
@@ -25,13 +25,12 @@ var allowedImports = map[string][]string{
 	"hack/fixtures":                {"internal/fixtures"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
-	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/values", "internal/version", "reporters"},
+	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
 	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
-	"internal/plan":                {"internal/values"},
 	"internal/testcluster":         {"reporters"},
 	"reporters":                    {"checks", "internal/redact"},
 }

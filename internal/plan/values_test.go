@@ -1,4 +1,4 @@
-package values
+package plan
 
 import (
 	"context"
@@ -64,14 +64,14 @@ func TestLoadErrorsAreOneLine(t *testing.T) {
 func TestDerive(t *testing.T) {
 	cases := []struct {
 		sets []string
-		mode Mode
+		mode AccessMode
 		url  string
 	}{
-		{nil, ModeTunnel, ""},
-		{[]string{"global.runtime.ingress.enabled=true", "global.runtime.ingress.hosts[0]=h.example.com"}, ModeIngress, ""},
-		{[]string{"global.runtime.httpRoute.enabled=true", "global.runtime.httpRoute.hostnames[0]=r.example.com"}, ModeServiceMesh, "https://r.example.com"},
-		{[]string{"tunnel-client.enabled=false", "global.runtime.ingressUrl=https://m.example.com"}, ModeServiceMesh, "https://m.example.com"},
-		{[]string{"global.runtime.ingress.enabled=true", "tunnel-client.enabled=false"}, ModeIngress, ""},
+		{nil, AccessTunnel, ""},
+		{[]string{"global.runtime.ingress.enabled=true", "global.runtime.ingress.hosts[0]=h.example.com"}, AccessIngress, ""},
+		{[]string{"global.runtime.httpRoute.enabled=true", "global.runtime.httpRoute.hostnames[0]=r.example.com"}, AccessServiceMesh, "https://r.example.com"},
+		{[]string{"tunnel-client.enabled=false", "global.runtime.ingressUrl=https://m.example.com"}, AccessServiceMesh, "https://m.example.com"},
+		{[]string{"global.runtime.ingress.enabled=true", "tunnel-client.enabled=false"}, AccessIngress, ""},
 	}
 	for _, c := range cases {
 		v, err := Load(context.Background(), nil, c.sets, nil)
@@ -94,14 +94,14 @@ func TestShortcutsOverrideValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := Derive(v)
-	if p.Mode != ModeIngress || p.IngressHost != "h.example.com" || p.IngressClass != "nginx" || !p.ExistingArgoCD || !p.SkipIngressValidation {
+	if p.Mode != AccessIngress || p.IngressHost != "h.example.com" || p.IngressClass != "nginx" || !p.ExistingArgoCD || !p.SkipIngressValidation {
 		t.Errorf("shortcuts not applied: %+v", p)
 	}
 	v2 := map[string]any{}
 	if err := ApplyShortcuts(v2, Shortcuts{IngressURL: "https://x.example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	if p := Derive(v2); p.Mode != ModeServiceMesh || p.IngressURL != "https://x.example.com" {
+	if p := Derive(v2); p.Mode != AccessServiceMesh || p.IngressURL != "https://x.example.com" {
 		t.Errorf("--ingress-url: %+v", p)
 	}
 	if err := ApplyShortcuts(map[string]any{}, Shortcuts{AccessMode: "bogus"}); err == nil {

@@ -1,6 +1,7 @@
-package values
+package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -16,19 +17,40 @@ const (
 	DefaultArgoCDAuthType  = "password"                   // global.integrations.argo-cd.server.auth.type
 )
 
-// Mode is how the platform reaches the runtime (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369).
-type Mode string
+// IngressTLS is one entry of global.runtime.ingress.tls: the TLS Secret in
+// the runtime namespace and the hosts its certificate must cover. Hosts is
+// nil when the entry names none (the ingress host is meant) and empty when
+// it names only non-strings.
+type IngressTLS struct {
+	SecretName string
+	Hosts      []string
+}
 
-// Modes, as in checks.AccessMode.
-const (
-	ModeTunnel      Mode = "tunnel"
-	ModeIngress     Mode = "ingress"
-	ModeServiceMesh Mode = "service-mesh"
-)
+// Secret is a value that is never printed: fmt (every verb) and JSON show
+// "[redacted]" when it is set, "" when it is not; Reveal returns the value
+// for the one call that must send it.
+type Secret string
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String returns "[redacted]", or "" for an empty Secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// GoString is String, for %#v.
+func (s Secret) GoString() string { return s.String() }
+
+// MarshalJSON encodes String.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
 // Planned is what the chart would derive from the merged values.
 type Planned struct {
-	Mode Mode
+	Mode AccessMode
 	// IngressHost is global.runtime.ingress.hosts[0] (ingress mode).
 	IngressHost string
 	// IngressClass is global.runtime.ingress.className (default nginx).
@@ -67,6 +89,20 @@ type Planned struct {
 	// (chart README, "Multi Runtime Installation",
 	// https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/README.md#multi-runtime-installation).
 	SingleNamespace bool
+	// TunnelServer is tunnel-client.tunnelServer.host (default
+	// register-tunnels.cf-cd.com), "host" or "host:port".
+	TunnelServer string
+	// IngressTLS are the entries of global.runtime.ingress.tls that name a
+	// secretName, in order.
+	IngressTLS []IngressTLS
+	// IngressAnnotations is global.runtime.ingress.annotations, each value
+	// printed as the chart's template would print it.
+	IngressAnnotations map[string]string
+	// ArgoCDAuthType is global.integrations.argo-cd.server.auth.type
+	// (default "password"); ArgoCDUser is its username (default "admin").
+	ArgoCDAuthType, ArgoCDUser string
+	// UserToken is global.codefresh.userToken.token, the plain token.
+	UserToken Secret
 	// InstallsCRDs is true when the values leave on any of the CRDs the
 	// chart installs (argo-cd.crds.install, argo-workflows.crds.install,
 	// gitops-operator.crds.install, each true by default, for an enabled
@@ -88,15 +124,51 @@ func Derive(v map[string]any) Planned {
 		RuntimeName:           String(v, "global.runtime.name"),
 		SkipValidation:        Bool(v, false, "installer.skipValidation"),
 		SkipUsageValidation:   Bool(v, false, "installer.skipUsageValidation"),
-		PlainUserToken:        String(v, "global.codefresh.userToken.token") != "",
 		SingleNamespace:       Bool(v, false, "global.runtime.singleNamespace"),
 		UserTokenSecret:       String(v, "global.codefresh.userToken.secretKeyRef.name"),
 		UserTokenKey:          String(v, "global.codefresh.userToken.secretKeyRef.key"),
 		PlatformURL:           String(v, "global.codefresh.url"),
 		AccountID:             String(v, "global.codefresh.accountId"),
+		TunnelServer:          String(v, "tunnel-client.tunnelServer.host"),
+		ArgoCDAuthType:        String(v, "global.integrations.argo-cd.server.auth.type"),
+		ArgoCDUser:            String(v, "global.integrations.argo-cd.server.auth.username"),
+		UserToken:             Secret(String(v, "global.codefresh.userToken.token")),
 	}
+	p.PlainUserToken = p.UserToken != ""
 	if p.PlatformURL == "" {
 		p.PlatformURL = DefaultPlatformURL
+	}
+	if p.TunnelServer == "" {
+		p.TunnelServer = DefaultTunnelServer
+	}
+	if p.ArgoCDAuthType == "" {
+		p.ArgoCDAuthType = DefaultArgoCDAuthType
+	}
+	if p.ArgoCDUser == "" {
+		p.ArgoCDUser = DefaultArgoCDUser
+	}
+	for _, e := range List(v, "global.runtime.ingress.tls") {
+		m, _ := e.(map[string]any)
+		name, _ := m["secretName"].(string)
+		if name == "" {
+			continue
+		}
+		t := IngressTLS{SecretName: name}
+		if hs, ok := m["hosts"].([]any); ok && len(hs) > 0 {
+			t.Hosts = []string{}
+			for _, h := range hs {
+				if s, ok := h.(string); ok {
+					t.Hosts = append(t.Hosts, s)
+				}
+			}
+		}
+		p.IngressTLS = append(p.IngressTLS, t)
+	}
+	if a := Map(v, "global.runtime.ingress.annotations"); a != nil {
+		p.IngressAnnotations = make(map[string]string, len(a))
+		for k, x := range a {
+			p.IngressAnnotations[k] = fmt.Sprint(x)
+		}
 	}
 	for _, c := range []string{"argo-cd", "argo-workflows", "gitops-operator"} {
 		if Bool(v, true, c+".enabled") && Bool(v, true, c+".crds.install") {
@@ -114,9 +186,9 @@ func Derive(v map[string]any) Planned {
 	}
 	switch {
 	case Bool(v, false, "global.runtime.ingress.enabled"):
-		p.Mode = ModeIngress
+		p.Mode = AccessIngress
 	case Bool(v, false, "global.runtime.httpRoute.enabled"):
-		p.Mode, p.HTTPRoute = ModeServiceMesh, true
+		p.Mode, p.HTTPRoute = AccessServiceMesh, true
 		proto := String(v, "global.runtime.httpRoute.protocol")
 		if proto == "" {
 			proto = DefaultIngressProtocol
@@ -127,9 +199,9 @@ func Derive(v map[string]any) Planned {
 			}
 		}
 	case Bool(v, true, "tunnel-client.enabled"):
-		p.Mode = ModeTunnel
+		p.Mode = AccessTunnel
 	default:
-		p.Mode = ModeServiceMesh
+		p.Mode = AccessServiceMesh
 		p.IngressURL = String(v, "global.runtime.ingressUrl")
 	}
 	return p
@@ -157,18 +229,18 @@ func ApplyShortcuts(v map[string]any, s Shortcuts) error {
 	if mode == "" {
 		switch {
 		case s.IngressHost != "":
-			mode = string(ModeIngress)
+			mode = string(AccessIngress)
 		case s.IngressURL != "":
-			mode = string(ModeServiceMesh)
+			mode = string(AccessServiceMesh)
 		}
 	}
-	switch Mode(mode) {
+	switch AccessMode(mode) {
 	case "":
-	case ModeIngress:
+	case AccessIngress:
 		sets = append(sets, "global.runtime.ingress.enabled=true", "global.runtime.httpRoute.enabled=false")
-	case ModeTunnel:
+	case AccessTunnel:
 		sets = append(sets, "global.runtime.ingress.enabled=false", "global.runtime.httpRoute.enabled=false", "tunnel-client.enabled=true")
-	case ModeServiceMesh:
+	case AccessServiceMesh:
 		sets = append(sets, "global.runtime.ingress.enabled=false", "tunnel-client.enabled=false")
 	default:
 		return fmt.Errorf("--access-mode must be tunnel, ingress or service-mesh, not %q", s.AccessMode)

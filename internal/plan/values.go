@@ -1,9 +1,4 @@
-// Package values reads the planned install's chart values the way Helm does
-// (-f/--values files merged in order, then --set) and derives from them what
-// the chart derives: the access mode, the ingress host and class, the runtime
-// URL. Merging and --set parsing are Helm's own (helm.sh/helm/v3/pkg/cli/values
-// and pkg/strvals); this package only adds the chart's defaults and lookups.
-package values
+package plan
 
 import (
 	"context"

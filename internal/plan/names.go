@@ -1,0 +1,37 @@
+package plan
+
+// Names the gitops-runtime chart renders or reserves, one declaration each
+// (chart 0.30.0, https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime).
+const (
+	// ConfigMapName is the ConfigMap every runtime renders: ingressHost (the
+	// runtime URL), ingressClassName and version (the runtime's appVersion)
+	// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/codefresh-cm.yaml).
+	ConfigMapName = "codefresh-cm"
+	// TokenSecretName is the Secret holding a runtime's own platform token
+	// (key "token"), created by cap-app-proxy when the runtime registers; it
+	// is a reserved name a userToken secretKeyRef may not use
+	// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L2-L7).
+	TokenSecretName = "codefresh-token"
+	// AppProxyName is the app-proxy workload and Service (port 3017)
+	// (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components/app-proxy).
+	AppProxyName = "cap-app-proxy"
+	// InternalRouterName is the internal-router workload, Service (port 80)
+	// and ServiceAccount
+	// (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components/internal-router).
+	InternalRouterName = "internal-router"
+	// ArgoCDConfigMapName is Argo CD's own settings ConfigMap, where the
+	// chart's Argo CD integration account is declared
+	// (https://argo-cd.readthedocs.io/en/stable/operator-manual/argocd-cm-yaml/).
+	ArgoCDConfigMapName = "argocd-cm"
+)
+
+// RuntimeComponents are the workload names the gitops-runtime chart renders
+// (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_components);
+// names starting with "argo-cd-" are the Argo CD subchart's.
+func RuntimeComponents() []string {
+	return []string{
+		AppProxyName, InternalRouterName, "gitops-operator", "argo-gateway",
+		"runtime-event-reporter", "cluster-event-reporter", "sealed-secrets-controller",
+		"runtime-redis", "argo-server", "argo-workflow-controller",
+	}
+}
