@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -111,6 +110,9 @@ metadata: {name: cm}
 	}
 }
 
+// TestRuntimeSchedulableCheck runs runtime-schedulable through the kit on
+// the chart's default requests: they fit beside a running pod (a finished
+// one holds nothing), and fail with the closest node on a smaller one.
 func TestRuntimeSchedulableCheck(t *testing.T) {
 	mk := func(name, cpu, mem string) *corev1.Node {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/os": "linux"}}, Status: corev1.NodeStatus{
@@ -123,19 +125,13 @@ func TestRuntimeSchedulableCheck(t *testing.T) {
 	done := busy.DeepCopy()
 	done.Name, done.Status.Phase = "done", corev1.PodSucceeded
 	env, _ := postEnv(t, Inputs{}, []runtime.Object{mk("n1", "2", "3Gi"), busy, done})
-	res, err := runRuntimeSchedulable(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runThrough(t, RuntimeSchedulable(), env)
 	// 1920Mi requested in all; 3Gi - 1Gi bound = 2Gi free: fits.
 	if res.Status != StatusPass || !strings.Contains(res.Message, "chart 0.30.0 defaults") {
 		t.Fatalf("%s: %s", res.Status, res.Message)
 	}
 	env, _ = postEnv(t, Inputs{}, []runtime.Object{mk("n1", "1", "2Gi"), busy, done})
-	res, err = runRuntimeSchedulable(context.Background(), env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = runThrough(t, RuntimeSchedulable(), env)
 	for _, want := range []string{"would stay Pending", "closest node n1 has free cpu", "memory"} {
 		if res.Status != StatusFail || !strings.Contains(res.Message, want) {
 			t.Fatalf("%s: %s (want %q)", res.Status, res.Message, want)
