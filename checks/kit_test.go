@@ -50,6 +50,8 @@ type kit struct {
 	served  map[schema.GroupResource]bool
 	seen    map[string]bool // kind/namespace/name already added
 	version string
+	// apis is the discovery document (serves); nil = the fake's empty one.
+	apis []*metav1.APIResourceList
 	// chartRef is the chart the run renders (withChart); "" = none. With
 	// Inputs.Upgrade it is the target of `helm upgrade` of the kit's release.
 	chartRef string
@@ -179,12 +181,27 @@ func (k *kit) with(in Inputs) *kit {
 // serverVersion sets the API server's gitVersion (default v1.30.0).
 func (k *kit) serverVersion(v string) *kit { k.version = v; return k }
 
+// serves adds resources of apiVersion ("v1", "apps/v1") to the discovery
+// document: the kinds the API server serves (Snapshot.APIResources). Without
+// it the document is empty.
+func (k *kit) serves(apiVersion string, resources ...metav1.APIResource) *kit {
+	for _, l := range k.apis {
+		if l.GroupVersion == apiVersion {
+			l.APIResources = append(l.APIResources, resources...)
+			return k
+		}
+	}
+	k.apis = append(k.apis, &metav1.APIResourceList{GroupVersion: apiVersion, APIResources: resources})
+	return k
+}
+
 // env builds the Env: a fresh snapshot over the fakes.
 func (k *kit) env() *Env {
 	k.t.Helper()
 	k.Kube = fake.NewClientset(k.typed...)
 	disc := k.Kube.Discovery().(*fakediscovery.FakeDiscovery)
 	disc.FakedServerVersion = &version.Info{GitVersion: k.version, Major: "1", Minor: "30"}
+	disc.Resources = k.apis
 	ms := metadatafake.NewTestScheme()
 	if err := metav1.AddMetaToScheme(ms); err != nil {
 		k.t.Fatal(err)

@@ -33,10 +33,8 @@ var (
 // holds every other check to its own complete test file; an entry that no
 // longer has a gap fails until it is removed, so the list only shrinks.
 var testGaps = map[string]string{
-	"release-apis":    "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"upgrade-apply":   "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"upgrade-deletes": "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
-	"upgrade-path":    "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"helm-ownership":  "helm_ownership_test.go tests HelmOwnershipConflicts, not the check through the kit",
 	"upgrade-values":  "upgrade_values_test.go tests its helpers; only the e2e upgrade cases run the check",
 }
