@@ -36,7 +36,6 @@ var testGaps = map[string]string{
 	"upgrade-apply":   "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"upgrade-deletes": "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 	"helm-ownership":  "helm_ownership_test.go tests HelmOwnershipConflicts, not the check through the kit",
-	"upgrade-values":  "upgrade_values_test.go tests its helpers; only the e2e upgrade cases run the check",
 }
 
 // constructors returns the names of the functions checks.All calls, in
