@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	rspb "helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	fakediscovery "k8s.io/client-go/discovery/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -127,7 +126,7 @@ func TestHelmOwnershipConflictsOnAFakeCluster(t *testing.T) {
 	}
 	helm := map[string]string{HelmManagedByLabel: HelmManagedByValue}
 	rbac, batch := "rbac.authorization.k8s.io/v1", "batch/v1"
-	env, _ := postEnv(t, Inputs{ReleaseName: "rel", Namespace: "ns"}, nil,
+	env := newKit(t).with(Inputs{ReleaseName: "rel", Namespace: "ns"}).objects(
 		pom(rbac, "ClusterRole", "", "orphan", nil, nil),
 		pom(rbac, "ClusterRole", "", "taken", helm, owner("rel-a", "ns-a")),
 		pom(rbac, "ClusterRole", "", "gone", helm, owner("old", "ns-old")),
@@ -136,17 +135,11 @@ func TestHelmOwnershipConflictsOnAFakeCluster(t *testing.T) {
 		pom(batch, "Job", "ns", "hook-recreated", nil, nil),
 		// rel-a's release record, ConfigMap driver (HELM_DRIVER=configmap).
 		pom("v1", "ConfigMap", "ns-a", "sh.helm.release.v1.rel-a.v1", map[string]string{"owner": "helm", "name": "rel-a", "status": "deployed", "version": "1"}, nil),
-	)
-	disc := fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{}}
-	disc.Resources = []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "configmaps", Kind: "ConfigMap", Namespaced: true}, {Name: "secrets", Kind: "Secret", Namespaced: true}}},
-		{GroupVersion: rbac, APIResources: []metav1.APIResource{{Name: "clusterroles", Kind: "ClusterRole"}}},
-		{GroupVersion: batch, APIResources: []metav1.APIResource{{Name: "jobs", Kind: "Job", Namespaced: true}, {Name: "jobs/status", Kind: "Job", Namespaced: true}}},
-	}
-	clients := env.Cluster.Clients()
-	clients.Discovery = &disc
-	env.Cluster = cluster.NewSnapshot(context.Background(), clients)
-
+	).
+		serves("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true}, metav1.APIResource{Name: "secrets", Kind: "Secret", Namespaced: true}).
+		serves(rbac, metav1.APIResource{Name: "clusterroles", Kind: "ClusterRole"}).
+		serves(batch, metav1.APIResource{Name: "jobs", Kind: "Job", Namespaced: true}, metav1.APIResource{Name: "jobs/status", Kind: "Job", Namespaced: true}).
+		env()
 	r := &chart.Rendering{
 		Objects: []chart.Object{
 			{APIVersion: rbac, Kind: "ClusterRole", Name: "orphan"},
@@ -190,5 +183,64 @@ func TestHelmOwnershipConflictsOnAFakeCluster(t *testing.T) {
 	}
 	if c := got["Job/hook-kept"]; !c.Hook || c.Object.Namespace != "ns" || c.Adoptable() {
 		t.Errorf("hook: %+v", c)
+	}
+}
+
+// TestHelmOwnership runs helm-ownership through the kit on a chart rendering
+// ClusterRole runtime-reader and ConfigMap codefresh-cm (and, in one case,
+// an HTTPRoute): objects that do not exist yet or carry the release's
+// ownership pass; one without Helm's metadata, one of another release that
+// still exists, and a kind the cluster does not serve fail, each with its
+// way out.
+func TestHelmOwnership(t *testing.T) {
+	templates := map[string]string{
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: codefresh-cm\n",
+		"cr.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: runtime-reader\nrules: []\n",
+	}
+	withRoute := map[string]string{"route.yaml": "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: runtime\n"}
+	for k, v := range templates {
+		withRoute[k] = v
+	}
+	const (
+		ownCM = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: codefresh-cm
+  namespace: codefresh
+  labels: {app.kubernetes.io/managed-by: Helm}
+  annotations: {meta.helm.sh/release-name: cf-gitops-runtime, meta.helm.sh/release-namespace: codefresh}`
+		orphanCR = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: runtime-reader}`
+		takenCR = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: runtime-reader
+  labels: {app.kubernetes.io/managed-by: Helm}
+  annotations: {meta.helm.sh/release-name: rel-a, meta.helm.sh/release-namespace: ns-a}`
+	)
+	for _, tt := range []struct {
+		name      string
+		templates map[string]string
+		live      []string
+		want      outcome
+	}{
+		{"new or the release's own", templates, []string{ownCM},
+			outcome{StatusPass, []string{"none of the 2 objects of release " + DefaultReleaseName + " in namespace " + DefaultNamespace + " exists without Helm ownership for it; every kind is served"}}},
+		{"a ClusterRole without Helm's metadata", templates, []string{ownCM, orphanCR},
+			outcome{StatusFail, []string{`objects helm install cannot adopt ("invalid ownership metadata" or "already exists"): ClusterRole ×1: runtime-reader (no Helm ownership metadata; no owner)`,
+				"kubectl gitops-preflight --fix --chart ... --release-name " + DefaultReleaseName + " -n " + DefaultNamespace}}},
+		{"a ClusterRole of another release", templates, []string{ownCM, takenCR},
+			outcome{StatusFail, []string{"ClusterRole ×1: runtime-reader", "owned by deployed release rel-a in namespace ns-a", "uninstall it or install as that release (rel-a in namespace ns-a)"}}},
+		{"a kind not served", withRoute, []string{ownCM},
+			outcome{StatusFail, []string{`kinds the cluster does not serve (helm install fails with "no matches for kind"): HTTPRoute (gateway.networking.k8s.io/v1)`, "Gateway API CRDs"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newKit(t, tt.live...).objects(helmRelease(t, "ns-a", "rel-a", 1, rspb.StatusDeployed, "")).
+				with(Inputs{HelmMajor: 3}).withChart(targetChart(t, "0.30.0", "", tt.templates)).
+				serves("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true}, metav1.APIResource{Name: "secrets", Kind: "Secret", Namespaced: true}).
+				serves("rbac.authorization.k8s.io/v1", metav1.APIResource{Name: "clusterroles", Kind: "ClusterRole"})
+			tt.want.expect(t, k.run(HelmOwnership()))
+		})
 	}
 }

@@ -33,8 +33,7 @@ var (
 // holds every other check to its own complete test file; an entry that no
 // longer has a gap fails until it is removed, so the list only shrinks.
 var testGaps = map[string]string{
-	"upgrade-apply":  "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
-	"helm-ownership": "helm_ownership_test.go tests HelmOwnershipConflicts, not the check through the kit",
+	"upgrade-apply": "no kit test: only the e2e upgrade cases (test/e2e/upgrade_test.go) run it",
 }
 
 // constructors returns the names of the functions checks.All calls, in
