@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
@@ -52,6 +53,9 @@ type kit struct {
 	version string
 	// apis is the discovery document (serves); nil = the fake's empty one.
 	apis []*metav1.APIResourceList
+	// rest is the REST configuration of the clients (withREST); nil = none,
+	// as a snapshot over fakes has.
+	rest *rest.Config
 	// chartRef is the chart the run renders (withChart); "" = none. With
 	// Inputs.Upgrade it is the target of `helm upgrade` of the kit's release.
 	chartRef string
@@ -195,6 +199,10 @@ func (k *kit) serves(apiVersion string, resources ...metav1.APIResource) *kit {
 	return k
 }
 
+// withREST gives the clients a REST configuration: what a check that builds
+// its own clients from it (upgrade-apply's dry runs) dials.
+func (k *kit) withREST(cfg *rest.Config) *kit { k.rest = cfg; return k }
+
 // env builds the Env: a fresh snapshot over the fakes.
 func (k *kit) env() *Env {
 	k.t.Helper()
@@ -220,7 +228,7 @@ func (k *kit) env() *Env {
 			return true, nil, apierrors.NewNotFound(gr, "")
 		})
 	}
-	clients := &cluster.Clients{Kube: k.Kube, Metadata: meta, Dynamic: dyn, Discovery: disc}
+	clients := &cluster.Clients{Kube: k.Kube, Metadata: meta, Dynamic: dyn, Discovery: disc, Config: k.rest}
 	env := &Env{Inputs: k.in, Cluster: cluster.NewSnapshot(context.Background(), clients)}
 	switch {
 	case k.chartRef != "" && k.in.Upgrade:
