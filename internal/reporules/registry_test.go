@@ -27,9 +27,8 @@ var (
 	nonPass    = []string{"StatusFail", "StatusWarn", "StatusSkip", "StatusError"}
 )
 
-// testGaps are the checks whose kit tests predate the rule, each with the
-// gap: some live in a shared test file (named), others call the check's run
-// function directly instead of going through the kit's runner. The rule
+// testGaps are the checks whose own kit test is not complete, each with its
+// gap and why the kit cannot close it. The rule
 // holds every other check to its own complete test file; an entry that no
 // longer has a gap fails until it is removed, so the list only shrinks.
 var testGaps = map[string]string{
