@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -48,11 +51,19 @@ func runFleet(plugin, fixtures, logPath string, appendLog bool) error {
 		return err
 	}
 	defer closeLog()
-	argoCD, chart := filepath.Join(fixtures, argoCD), filepath.Join(fixtures, chartDir)
 	if d.dir, err = os.MkdirTemp("", "gitops-preflight-fleet-"); err != nil {
 		return err
 	}
 	defer os.RemoveAll(d.dir)
+	// The chart and the manifest are linked into the working folder, so
+	// that the commands read as a user types them there.
+	chart, argoCDLink := filepath.Join(d.dir, "gitops-runtime"), filepath.Join(d.dir, "argo-cd-install.yaml")
+	for link, target := range map[string]string{chart: chartDir, argoCDLink: argoCD} {
+		if err := os.Symlink(filepath.Join(fixtures, target), link); err != nil {
+			return err
+		}
+	}
+	argoCD = argoCDLink
 	ctx := context.Background()
 
 	clusters := map[string]*testcluster.Live{}
@@ -62,12 +73,23 @@ func runFleet(plugin, fixtures, logPath string, appendLog bool) error {
 		}
 	}()
 	if err := d.step("The fleet story: two more local clusters (etcd and kube-apiserver each), one kubeconfig with a context for each", func() error {
+		// Both at once: each start mostly waits for its apiserver.
+		var mu sync.Mutex
+		var g errgroup.Group
 		for _, name := range []string{readyContext, blockedContext} {
-			l, err := testcluster.StartBareLive(testcluster.BareOptions{Assets: assets, EtcdOnTmpfs: true})
-			if err != nil {
-				return err
-			}
-			clusters[name] = l
+			g.Go(func() error {
+				l, err := testcluster.StartBareLive(testcluster.BareOptions{Assets: assets, EtcdOnTmpfs: true})
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				clusters[name] = l
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
 		}
 		d.kubeconfig = filepath.Join(d.dir, "kubeconfig")
 		if err := mergeKubeconfigs(d.kubeconfig, clusters); err != nil {
