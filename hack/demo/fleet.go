@@ -30,7 +30,7 @@ const (
 // which no Helm release of the runtime owns.
 const argoCDCRDs = "app.kubernetes.io/name in (applications.argoproj.io,applicationsets.argoproj.io,appprojects.argoproj.io)"
 
-// runFleet tells the fleet story on two more throwaway clusters: prod-eu
+// runFleet tells the fleet story on two throwaway clusters: prod-eu
 // with two nodes of 4 CPU, 8Gi, and dev-us with one node of 1 CPU, 2Gi and
 // a community Argo CD's CRDs; one kubeconfig names both. The plugin checks
 // every context at once (--all-contexts: the checks × clusters matrix, then
@@ -72,7 +72,7 @@ func runFleet(plugin, fixtures, logPath string, appendLog bool) error {
 			l.Stop()
 		}
 	}()
-	if err := d.step("The fleet story: two more local clusters (etcd and kube-apiserver each), one kubeconfig with a context for each", func() error {
+	if err := d.step("The fleet story: two local clusters (etcd and kube-apiserver each), one kubeconfig with a context for each", func() error {
 		// Both at once: each start mostly waits for its apiserver.
 		var mu sync.Mutex
 		var g errgroup.Group

@@ -5,7 +5,9 @@
 // too small for the runtime; the plugin says what will break; `--fix --yes`
 // adopts the Argo CD CRDs; the node pool grows; real Helm installs the
 // gitops-runtime chart with its hooks; `--post` shows the runtime healthy or
-// names the pod that is not. Each step is timed. Run it with `make demo`.
+// names the pod that is not. Then the upgrade story (upgrade.go) and the
+// fleet story (fleet.go: --all-contexts over two clusters, --bundle and
+// replay). Each step is timed. Run it with `make demo`.
 //
 // It reads the upstream Argo CD and Argo Rollouts manifests and the
 // gitops-runtime chart from -fixtures (default: where internal/fixtures
