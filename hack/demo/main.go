@@ -5,7 +5,9 @@
 // too small for the runtime; the plugin says what will break; `--fix --yes`
 // adopts the Argo CD CRDs; the node pool grows; real Helm installs the
 // gitops-runtime chart with its hooks; `--post` shows the runtime healthy or
-// names the pod that is not. Each step is timed. Run it with `make demo`.
+// names the pod that is not. Then the upgrade story (upgrade.go) and the
+// fleet story (fleet.go: --all-contexts over two clusters, --bundle and
+// replay). Each step is timed. Run it with `make demo`.
 //
 // It reads the upstream Argo CD and Argo Rollouts manifests and the
 // gitops-runtime chart from -fixtures (default: where internal/fixtures
@@ -37,7 +39,7 @@ func main() {
 	fixtureDir := flag.String("fixtures", "", "upstream fixtures folder: argo-cd/install.yaml, argo-rollouts/install.yaml and the gitops-runtime charts (default: $"+fixtures.EnvVar+", ../shared/fixtures/upstream, then the cache of `make fixtures`)")
 	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of the helm and kubectl commands goes, Helm's chart warnings included")
 	toolCache := flag.Bool("tool-cache", false, "print the folder the demo and the tests build Helm into, and exit (make distclean)")
-	story := flag.String("story", "all", "which story: install, upgrade or all (install, then upgrade)")
+	story := flag.String("story", "all", "which story: install, upgrade, fleet or all (install, upgrade, then fleet)")
 	flag.Parse()
 	if *toolCache {
 		dir, err := testcluster.ToolCacheDir()
@@ -62,12 +64,17 @@ func main() {
 		err = run(*plugin, *fixtureDir, *logPath)
 	case "upgrade":
 		err = runUpgrade(*plugin, *fixtureDir, *logPath)
+	case "fleet":
+		err = runFleet(*plugin, *fixtureDir, *logPath, false)
 	case "all":
 		if err = run(*plugin, *fixtureDir, *logPath); err == nil {
 			err = runUpgrade(*plugin, *fixtureDir, *logPath)
 		}
+		if err == nil {
+			err = runFleet(*plugin, *fixtureDir, *logPath, true)
+		}
 	default:
-		err = fmt.Errorf("-story must be install, upgrade or all, not %q", *story)
+		err = fmt.Errorf("-story must be install, upgrade, fleet or all, not %q", *story)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
@@ -109,7 +116,11 @@ func (d *demo) command(args []string) {
 			i++
 			continue
 		}
-		shown = append(shown, strings.TrimPrefix(args[i], d.dir+string(filepath.Separator)))
+		a := strings.TrimPrefix(args[i], d.dir+string(filepath.Separator))
+		if strings.ContainsAny(a, " ()*?") {
+			a = "'" + a + "'" // as typed in a shell
+		}
+		shown = append(shown, a)
 	}
 	line := "$ " + strings.Join(shown, " ")
 	if d.width <= 0 {
@@ -264,33 +275,53 @@ func run(plugin, fixtures, logPath string) error {
 // plugin on PATH as krew or `make install` would put it; without kubectl on
 // PATH it runs the binary itself. A non-zero exit is part of the story.
 func (d *demo) preflight(args ...string) error {
-	link := filepath.Join(d.dir, "kubectl-gitops_preflight")
-	if _, err := os.Lstat(link); err != nil {
-		if err := os.Symlink(d.plugin, link); err != nil {
-			return err
-		}
+	cmd, err := d.preflightCmd(args)
+	if err != nil {
+		return err
 	}
-	d.command(append([]string{"kubectl", "gitops-preflight"}, args...))
-	// Nothing dials out of this machine: the platform hosts and the default
-	// chart registry go to a closed port on 127.0.0.1 (not shown).
-	args = append(append([]string(nil), args...), testcluster.Blackhole...)
-	var cmd *exec.Cmd
-	if _, err := exec.LookPath("kubectl"); err == nil {
-		cmd = exec.Command("kubectl", append([]string{"gitops-preflight", "--kubeconfig", d.kubeconfig}, args...)...)
-		cmd.Env = append(os.Environ(), "PATH="+d.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	} else {
-		cmd = exec.Command(d.plugin, append([]string{"--kubeconfig", d.kubeconfig}, args...)...)
-	}
-	cmd.Env = append(cmd.Environ(), "HELM_BIN="+d.helm) // the helm the demo installs with
 	// The terminal's own: the report is wrapped to it, as users see it.
 	// (The plugin prints no Helm warnings: it silences Go's log.)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	err := cmd.Run()
+	_, err = exitCode(cmd.Run())
+	return err
+}
+
+// exitCode is the exit code of a finished command whose error is err,
+// printed as "(exit code N)" when not 0; err when the command did not run.
+func exitCode(err error) (int, error) {
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		fmt.Printf("(exit code %d)\n", ee.ExitCode())
-		return nil
+		return ee.ExitCode(), nil
 	}
-	return err
+	return 0, err
+}
+
+// preflightCmd prints the command line of a plugin run and returns the
+// command that runs it: with the demo cluster's kubeconfig and the
+// Blackhole rules, except for `replay`, which reads no cluster.
+func (d *demo) preflightCmd(args []string) (*exec.Cmd, error) {
+	link := filepath.Join(d.dir, "kubectl-gitops_preflight")
+	if _, err := os.Lstat(link); err != nil {
+		if err := os.Symlink(d.plugin, link); err != nil {
+			return nil, err
+		}
+	}
+	d.command(append([]string{"kubectl", "gitops-preflight"}, args...))
+	if len(args) == 0 || args[0] != "replay" {
+		// Nothing dials out of this machine: the platform hosts and the
+		// default chart registry go to a closed port on 127.0.0.1 (not
+		// shown).
+		args = append(append([]string{"--kubeconfig", d.kubeconfig}, args...), testcluster.Blackhole...)
+	}
+	var cmd *exec.Cmd
+	if _, err := exec.LookPath("kubectl"); err == nil {
+		cmd = exec.Command("kubectl", append([]string{"gitops-preflight"}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+d.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	} else {
+		cmd = exec.Command(d.plugin, args...)
+	}
+	cmd.Env = append(cmd.Environ(), "HELM_BIN="+d.helm) // the helm the demo installs with
+	return cmd, nil
 }
 
 func (d *demo) kubectl(args ...string) error {
