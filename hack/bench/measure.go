@@ -84,13 +84,16 @@ type results struct {
 	scale                                   scale
 	pre, chart, post, floor, cheap, kubectl series
 	upgrade                                 series
-	seedTime, total                         time.Duration
-	server                                  string
-	loadBefore, loadAfter                   string
-	duplicates                              []string
-	requestsByKind                          map[string]string
-	cheapReqs                               []floorReq
-	cheapNotes                              []string
+	// fleet are the --all-contexts runs (first scale only), one per
+	// --parallel of fleetParallels.
+	fleet                 []fleetSample
+	seedTime, total       time.Duration
+	server                string
+	loadBefore, loadAfter string
+	duplicates            []string
+	requestsByKind        map[string]string
+	cheapReqs             []floorReq
+	cheapNotes            []string
 	// baseline is the plugin printing its version: the memory of the
 	// executable itself (its file pages, the runtime, package init).
 	baseline sample
@@ -202,6 +205,15 @@ func (m *measurer) measure() (*results, error) {
 			}
 			r.upgrade.samples = append(r.upgrade.samples, s)
 			fmt.Printf("upgrade run %d/%d: %s\n", i+1, m.c.runs, s.wall.Round(time.Millisecond))
+		}
+	}
+	if m.upgrade { // the first scale: one fleet measurement is enough
+		for _, p := range fleetParallels {
+			f, err := m.runFleet(p, preArgs)
+			if err != nil {
+				return nil, err
+			}
+			r.fleet = append(r.fleet, f)
 		}
 	}
 	r.loadAfter = loadavg()

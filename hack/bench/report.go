@@ -280,6 +280,7 @@ func markdown(c config, all []*results, total time.Duration) string {
 			fmt.Fprintf(&b, "The `--upgrade` run (the release's revision records, Helm's upgrade action over them rendering chart 0.30.0, and one server-side dry run per changed object, sent one at a time as Helm sends them) takes %s, %s the pre-install run with the chart, with %.0f API requests (exit code %d; %s).\n\n",
 				secs(r.upgrade.median(wallOf)), ratio(r.upgrade.median(wallOf), r.chart.median(wallOf)), r.upgrade.median(reqsOf), r.upgrade.samples[0].code, statusLine(r.upgrade.samples[0].statuses))
 		}
+		b.WriteString(fleetReport(r))
 		fmt.Fprintf(&b, "The executable alone (`--version`): peak RSS %s, of which anonymous %s; the rest is the executable's own file pages mapped by the kernel.\n\n", mib(float64(r.baseline.rssKB)), mib(float64(r.baseline.anonKB)))
 		if len(r.pre.samples) > 0 && len(r.chart.samples) > 0 && len(r.post.samples) > 0 {
 			fmt.Fprintf(&b, "Check statuses: without a chart %s; with the chart %s. Exit codes: pre %d, with the chart %d, post %d.\n\n",
