@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -135,18 +136,10 @@ func Derive(v map[string]any) Planned {
 		UserToken:             Secret(String(v, "global.codefresh.userToken.token")),
 	}
 	p.PlainUserToken = p.UserToken != ""
-	if p.PlatformURL == "" {
-		p.PlatformURL = DefaultPlatformURL
-	}
-	if p.TunnelServer == "" {
-		p.TunnelServer = DefaultTunnelServer
-	}
-	if p.ArgoCDAuthType == "" {
-		p.ArgoCDAuthType = DefaultArgoCDAuthType
-	}
-	if p.ArgoCDUser == "" {
-		p.ArgoCDUser = DefaultArgoCDUser
-	}
+	p.PlatformURL = cmp.Or(p.PlatformURL, DefaultPlatformURL)
+	p.TunnelServer = cmp.Or(p.TunnelServer, DefaultTunnelServer)
+	p.ArgoCDAuthType = cmp.Or(p.ArgoCDAuthType, DefaultArgoCDAuthType)
+	p.ArgoCDUser = cmp.Or(p.ArgoCDUser, DefaultArgoCDUser)
 	for _, e := range List(v, "global.runtime.ingress.tls") {
 		m, _ := e.(map[string]any)
 		name, _ := m["secretName"].(string)
@@ -178,9 +171,7 @@ func Derive(v map[string]any) Planned {
 	if !Has(v, "global.runtime.ingress.className") {
 		p.IngressClass = DefaultIngressClass
 	}
-	if p.Protocol == "" {
-		p.Protocol = DefaultIngressProtocol
-	}
+	p.Protocol = cmp.Or(p.Protocol, DefaultIngressProtocol)
 	if hosts := List(v, "global.runtime.ingress.hosts"); len(hosts) > 0 {
 		p.IngressHost, _ = hosts[0].(string)
 	}

@@ -15,6 +15,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"io"
 )
@@ -206,30 +207,14 @@ type Flags struct {
 // URL (DefaultPlatformURL), tunnel server (DefaultTunnelServer) and Argo CD
 // account (DefaultArgoCDAuthType, DefaultArgoCDUser).
 func (in Install) WithDefaults() Install {
-	if in.RuntimeName == "" {
-		in.RuntimeName = DefaultRuntimeName
-	}
-	if in.Namespace == "" {
-		in.Namespace = DefaultNamespace
-	}
-	if in.ReleaseName == "" {
-		in.ReleaseName = DefaultReleaseName
-	}
-	if in.IngressProtocol == "" {
-		in.IngressProtocol = DefaultIngressProtocol
-	}
-	if in.PlatformURL == "" {
-		in.PlatformURL = DefaultPlatformURL
-	}
-	if in.TunnelServer == "" {
-		in.TunnelServer = DefaultTunnelServer
-	}
-	if in.ArgoCDAuthType == "" {
-		in.ArgoCDAuthType = DefaultArgoCDAuthType
-	}
-	if in.ArgoCDUser == "" {
-		in.ArgoCDUser = DefaultArgoCDUser
-	}
+	in.RuntimeName = cmp.Or(in.RuntimeName, DefaultRuntimeName)
+	in.Namespace = cmp.Or(in.Namespace, DefaultNamespace)
+	in.ReleaseName = cmp.Or(in.ReleaseName, DefaultReleaseName)
+	in.IngressProtocol = cmp.Or(in.IngressProtocol, DefaultIngressProtocol)
+	in.PlatformURL = cmp.Or(in.PlatformURL, DefaultPlatformURL)
+	in.TunnelServer = cmp.Or(in.TunnelServer, DefaultTunnelServer)
+	in.ArgoCDAuthType = cmp.Or(in.ArgoCDAuthType, DefaultArgoCDAuthType)
+	in.ArgoCDUser = cmp.Or(in.ArgoCDUser, DefaultArgoCDUser)
 	return in
 }
 
