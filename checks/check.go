@@ -63,6 +63,18 @@ const (
 // Has reports whether m includes o.
 func (m Mode) Has(o Mode) bool { return m&o != 0 }
 
+// Phase names the run a single mode is: "post-install", "upgrade" or
+// "pre-install" (JUnit suite names, a bundle's manifest).
+func (m Mode) Phase() string {
+	switch m {
+	case ModePost:
+		return "post-install"
+	case ModeUpgrade:
+		return "upgrade"
+	}
+	return "pre-install"
+}
+
 // String returns "pre", "post", "upgrade" or several of them joined by
 // commas ("pre,upgrade").
 func (m Mode) String() string {

@@ -104,7 +104,7 @@ func (j JUnit) fleet(w io.Writer, f *Fleet) error {
 			continue
 		}
 		suites = append(suites, junitSuite{
-			Name: "gitops-preflight " + modeName(f.Mode) + " (" + e.Context + ")", Tests: 1, Errors: 1, Time: seconds(0),
+			Name: "gitops-preflight " + f.Mode.Phase() + " (" + e.Context + ")", Tests: 1, Errors: 1, Time: seconds(0),
 			Properties: []junitProperty{{"cluster.context", e.Context}},
 			Cases: []junitCase{{Name: "kubeconfig context", Classname: "gitops-preflight.cluster", Time: seconds(0),
 				Error: &junitFailure{Type: "error", Message: e.Err, Body: e.Err}}},
@@ -135,22 +135,11 @@ func (j JUnit) write(w io.Writer, suites []junitSuite, total time.Duration) erro
 	return err
 }
 
-// modeName names a mode in suite names: pre-install, post-install, upgrade.
-func modeName(m checks.Mode) string {
-	switch m {
-	case checks.ModePost:
-		return "post-install"
-	case checks.ModeUpgrade:
-		return "upgrade"
-	}
-	return "pre-install"
-}
-
 // junitSuiteOf is the <testsuite> of one report; context, when not "",
 // names the cluster in the suite's name (a fleet's suites). It returns the
 // suite and its time, the sum of the checks' durations.
 func junitSuiteOf(r *checks.Report, context string) (junitSuite, time.Duration) {
-	suite := junitSuite{Name: "gitops-preflight " + modeName(r.Mode)}
+	suite := junitSuite{Name: "gitops-preflight " + r.Mode.Phase()}
 	if context != "" {
 		suite.Name += " (" + context + ")"
 	}

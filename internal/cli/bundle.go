@@ -52,25 +52,13 @@ func recordFlags(fs *pflag.FlagSet, namespaceChanged bool, ns string) []bundle.F
 	return out
 }
 
-// modeName names a mode in a bundle's manifest.
-func modeName(m checks.Mode) string {
-	switch m {
-	case checks.ModePost:
-		return "post-install"
-	case checks.ModeUpgrade:
-		return "upgrade"
-	default:
-		return "pre-install"
-	}
-}
-
 // writeBundle writes --bundle: what rec recorded, the manifest, the
 // effective values (redacted), the chart the run loaded (packaged) and the
 // --waivers file.
 func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, started time.Time, server, contextName string, report *checks.Report) error {
 	m := bundle.Manifest{
 		Plugin: CurrentVersion().Version, Time: started, Context: contextName, Server: server,
-		Mode: modeName(o.config.Mode), Flags: o.bundleFlags,
+		Mode: o.config.Mode.Phase(), Flags: o.bundleFlags,
 	}
 	if report != nil {
 		m.ServerVersion = report.Cluster.Version
