@@ -228,3 +228,12 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// unanswered reports whether err is a replay's missing answer (a
+// *cluster.NotRecordedError): the check then returns it, and the runner
+// reports an error naming the request, rather than judging no answer as a
+// network failure.
+func unanswered(err error) bool {
+	_, ok := cluster.AsNotRecorded(err)
+	return ok
+}
