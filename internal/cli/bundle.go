@@ -244,6 +244,9 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 		}
 	}
 	o.replay = b
+	if hooks, err := b.Hooks(); err == nil && len(hooks) > 0 {
+		fmt.Fprintf(streams.ErrOut, "bundle %s holds %d validation hook Job(s) with their pods' logs and events: replay %s --hooks\n", file, len(hooks), file)
+	}
 	ctx := cmd.Context()
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc

@@ -96,6 +96,9 @@ func TestBundlePostKeepsTheHookJob(t *testing.T) {
 		t.Errorf("replay exit %d, live %d\n%s", rep.Code, live.Code, rep.Stderr)
 	}
 	sameReport(t, liveDoc, rep.JSON(t))
+	if !strings.Contains(rep.Stderr, "holds 1 validation hook Job(s)") || !strings.Contains(rep.Stderr, "--hooks") {
+		t.Errorf("replay does not point at --hooks: %q", rep.Stderr)
+	}
 	if body := untarred(t, file); strings.Contains(body, "e2e-token") {
 		t.Error("the planted token is in the bundle")
 	}
