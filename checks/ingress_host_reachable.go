@@ -41,10 +41,16 @@ func runIngressHostReachable(ctx context.Context, env *Env) (Result, error) {
 	u := proto + "://" + env.Inputs.IngressHost
 	via, note, err := dialPlan(ctx, env, host, port)
 	hint := "create the DNS record for " + host + " pointing at the ingress controller's external address, or install with --set global.runtime.ingress.skipValidation=true if DNS will only exist later"
+	if unanswered(err) {
+		return Result{}, err
+	}
 	if err != nil {
 		return Fail("HEAD %s: %v", u, err).WithHint(hint), nil
 	}
 	res, err := env.Probe.HTTP(ctx, u, via)
+	if unanswered(err) {
+		return Result{}, err
+	}
 	if err != nil {
 		return Fail("HEAD %s: %v%s", u, err, note).WithHint(hint), nil
 	}

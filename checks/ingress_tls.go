@@ -91,10 +91,16 @@ func runIngressTLS(ctx context.Context, env *Env) (Result, error) {
 	}
 
 	via, note, err := dialPlan(ctx, env, host, port)
+	if unanswered(err) {
+		return Result{}, err
+	}
 	if err != nil {
 		return Fail("cannot probe TLS for %s: %v", host, err).WithHint("create the DNS record for the host, or pass --connect-to " + host + ":443:<address>:443").WithObjects(objs...), nil
 	}
 	res, err := env.Probe.TLS(ctx, host, port, via)
+	if unanswered(err) {
+		return Result{}, err
+	}
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("no TLS answer from %s:%s%s: %v", host, port, note, err))
 		return Fail("%s", strings.Join(problems, "; ")).WithHint("check the controller's HTTPS listener and the host's DNS record").WithObjects(objs...), nil

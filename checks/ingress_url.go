@@ -33,6 +33,9 @@ func runIngressURL(ctx context.Context, env *Env) (Result, error) {
 			WithHint("--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)"), nil
 	}
 	res, err := env.Probe.HTTP(ctx, raw, "")
+	if unanswered(err) {
+		return Result{}, err
+	}
 	if err != nil {
 		return Fail("HEAD %s: %v", raw, err).
 			WithHint("route the host to Service internal-router port 80 through your mesh gateway (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/: Istio \"Cluster routing service\") and check DNS/TLS"), nil

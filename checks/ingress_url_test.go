@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 func TestIngressURL(t *testing.T) {
@@ -35,4 +38,22 @@ func TestIngressURL(t *testing.T) {
 			tt.want.expect(t, newKit(t).with(tt.in).run(IngressURLCheck()))
 		})
 	}
+}
+
+// notRecordedTape answers every probe as a replay with no recording of it.
+type notRecordedTape struct{}
+
+func (notRecordedTape) Probe(key string, _ func() (probe.Result, error)) (probe.Result, error) {
+	return probe.Result{}, &cluster.NotRecordedError{Request: "probe " + key}
+}
+
+// TestProbeNotRecordedIsAnError: a replay with no answer for a probe makes
+// the checks that send one an error naming it, never a fail.
+func TestProbeNotRecordedIsAnError(t *testing.T) {
+	in := Inputs{AccessMode: AccessServiceMesh, IngressURL: "https://rt.example.com/"}
+	k := newKit(t).with(in)
+	env := k.env()
+	env.Probe = &probe.Prober{Tape: notRecordedTape{}}
+	r := runThrough(t, IngressURLCheck(), env)
+	outcome{StatusError, []string{"probe http https://rt.example.com/ via : not recorded in the bundle"}}.expect(t, r)
 }

@@ -51,6 +51,9 @@ func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
 	var ok, bad []string
 	for _, t := range targets {
 		res, err := env.Probe.TLS(ctx, t.host, t.port, "")
+		if unanswered(err) {
+			return Result{}, err
+		}
 		switch {
 		case err != nil:
 			bad = append(bad, fmt.Sprintf("%s %s:%s: %v", t.what, t.host, t.port, err))

@@ -32,7 +32,9 @@ type RunOptions struct {
 // concurrently; a check waits for its selected prerequisites and is skipped
 // when one of them did not pass or warn. A check that panics or overruns its
 // timeout ends as `error`; a Forbidden API error makes it `skip` with the
-// reason.
+// reason. In a replay, a check that needed an answer the bundle does not
+// hold (a *cluster.NotRecordedError) ends as `error` naming the request and
+// "not recorded in the bundle": a replay never judges a guess.
 func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outcome {
 	env.withDefaults()
 	if opts.Concurrency <= 0 {
@@ -187,6 +189,9 @@ func runOne(ctx context.Context, env *Env, c Check, opts RunOptions) (o Outcome)
 // resolve turns a check's return into its reported result.
 func resolve(m Meta, r Result, err error) Result {
 	if err != nil {
+		if nr, ok := cluster.AsNotRecorded(err); ok {
+			return Result{Status: StatusError, Message: nr.Error()}
+		}
 		var le *cluster.ListError
 		if errors.As(err, &le) && le.Forbidden() {
 			return Result{Status: StatusSkip, Message: le.Reason(), Cause: SkipForbidden}
@@ -222,4 +227,13 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v\n%s", p.valu
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// unanswered reports whether err is a replay's missing answer (a
+// *cluster.NotRecordedError): the check then returns it, and the runner
+// reports an error naming the request, rather than judging no answer as a
+// network failure.
+func unanswered(err error) bool {
+	_, ok := cluster.AsNotRecorded(err)
+	return ok
 }

@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,6 +34,9 @@ func TestRunStatuses(t *testing.T) {
 		{"pass", stub("a", returning(Pass("ok"), nil)), StatusPass, "ok"},
 		{"forbidden list becomes skip", stub("a", returning(Result{}, forbidden)), StatusSkip, "no permission to list nodes"},
 		{"a check's own skip has no cause", stub("a", returning(Skip("no permission to say"), nil)), StatusSkip, "no permission to say"},
+		{"an answer a replay does not hold becomes error naming the request", stub("a", returning(Result{}, &cluster.ListError{Verb: "list", Resource: "nodes",
+			Err: &url.Error{Op: "Get", URL: "https://x/api/v1/nodes", Err: &cluster.NotRecordedError{Request: "GET /api/v1/nodes"}}})),
+			StatusError, "GET /api/v1/nodes: not recorded in the bundle"},
 		{"other error becomes error", stub("a", returning(Result{}, errors.New("boom\nstack"))), StatusError, "boom"},
 		{"panic becomes error", stub("a", func(context.Context, *Env) (Result, error) { panic("nil map") }), StatusError, "internal error in check a: nil map"},
 		{"empty result becomes error", stub("a", returning(Result{}, nil)), StatusError, "no status"},

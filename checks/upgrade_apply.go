@@ -64,6 +64,10 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	who := fmt.Sprintf("Helm %d (%s), %s", major, from, method)
 	refused, err := apply.DryRun(ctx, cfg, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
 		Current: up.Current.Manifest, Target: up.TargetManifest}, method)
+	if _, ok := cluster.AsNotRecorded(err); ok {
+		// A replay without the answer: an error naming the request.
+		return Result{}, err
+	}
 	if err != nil {
 		return Skip("the upgrade could not be tried: %v", err), nil
 	}

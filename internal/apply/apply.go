@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -35,6 +36,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 // Method is how Helm applies an upgrade's objects.
@@ -75,8 +78,15 @@ type Upgrade struct {
 // server takes it). The error is a failure to try at all (the manifests do
 // not build against the cluster's API, the API server is unreachable).
 func DryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refusal, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{rt} })
+	cfg, unanswered := dryRunConfig(cfg)
+	refused, err := dryRun(ctx, cfg, u, m)
+	if err := unanswered.err(); err != nil {
+		return nil, err
+	}
+	return refused, err
+}
+
+func dryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refusal, error) {
 	getter, err := newGetter(cfg, u.Namespace)
 	if err != nil {
 		return nil, err
@@ -148,8 +158,15 @@ type Existing struct {
 // with the API server's reason ("Apply failed with 1 conflict: conflict
 // with \"kubectl\" ...: .spec.versions"); the error is a failure to try.
 func DryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusal, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{rt} })
+	cfg, unanswered := dryRunConfig(cfg)
+	refused, err := dryRunExisting(ctx, cfg, e)
+	if err := unanswered.err(); err != nil {
+		return nil, err
+	}
+	return refused, err
+}
+
+func dryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusal, error) {
 	getter, err := newGetter(cfg, e.Namespace)
 	if err != nil {
 		return nil, err
@@ -310,3 +327,53 @@ func (g *getter) ToRESTMapper() (meta.RESTMapper, error) {
 func (g *getter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	return clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
 }
+
+// dryRunConfig returns a copy of cfg whose writes are server-side dry runs,
+// and the record of the requests a replay had no answer for.
+func dryRunConfig(cfg *rest.Config) (*rest.Config, *unanswered) {
+	cfg = rest.CopyConfig(cfg)
+	u := &unanswered{}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{rt} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return unansweredTransport{rt, u} })
+	return cfg, u
+}
+
+// unanswered keeps the first request of a dry run that a replay had no
+// recorded answer for (a *cluster.NotRecordedError): Helm's kube client
+// turns a failed request into the text of a refusal ("could not get
+// information about the resource: ..."), and a request with no answer is
+// no refusal by the API server. The dry run then fails with that error,
+// and the check reports it rather than a verdict.
+type unanswered struct {
+	mu    sync.Mutex
+	first error
+}
+
+func (u *unanswered) err() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.first == nil {
+		return nil
+	}
+	return fmt.Errorf("the dry run could not be sent: %w", u.first)
+}
+
+type unansweredTransport struct {
+	next http.RoundTripper
+	u    *unanswered
+}
+
+func (t unansweredTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if _, ok := cluster.AsNotRecorded(err); ok {
+		t.u.mu.Lock()
+		if t.u.first == nil {
+			t.u.first = err
+		}
+		t.u.mu.Unlock()
+	}
+	return resp, err
+}
+
+// WrappedRoundTripper lets client-go's utilities see through the wrapper.
+func (t unansweredTransport) WrappedRoundTripper() http.RoundTripper { return t.next }

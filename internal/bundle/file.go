@@ -23,13 +23,16 @@ func (r *Recorder) Write(path string, m Manifest, files map[string][]byte) error
 	r.mu.Lock()
 	exchanges := r.sortedExchanges()
 	h := r.host
+	hooks, err := hookEntries(r.hooks)
 	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	for _, e := range exchanges {
 		redactExchange(e)
 	}
 	redactHost(&h)
-	entries := map[string][]byte{}
-	var err error
+	entries := hooks
 	if entries[apiEntry], err = json.Marshal(exchanges); err != nil {
 		return err
 	}

@@ -78,11 +78,12 @@ type Recorder struct {
 	mu        sync.Mutex
 	exchanges map[string]*Exchange
 	host      host
+	hooks     map[string]*HookJob
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{exchanges: map[string]*Exchange{}, host: newHost()}
+	return &Recorder{exchanges: map[string]*Exchange{}, host: newHost(), hooks: map[string]*HookJob{}}
 }
 
 // requestKey identifies r; it consumes and restores r's body.

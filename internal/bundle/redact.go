@@ -34,10 +34,18 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 // secretsPath matches the API paths of Secrets (a list, or one by name).
 var secretsPath = regexp.MustCompile(`^/api/v1/(?:namespaces/[^/]+/)?secrets(?:/|\?|$)`)
 
-// redactExchange masks the Secrets of a recorded answer. An answer about
+// podLogPath matches the API paths of a container's log.
+var podLogPath = regexp.MustCompile(`^/api/v1/namespaces/[^/]+/pods/[^/]+/log(?:\?|$)`)
+
+// redactExchange masks the Secrets of a recorded answer, and the
+// credential-looking values of a container's log, line by line. An answer about
 // Secrets that cannot be decoded is dropped (replayed as an error), never
 // written as is.
 func redactExchange(e *Exchange) {
+	if podLogPath.MatchString(e.URI) {
+		e.Body = []byte(redactLog(string(e.Body)))
+		return
+	}
 	if !secretsPath.MatchString(e.URI) || len(e.Body) == 0 {
 		return
 	}

@@ -12,11 +12,14 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
-// ErrOffline is the error of every network connection a replay would open.
-var ErrOffline = errors.New("not recorded in the bundle (replay opens no connection)")
+// ErrOffline is the error of every network connection a replay would open;
+// what a replay has no recorded answer for is a *cluster.NotRecordedError
+// naming the request, which unwraps to it.
+var ErrOffline = cluster.ErrNotRecorded
 
 // Bundle is an opened, verified bundle, ready to replay.
 type Bundle struct {
@@ -64,7 +67,7 @@ func (t replayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	e, ok := t.b.exchanges[k.key()]
 	if !ok {
-		return nil, fmt.Errorf("%s %s: %w", req.Method, k.URI, ErrOffline)
+		return nil, &cluster.NotRecordedError{Request: req.Method + " " + k.URI}
 	}
 	if e.Status == 0 {
 		return nil, errors.New(e.Err)
@@ -92,7 +95,7 @@ func (b *Bundle) Getenv(k string) string { return b.host.Env[k] }
 func (b *Bundle) LookPath(name string) (string, error) {
 	o, ok := b.host.LookPath[name]
 	if !ok {
-		return "", fmt.Errorf("looking up %s: %w", name, ErrOffline)
+		return "", &cluster.NotRecordedError{Request: "looking up " + name + " on PATH"}
 	}
 	return o.Out, o.err()
 }
@@ -102,7 +105,7 @@ func (b *Bundle) LookPath(name string) (string, error) {
 func (b *Bundle) Command(_ context.Context, name string, args ...string) ([]byte, error) {
 	o, ok := b.host.Commands[commandKey(name, args)]
 	if !ok {
-		return nil, fmt.Errorf("running %s: %w", commandKey(name, args), ErrOffline)
+		return nil, &cluster.NotRecordedError{Request: "running " + commandKey(name, args)}
 	}
 	return []byte(o.Out), o.err()
 }
@@ -112,7 +115,7 @@ func (b *Bundle) Command(_ context.Context, name string, args ...string) ([]byte
 func (b *Bundle) Probe(key string, _ func() (probe.Result, error)) (probe.Result, error) {
 	rec, ok := b.host.Probes[key]
 	if !ok {
-		return probe.Result{}, fmt.Errorf("%s: %w", key, ErrOffline)
+		return probe.Result{}, &cluster.NotRecordedError{Request: "probe " + key}
 	}
 	res := probe.Result{HTTP: rec.HTTP, Resolves: rec.Resolves}
 	if t := rec.TLS; t != nil {

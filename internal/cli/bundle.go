@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,7 +98,7 @@ func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, started
 type replayFlags struct {
 	output, failOn, waivers, chart, chartVersion string
 	only, skip                                   []string
-	upgrade, noColor                             bool
+	upgrade, noColor, hooks                      bool
 	timeout                                      time.Duration
 }
 
@@ -128,6 +130,7 @@ whether the recorded release would take another chart version.`,
 	fs.StringVar(&f.chart, "chart", "", "the chart to render (default: the recorded run's, from the bundle)")
 	fs.StringVar(&f.chartVersion, "chart-version", "", "chart version constraint, with --chart")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
+	fs.BoolVar(&f.hooks, "hooks", false, "print the validation hook Jobs a --post run recorded (their pods, logs and events) instead of running the checks; -o json for JSON")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on the whole replay (default: the recorded run's)")
 	formats := make([]string, len(reporters.Formats))
 	for i, x := range reporters.Formats {
@@ -147,6 +150,9 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	b, err := bundle.Open(file)
 	if err != nil {
 		return usageError("%v", err)
+	}
+	if f.hooks {
+		return printHooks(streams, b, file, f.output)
 	}
 	root, o := newCommand(streams, host)
 	fs := root.Flags()
@@ -226,6 +232,9 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 		}
 	}
 	o.replay = b
+	if hooks, err := b.Hooks(); err == nil && len(hooks) > 0 {
+		fmt.Fprintf(streams.ErrOut, "bundle %s holds %d validation hook Job(s) with their pods' logs and events: replay %s --hooks\n", file, len(hooks), file)
+	}
 	ctx := cmd.Context()
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -241,4 +250,89 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 		o.config.Chart = chart.FailedLoader(o.config.Chart.Source(), chartErr)
 	}
 	return o.Run(ctx)
+}
+
+// printHooks is `replay FILE --hooks`: the validation hook Jobs the
+// recorded --post run saw, each with its conditions, its pods' containers
+// (state and the kept log) and the events of them all; JSON with -o json.
+func printHooks(streams genericiooptions.IOStreams, b *bundle.Bundle, file, output string) error {
+	hooks, err := b.Hooks()
+	if err != nil {
+		return usageError("%v", err)
+	}
+	switch output {
+	case "", "table":
+	case "json":
+		if hooks == nil {
+			hooks = []bundle.HookJob{}
+		}
+		out, err := json.MarshalIndent(hooks, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(streams.Out, "%s\n", out)
+		return err
+	default:
+		return usageError("--hooks prints table or json, not %q", output)
+	}
+	w := streams.Out
+	if len(hooks) == 0 {
+		_, err := fmt.Fprintf(w, "bundle %s holds no hook Job: only a --post run records the %s Jobs, when they exist\n", file, strings.Join(checks.ValidationJobs, " and "))
+		return err
+	}
+	for _, h := range hooks {
+		state := "no condition yet (running)"
+		var conds []string
+		for _, c := range h.Conditions {
+			t := c.Type
+			if c.Reason != "" {
+				t += " (" + c.Reason
+				if c.Message != "" {
+					t += ": " + c.Message
+				}
+				t += ")"
+			}
+			conds = append(conds, t)
+		}
+		if len(conds) > 0 {
+			state = strings.Join(conds, ", ")
+		}
+		fmt.Fprintf(w, "Job %s/%s: %s; last seen %s\n", h.Namespace, h.Name, state, h.Seen.Format(time.RFC3339))
+		for _, p := range h.Pods {
+			node := p.Node
+			if node == "" {
+				node = "no node"
+			}
+			fmt.Fprintf(w, "  Pod %s: %s on %s\n", p.Name, p.Phase, node)
+			for _, c := range p.Containers {
+				fmt.Fprintf(w, "    container %s: %s\n", c.Name, c.State)
+				switch {
+				case c.Log != "":
+					cut := ""
+					if c.LogCut {
+						cut = fmt.Sprintf(", its last %d KiB", bundle.HookLogBytes>>10)
+					}
+					fmt.Fprintf(w, "    log%s:\n", cut)
+					for _, l := range strings.Split(strings.TrimRight(c.Log, "\n"), "\n") {
+						fmt.Fprintf(w, "      %s\n", l)
+					}
+				case c.LogError != "":
+					fmt.Fprintf(w, "    log not read: %s\n", c.LogError)
+				default:
+					fmt.Fprintf(w, "    log: empty\n")
+				}
+			}
+		}
+		if len(h.Events) == 0 {
+			fmt.Fprintf(w, "  no events\n")
+		}
+		for _, e := range h.Events {
+			count := ""
+			if e.Count > 1 {
+				count = fmt.Sprintf(" (x%d)", e.Count)
+			}
+			fmt.Fprintf(w, "  event %s %s %s: %s%s\n", e.Object, e.Type, e.Reason, e.Message, count)
+		}
+	}
+	return nil
 }

@@ -44,6 +44,18 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			// Rights in the runtime namespace are enough after the install.
 			snap.SetNamespaceFallback(c.Inputs.Namespace)
 		}
+		if c.Record != nil && c.Mode == checks.ModePost && s.Clients != nil && s.Clients.Kube != nil {
+			// The chart's validation hook Jobs, their pods' logs and events,
+			// kept for the bundle as soon as the run sees them (Kubernetes
+			// deletes a failed hook Job and its pod after its TTL), read
+			// beside the checks so that they wait for nothing.
+			hooksDone := make(chan struct{})
+			go func() {
+				defer close(hooksDone)
+				c.Record.RecordHooks(ctx, s.Clients.Kube, c.Inputs.Namespace, checks.ValidationJobs)
+			}()
+			defer func() { <-hooksDone }()
+		}
 		env = &checks.Env{Inputs: c.Inputs, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap)}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {

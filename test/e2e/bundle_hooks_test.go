@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+)
+
+// TestBundlePostKeepsTheHookJob: a --post --bundle run while the failed
+// validate-values Job and its pod exist (an event about the pod echoes the
+// user token); then the Job and its pod are deleted, as their TTL would;
+// `replay --hooks` still shows the Job, its condition, its pod, the
+// container's state, why its log was not read (this control plane has no
+// kubelet to serve it: the log itself is covered by internal/bundle's
+// tests) and the event, masked; the replay of the checks equals the live
+// run; no planted credential is in any byte of the bundle.
+func TestBundlePostKeepsTheHookJob(t *testing.T) {
+	// Bare: the Job and its pod are written by hand, in the state the Job
+	// controller leaves a failed hook, and no controller changes them.
+	c := testcluster.StartBare(t)
+	const ns = "codefresh"
+	c.CreateNamespace(t, ns)
+	job, err := c.Kube.BatchV1().Jobs(ns).Create(bg, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "validate-values"},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "validate-values", Image: "quay.io/codefresh/gitops-runtime-installer:0.30.0"}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	job.Status = batchv1.JobStatus{StartTime: &now, Failed: 1, Conditions: []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+		{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+	}}
+	if _, err := c.Kube.BatchV1().Jobs(ns).UpdateStatus(bg, job, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	podWith(t, c, ns, "validate-values-x7k2p", "validate-values", "node-1", map[string]string{"batch.kubernetes.io/job-name": "validate-values", "job-name": "validate-values"},
+		corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "validate-values", Image: "x",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}}}})
+	warningEvent(t, c, ns, "Pod", "validate-values-x7k2p", "BackOff", "validation failed with token: e2e-token")
+
+	file := filepath.Join(t.TempDir(), "post.tgz")
+	live, liveDoc := post(t, c, "--only=validate-values-job", "--bundle", file)
+	wantCode(t, live, cli.ExitFailed)
+	expectCheck(t, liveDoc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded")
+
+	// The TTL: Kubernetes deletes the Job and its pod.
+	if err := c.Kube.BatchV1().Jobs(ns).Delete(bg, "validate-values", metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Kube.CoreV1().Pods(ns).Delete(bg, "validate-values-x7k2p", metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+		t.Fatal(err)
+	}
+
+	res := testcluster.Run(t, nil, "replay", file, "--hooks")
+	wantCode(t, res, 0)
+	for _, want := range []string{
+		"Job codefresh/validate-values: ", "Failed (BackoffLimitExceeded: Job has reached the specified backoff limit)",
+		"Pod validate-values-x7k2p: Failed on node-1",
+		"container validate-values: terminated: Error, exit code 1",
+		"log not read: ",
+		"event Pod/validate-values-x7k2p Warning BackOff: validation failed with token: ***",
+	} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("replay --hooks lacks %q:\n%s", want, res.Stdout)
+		}
+	}
+	js := testcluster.Run(t, nil, "replay", file, "--hooks", "-o", "json")
+	var hooks []struct {
+		Name string `json:"name"`
+		Pods []struct {
+			Name string `json:"name"`
+		} `json:"pods"`
+	}
+	if err := json.Unmarshal([]byte(js.Stdout), &hooks); err != nil || len(hooks) != 1 || hooks[0].Name != "validate-values" || len(hooks[0].Pods) != 1 {
+		t.Errorf("replay --hooks -o json: %v\n%s", err, js.Stdout)
+	}
+	rep := testcluster.Run(t, nil, "replay", file)
+	if rep.Code != live.Code {
+		t.Errorf("replay exit %d, live %d\n%s", rep.Code, live.Code, rep.Stderr)
+	}
+	sameReport(t, liveDoc, rep.JSON(t))
+	if !strings.Contains(rep.Stderr, "holds 1 validation hook Job(s)") || !strings.Contains(rep.Stderr, "--hooks") {
+		t.Errorf("replay does not point at --hooks: %q", rep.Stderr)
+	}
+	if body := untarred(t, file); strings.Contains(body, "e2e-token") {
+		t.Error("the planted token is in the bundle")
+	}
+}
+
+// TestBundleOfANewerFormat: a bundle whose manifest says a format newer than
+// the plugin reads is refused in one line, exit 2.
+func TestBundleOfANewerFormat(t *testing.T) {
+	c := testcluster.StartBare(t)
+	file := filepath.Join(t.TempDir(), "run.tgz")
+	c.RunJSON(t, nil, "--only=kubernetes-version", "--bundle", file)
+	newer := filepath.Join(t.TempDir(), "newer.tgz")
+	rewriteManifest(t, file, newer, func(m map[string]any) { m["format"] = 99 })
+	res := testcluster.Run(t, nil, "replay", newer)
+	wantCode(t, res, cli.ExitUsage)
+	if !strings.Contains(res.Stderr, "format version 99 is newer") || strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 {
+		t.Errorf("stderr %q", res.Stderr)
+	}
+}
+
+// rewriteManifest copies the bundle from to to with its manifest.json
+// changed by edit (the manifest lists the other entries' sha256, not its
+// own: nothing to re-hash).
+func rewriteManifest(t *testing.T, from, to string, edit func(map[string]any)) {
+	t.Helper()
+	f, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Name == "manifest.json" {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			edit(m)
+			if b, err = json.Marshal(m); err != nil {
+				t.Fatal(err)
+			}
+			hdr.Size = int64(len(b))
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, to, buf.String())
+}
