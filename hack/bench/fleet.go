@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -102,8 +105,19 @@ func fleetReport(r *results) string {
 		fleetContexts, secs(r.pre.median(wallOf)), mib(r.pre.median(rssOf)))
 	b.WriteString("| --parallel | wall | peak RSS | peak anonymous | clusters by exit code |\n|---|---|---|---|---|\n")
 	for _, f := range r.fleet {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %v |\n", f.parallel, secs(f.wall.Seconds()), mib(float64(f.rssKB)), mib(float64(f.anonKB)), f.exits)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", f.parallel, secs(f.wall.Seconds()), mib(float64(f.rssKB)), mib(float64(f.anonKB)), exitCounts(f.exits))
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// exitCounts says how many clusters ended in each exit code, lowest code
+// first: "7 exit 0, 1 exit 3".
+func exitCounts(exits map[int]int) string {
+	codes := slices.Sorted(maps.Keys(exits))
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%d exit %d", exits[c], c)
+	}
+	return strings.Join(parts, ", ")
 }
