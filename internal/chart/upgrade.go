@@ -276,14 +276,10 @@ func rendering(md *helmchart.Metadata, rel *rspb.Release) (*Rendering, error) {
 		return nil, fmt.Errorf("rendered hooks: %w", err)
 	}
 	r.KubeVersions = KubeVersionRules(rel.Chart)
-	for _, m := range releaseutil.SplitManifests(rel.Manifest) {
-		o, ok, err := parse(m)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			r.Objects = append(r.Objects, o)
-		}
+	// In Helm's manifest order (SplitManifests returns a map): the
+	// checks' messages list objects in the same order on every run.
+	if r.Objects, err = ManifestObjects(rel.Manifest); err != nil {
+		return nil, err
 	}
 	for _, h := range rel.Hooks {
 		o, ok, err := parse(h.Manifest)
