@@ -108,7 +108,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	if pending := pendingPods(t, c); len(pending) != 0 {
 		t.Fatalf("pods Pending after helm install --wait: %v", pending)
 	}
-	res, doc = post(t, c)
+	res, doc = postReplayed(t, c)
 	t.Logf("--post after install:\n%s", res.Stdout)
 	wantCode(t, res, 0)
 	onlyWarn(t, doc, "runtime-workloads")
@@ -116,7 +116,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	expectCheck(t, doc, "release-deployed", "pass")
 
 	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", runtimeNS, "--from-literal=token=e2e")
-	res, doc = post(t, c)
+	res, doc = postReplayed(t, c)
 	wantCode(t, res, 0)
 	onlyWarn(t, doc)
 
@@ -126,7 +126,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	waitFor(t, 60*time.Second, "cap-app-proxy crash-looping", func() bool {
 		return waitingReason(t, c, runtimeNS, "app=cap-app-proxy,"+testcluster.FaultLabel) == "CrashLoopBackOff"
 	})
-	res, doc = post(t, c, "--only=runtime-workloads")
+	res, doc = postReplayed(t, c, "--only=runtime-workloads")
 	wantCode(t, res, 1)
 	expectCheck(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "CrashLoopBackOff", "5 restarts", "exit code 1")
 }
