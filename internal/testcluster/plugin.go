@@ -121,3 +121,70 @@ func (c *Cluster) RunJSON(t testing.TB, env []string, args ...string) (Result, r
 	res := Run(t, env, append([]string{"--kubeconfig", c.admin, "-o", "json"}, args...)...)
 	return res, res.JSON(t)
 }
+
+// ReplayDiffers are the checks whose replay may differ from the live run:
+// they read a value the bundle redacts (the user token, sent to the
+// platform).
+var ReplayDiffers = []string{"platform-user-token"}
+
+// SameReport fails the test when two JSON reports differ, apart from the
+// checks of ReplayDiffers and the summary.
+func SameReport(t testing.TB, live, replay reporters.Document) {
+	t.Helper()
+	norm := func(d reporters.Document) string {
+		var cs []reporters.CheckDocument
+		for _, c := range d.Checks {
+			differs := false
+			for _, id := range ReplayDiffers {
+				differs = differs || c.ID == id
+			}
+			if !differs {
+				cs = append(cs, c)
+			}
+		}
+		d.Checks = cs
+		d.Summary = reporters.SummaryDocument{}
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if a, b := norm(live), norm(replay); a != b {
+		t.Errorf("replay report differs from the live one\nlive:\n%s\nreplay:\n%s", a, b)
+	}
+}
+
+// RunJSONReplayed is RunJSON that also records the run with --bundle and
+// replays the bundle with no kubeconfig: the replay must exit with the same
+// code and print the same JSON report (as SameReport compares them). It
+// returns the live result and report. For read-only runs only: no --fix,
+// no --wait.
+func (c *Cluster) RunJSONReplayed(t testing.TB, env []string, args ...string) (Result, reporters.Document) {
+	t.Helper()
+	return RunJSONReplayed(t, env, append([]string{"--kubeconfig", c.admin}, args...)...)
+}
+
+// RunJSONReplayed runs the plugin with args (which name the kubeconfig) and
+// -o json, recording the run with --bundle, then replays the bundle with no
+// kubeconfig: the replay must exit with the same code and print the same
+// JSON report (as SameReport compares them). It returns the live result and
+// report.
+func RunJSONReplayed(t testing.TB, env []string, args ...string) (Result, reporters.Document) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "run.tgz")
+	live := Run(t, env, append(append([]string(nil), args...), "-o", "json", "--bundle", file)...)
+	liveDoc := live.JSON(t)
+	var offline []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, "KUBECONFIG=") {
+			offline = append(offline, e)
+		}
+	}
+	rep := Run(t, offline, "replay", file, "-o", "json")
+	if rep.Code != live.Code {
+		t.Errorf("replay exit %d, live %d\nreplay stdout:\n%s\nreplay stderr:\n%s", rep.Code, live.Code, rep.Stdout, rep.Stderr)
+	}
+	SameReport(t, liveDoc, rep.JSON(t))
+	return live, liveDoc
+}

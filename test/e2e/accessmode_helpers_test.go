@@ -166,3 +166,10 @@ func expect(t *testing.T, c *testcluster.Cluster, want map[string]string, args .
 	t.Helper()
 	expectCode(t, c, anyCode, want, args...)
 }
+
+// expectReplayed is expect on a run recorded with --bundle whose replay must
+// agree with it (testcluster.RunJSONReplayed).
+func expectReplayed(t *testing.T, c *testcluster.Cluster, want map[string]string, args ...string) {
+	t.Helper()
+	expectCodeReplayed(t, c, anyCode, want, args...)
+}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"archive/tar"
 	"compress/gzip"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,33 +19,11 @@ import (
 // method and path.
 var notRecordedRequest = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /\S+`)
 
-// replayDiffers are the checks whose replay may differ from the live run:
-// they read a value the bundle redacts (the user token, sent to the
-// platform).
-var replayDiffers = []string{"platform-user-token"}
-
 // sameReport fails the test when two JSON reports differ, apart from the
-// checks of replayDiffers.
+// checks whose replay may differ (tc.ReplayDiffers).
 func sameReport(t *testing.T, live, replay reporters.Document) {
 	t.Helper()
-	norm := func(d reporters.Document) string {
-		var cs []reporters.CheckDocument
-		for _, c := range d.Checks {
-			if !contains(replayDiffers, c.ID) {
-				cs = append(cs, c)
-			}
-		}
-		d.Checks = cs
-		d.Summary = reporters.SummaryDocument{}
-		b, err := json.MarshalIndent(d, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	if a, b := norm(live), norm(replay); a != b {
-		t.Errorf("replay report differs from the live one\nlive:\n%s\nreplay:\n%s", a, b)
-	}
+	tc.SameReport(t, live, replay)
 }
 
 // untarred returns every byte of the bundle's entries, uncompressed.

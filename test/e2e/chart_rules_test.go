@@ -68,7 +68,7 @@ func TestArgoCDVersionFollowsTheChart(t *testing.T) {
 	c030, c027 := fixtureChartLine(t, "chart"), fixtureChartLine(t, "chart-0.27")
 	run := func(chartDir string, extra ...string) (tc.Result, reporters.Document) {
 		t.Helper()
-		return c.RunJSON(t, nil, append([]string{"--only", "argocd-server,argocd-version", "--existing-argocd",
+		return c.RunJSONReplayed(t, nil, append([]string{"--only", "argocd-server,argocd-version", "--existing-argocd",
 			"--chart", chartDir, "-f", values, "-n", "argocd", "--release-name", "cf-gitops-runtime"}, extra...)...)
 	}
 
@@ -166,7 +166,7 @@ func TestValidationHooksAndPlainToken(t *testing.T) {
 			}
 		}
 	}
-	res, _ := c.RunJSON(t, nil, append([]string{"-f", plain, "--set", "installer.skipValidation=true", "--fail-on", "warn"}, only...)...)
+	res, _ := c.RunJSONReplayed(t, nil, append([]string{"-f", plain, "--set", "installer.skipValidation=true", "--fail-on", "warn"}, only...)...)
 	wantCode(t, res, 1)
 
 	ref := chartValues(t, `global:
@@ -177,7 +177,7 @@ func TestValidationHooksAndPlainToken(t *testing.T) {
   runtime:
     name: rt-e2e
 `)
-	res, doc := c.RunJSON(t, nil, append([]string{"-f", ref}, only...)...)
+	res, doc := c.RunJSONReplayed(t, nil, append([]string{"-f", ref}, only...)...)
 	wantCode(t, res, 0)
 	wantStatus(t, doc, "validation-hooks", "pass", "chart gitops-runtime 0.30.0")
 	wantStatus(t, doc, "user-token-secret", "pass")
@@ -237,7 +237,7 @@ func TestLeftoverRuntimeToken(t *testing.T) {
 	}
 	values := chartValues(t, renderingValues)
 	args := []string{"--only", "leftover-runtime-token", "--chart", fixtureChart(t), "-f", values, "-n", "cf"}
-	res, doc := c.RunJSON(t, nil, args...)
+	res, doc := c.RunJSONReplayed(t, nil, args...)
 	wantCode(t, res, 1)
 	ch := wantStatus(t, doc, "leftover-runtime-token", "fail", "Secret cf/codefresh-token holds a runtime token", "runtime-token mode",
 		`runtime "rt-e2e"`, "failed getting runtime from platform", "kubectl delete secret codefresh-token -n cf")
@@ -250,7 +250,7 @@ func TestLeftoverRuntimeToken(t *testing.T) {
 	if err := c.Kube.CoreV1().Secrets("cf").Delete(context.Background(), "codefresh-token", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, doc = c.RunJSON(t, nil, args...)
+	res, doc = c.RunJSONReplayed(t, nil, args...)
 	wantCode(t, res, 0)
 	wantStatus(t, doc, "leftover-runtime-token", "pass", "no Secret codefresh-token in namespace cf")
 }
@@ -391,7 +391,7 @@ func TestChartKubeVersionAgreesWithHelm(t *testing.T) {
 		{">=1.20.0-0", "pass", 0},
 	} {
 		writeFile("Chart.yaml", "apiVersion: v2\nname: gitops-runtime\nversion: 9.9.9\nkubeVersion: \""+tt.constraint+"\"\n")
-		res, doc := c.RunJSON(t, nil, "--only", "kubernetes-version", "--chart", dir, "-f", values, "-n", "kv", "--release-name", "kv")
+		res, doc := c.RunJSONReplayed(t, nil, "--only", "kubernetes-version", "--chart", dir, "-f", values, "-n", "kv", "--release-name", "kv")
 		wantCode(t, res, tt.code)
 		ch := wantStatus(t, doc, "kubernetes-version", tt.status, `gitops-runtime 9.9.9 (kubeVersion "`+tt.constraint+`")`)
 		if tt.status == "fail" && ch.Impact != "install-fails" {

@@ -95,7 +95,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 	only := []string{"--only", conflictChecks}
 
 	// 1. A clean cluster passes all four.
-	res, doc := c.RunJSON(t, nil, only...)
+	res, doc := c.RunJSONReplayed(t, nil, only...)
 	if res.Code != 0 {
 		t.Fatalf("clean cluster: exit %d\n%s", res.Code, res.Stderr)
 	}
@@ -112,7 +112,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 	c.Kubectl(t, "apply", "--server-side", "-f", conflictsFixture(t, "sealed-secrets/rendered.yaml"))
 	c.Kubectl(t, "apply", "--server-side", "-n", "traefik", "-f", conflictsFixture(t, "traefik/rendered.yaml"))
 
-	res, doc = c.RunJSON(t, nil, only...)
+	res, doc = c.RunJSONReplayed(t, nil, only...)
 	if res.Code != 1 {
 		t.Fatalf("Argo cluster: exit %d, want 1\n%s", res.Code, res.Stderr)
 	}
@@ -129,7 +129,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 
 	// With --existing-argocd and Argo CD's namespace as runtime namespace, only
 	// Rollouts is a conflict.
-	_, doc = c.RunJSON(t, nil, "--only", "argo-components", "--existing-argocd", "-n", "argocd")
+	_, doc = c.RunJSONReplayed(t, nil, "--only", "argo-components", "--existing-argocd", "-n", "argocd")
 	ac = wantStatus(t, doc, "argo-components", "fail", "Argo Rollouts in argo-rollouts")
 	if len(ac.Objects) != 1 || ac.Objects[0].Name != "argo-rollouts" {
 		t.Errorf("existing-argocd: objects = %v, want only argo-rollouts", ac.Objects)
@@ -229,7 +229,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 			}
 		}
 	}
-	_, doc = c.RunJSON(t, nil, only...)
+	_, doc = c.RunJSONReplayed(t, nil, only...)
 	wantStatus(t, doc, "argo-crds-ownership", "pass", "all 8 argoproj.io CRDs")
 
 	// 8. A second --fix plans nothing and changes nothing.
@@ -242,10 +242,10 @@ func TestConflictChecksAndFix(t *testing.T) {
 
 	// 9. A CRD owned by another release fails, naming it.
 	c.Kubectl(t, "annotate", "--overwrite", "crd", "rollouts.argoproj.io", "meta.helm.sh/release-name=other-release")
-	_, doc = c.RunJSON(t, nil, "--only", "argo-crds-ownership")
+	_, doc = c.RunJSONReplayed(t, nil, "--only", "argo-crds-ownership")
 	wantStatus(t, doc, "argo-crds-ownership", "fail", "rollouts.argoproj.io (owned by release other-release in namespace codefresh)")
 	// ...and for a release of another name, all are someone else's.
-	_, doc = c.RunJSON(t, nil, "--only", "argo-crds-ownership", "--release-name", "mine", "-n", "gitops")
+	_, doc = c.RunJSONReplayed(t, nil, "--only", "argo-crds-ownership", "--release-name", "mine", "-n", "gitops")
 	wantStatus(t, doc, "argo-crds-ownership", "fail", "8 of 8", "owned by release cf-gitops-runtime in namespace codefresh")
 }
 
@@ -270,12 +270,12 @@ func TestExistingRuntime(t *testing.T) {
 
 	// An unrelated release is not a runtime.
 	store("web", "nginx", "ingress-nginx", rspb.StatusDeployed)
-	_, doc := c.RunJSON(t, nil, "--only", "existing-runtime")
+	_, doc := c.RunJSONReplayed(t, nil, "--only", "existing-runtime")
 	wantStatus(t, doc, "existing-runtime", "pass")
 
 	// A (failed) gitops-runtime release is.
 	store("codefresh", "cf-gitops-runtime", "gitops-runtime", rspb.StatusFailed)
-	res, doc := c.RunJSON(t, nil, "--only", "existing-runtime")
+	res, doc := c.RunJSONReplayed(t, nil, "--only", "existing-runtime")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
@@ -307,7 +307,7 @@ func TestExistingRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, doc = c.RunJSON(t, nil, "--only", "existing-runtime", "--release-name", "mine", "-n", "gitops")
+	_, doc = c.RunJSONReplayed(t, nil, "--only", "existing-runtime", "--release-name", "mine", "-n", "gitops")
 	ch = wantStatus(t, doc, "existing-runtime", "fail", "in namespace legacy: ConfigMap codefresh-cm (runtime old-rt), Deployment cap-app-proxy")
 	if len(ch.Objects) != 3 || strings.Contains(ch.Hint, "helm upgrade") {
 		t.Errorf("objects %v (want 3), hint %q (not about upgrading)", ch.Objects, ch.Hint)

@@ -22,7 +22,7 @@ func TestIngressFlavours(t *testing.T) {
 	only := "ingress-class,ingress-controller,ingress-external-address,ingress-report-status,ingress-tcp,alb-ingress-class"
 	run := func(class string, want map[string]string) {
 		t.Helper()
-		expect(t, c, want, "--access-mode", "ingress", "--ingress-host", "h.example.test", "--ingress-class", class, "--only", only)
+		expectReplayed(t, c, want, "--access-mode", "ingress", "--ingress-host", "h.example.test", "--ingress-class", class, "--only", only)
 	}
 
 	// No node yet: every controller's pods are Pending.

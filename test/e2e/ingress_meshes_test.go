@@ -79,6 +79,21 @@ func expectCode(t *testing.T, c *testcluster.Cluster, code int, want map[string]
 	}
 }
 
+// expectCodeReplayed is expectCode on a run recorded with --bundle whose
+// replay must agree with it (testcluster.RunJSONReplayed).
+func expectCodeReplayed(t *testing.T, c *testcluster.Cluster, code int, want map[string]string, args ...string) {
+	t.Helper()
+	res, doc := c.RunJSONReplayed(t, nil, args...)
+	for id, st := range want {
+		if got := testcluster.Check(t, doc, id); string(got.Status) != st {
+			t.Errorf("%s: %s = %s (%s), want %s\nstderr: %s", strings.Join(args, " "), id, got.Status, got.Message, st, res.Stderr)
+		}
+	}
+	if code != anyCode && res.Code != code {
+		t.Errorf("%s: exit %d, want %d\nstdout: %s", strings.Join(args, " "), res.Code, code, res.Stdout)
+	}
+}
+
 // TestIstioIngressClass: an Istio ingress class (istio.io/ingress-controller)
 // served by the istio-ingressgateway, with an Istio Gateway and the
 // documented VirtualService, before and after install.
@@ -113,14 +128,14 @@ spec:
 
 	pre := []string{"--access-mode", "ingress", "--ingress-host", host, "--ingress-class", "istio", "--skip-ingress-validation",
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-report-status"}
-	expectCode(t, c, 1, map[string]string{"ingress-class": "pass", "ingress-controller": "fail"}, pre...)
+	expectCodeReplayed(t, c, 1, map[string]string{"ingress-class": "pass", "ingress-controller": "fail"}, pre...)
 	// A node joins: the scheduler binds the controller's pods, kwok runs them,
 	// the Deployment controller reports it available.
 	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
 	waitAvailable(t, c, "istio-system", "istio-ingressgateway")
-	expectCode(t, c, 1, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "skip"}, pre...)
+	expectCodeReplayed(t, c, 1, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "skip"}, pre...)
 	setLoadBalancer(t, c, "istio-system", "istio-ingressgateway", "127.0.0.7")
-	expectCode(t, c, 0, map[string]string{"ingress-class": "pass", "ingress-controller": "pass", "ingress-external-address": "pass", "ingress-report-status": "skip"}, pre...)
+	expectCodeReplayed(t, c, 0, map[string]string{"ingress-class": "pass", "ingress-controller": "pass", "ingress-external-address": "pass", "ingress-report-status": "skip"}, pre...)
 
 	// After install: the runtime Ingress of class istio; no VirtualService yet.
 	runtimeIngress(t, c, ns, "codefresh-gitops-runtime", "istio", host)
@@ -166,16 +181,16 @@ func TestAmbassadorIngress(t *testing.T) {
 	c.CreateNamespace(t, ns)
 	pre := []string{"--access-mode", "ingress", "--ingress-host", host, "--ingress-class", "ambassador", "--skip-ingress-validation",
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-report-status"}
-	expectCode(t, c, 1, map[string]string{"ingress-class": "pass", "ingress-controller": "fail"}, pre...)
+	expectCodeReplayed(t, c, 1, map[string]string{"ingress-class": "pass", "ingress-controller": "fail"}, pre...)
 	// A node joins: the scheduler binds the controller's pods, kwok runs them,
 	// the Deployment controller reports it available.
 	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
 	waitAvailable(t, c, "ambassador", "ambassador")
-	expectCode(t, c, 1, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "skip"}, pre...)
+	expectCodeReplayed(t, c, 1, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "skip"}, pre...)
 	setLoadBalancer(t, c, "ambassador", "ambassador", "127.0.0.8")
-	expectCode(t, c, 0, map[string]string{"ingress-controller": "pass", "ingress-external-address": "pass"}, pre...)
+	expectCodeReplayed(t, c, 0, map[string]string{"ingress-controller": "pass", "ingress-external-address": "pass"}, pre...)
 	// The decoy class is not supported: a warn, not a failure.
-	expectCode(t, c, 0, map[string]string{"ingress-class": "warn"},
+	expectCodeReplayed(t, c, 0, map[string]string{"ingress-class": "warn"},
 		"--access-mode", "ingress", "--ingress-host", host, "--ingress-class", "decoy", "--only", "ingress-class")
 
 	// After install: the runtime Ingress of class ambassador, status not yet reported.
@@ -234,7 +249,7 @@ spec:
 
 	// Without spec.reportIngressStatus: fail, the hint is the field to add.
 	apply("")
-	res, doc := c.RunJSON(t, nil, pre...)
+	res, doc := c.RunJSONReplayed(t, nil, pre...)
 	ch := wantStatus(t, doc, "ingress-report-status", "fail", "NginxIngressController nginx-operator/my-nginx does not enable spec.reportIngressStatus")
 	if !strings.Contains(ch.Hint, "reportIngressStatus:\n    enable: true") || res.Code != 1 {
 		t.Fatalf("hint %q, exit %d; want the reportIngressStatus snippet, exit 1", ch.Hint, res.Code)
@@ -244,10 +259,10 @@ spec:
 	}
 	// enable: false is the same.
 	apply("  reportIngressStatus:\n    enable: false\n")
-	expectCode(t, c, 1, map[string]string{"ingress-report-status": "fail"}, pre...)
+	expectCodeReplayed(t, c, 1, map[string]string{"ingress-report-status": "fail"}, pre...)
 	// enable: true passes, although the Deployment lacks -report-ingress-status.
 	apply("  reportIngressStatus:\n    enable: true\n    externalService: my-nginx\n")
-	res, doc = c.RunJSON(t, nil, pre...)
+	res, doc = c.RunJSONReplayed(t, nil, pre...)
 	wantStatus(t, doc, "ingress-report-status", "pass", "NginxIngressController nginx-operator/my-nginx has spec.reportIngressStatus.enable: true")
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0", res.Code)
@@ -256,7 +271,7 @@ spec:
 	// args decide (no -report-ingress-status: fail).
 	apply("  reportIngressStatus:\n    enable: true\n")
 	c.Kubectl(t, "patch", "nginxingresscontroller", "-n", "nginx-operator", "my-nginx", "--type=merge", "-p", `{"spec":{"ingressClass":"other"}}`)
-	res, doc = c.RunJSON(t, nil, pre...)
+	res, doc = c.RunJSONReplayed(t, nil, pre...)
 	wantStatus(t, doc, "ingress-report-status", "fail", "-report-ingress-status is not set")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)

@@ -23,15 +23,15 @@ func TestIngressNginxCommunity(t *testing.T) {
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-tcp,ingress-report-status,alb-ingress-class"}
 
 	// No node yet: the controller's pod is Pending, the controller unavailable.
-	expect(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "alb-ingress-class": "skip"}, base...)
+	expectReplayed(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "alb-ingress-class": "skip"}, base...)
 	// Missing class.
-	expect(t, c, map[string]string{"ingress-class": "fail", "ingress-controller": "skip"}, append(base, "--ingress-class", "nope")...)
+	expectReplayed(t, c, map[string]string{"ingress-class": "fail", "ingress-controller": "skip"}, append(base, "--ingress-class", "nope")...)
 
 	c.AddNode(t, testcluster.NodeSpec{Name: "aws-node", CPU: "4", Memory: "16Gi", ProviderID: "aws:///eu-west-1a/i-0abc"})
 	waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
-	expect(t, c, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-tcp": "pass", "ingress-report-status": "pass"}, base...)
+	expectReplayed(t, c, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-tcp": "pass", "ingress-report-status": "pass"}, base...)
 	setLoadBalancer(t, c, "ingress-nginx", "ingress-nginx-controller", "127.0.0.1")
-	expect(t, c, map[string]string{"ingress-external-address": "pass"}, base...)
+	expectReplayed(t, c, map[string]string{"ingress-external-address": "pass"}, base...)
 
 	// TCP annotations removed → fail; status updates disabled → fail.
 	c.Kubectl(t, "annotate", "svc", "-n", "ingress-nginx", "ingress-nginx-controller",
@@ -39,7 +39,7 @@ func TestIngressNginxCommunity(t *testing.T) {
 	c.Kubectl(t, "patch", "deploy", "-n", "ingress-nginx", "ingress-nginx-controller", "--type", "json",
 		"-p", `[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--update-status=false"}]`)
 	waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
-	expect(t, c, map[string]string{"ingress-tcp": "fail", "ingress-report-status": "fail"}, base...)
+	expectReplayed(t, c, map[string]string{"ingress-tcp": "fail", "ingress-report-status": "fail"}, base...)
 
 	// TLS and reachability: local HTTPS servers reached through --connect-to.
 	ca := newCA(t)
@@ -52,18 +52,18 @@ func TestIngressNginxCommunity(t *testing.T) {
 	via := func(port string) []string { return append(tlsOnly, "--connect-to", host+":443:127.0.0.1:"+port) }
 
 	p := serveTLS(t, good)
-	expect(t, c, map[string]string{"ingress-tls": "pass", "ingress-host-reachable": "pass"}, append(via(p), "--ca-file", ca.PEM)...)
-	expect(t, c, map[string]string{"ingress-tls": "fail", "ingress-host-reachable": "fail"}, via(p)...) // unknown CA
-	expect(t, c, map[string]string{"ingress-tls": "warn"}, append(via(serveTLS(t, soon)), "--ca-file", ca.PEM)...)
-	expect(t, c, map[string]string{"ingress-tls": "fail"}, append(via(serveTLS(t, expired)), "--ca-file", ca.PEM)...)
-	expect(t, c, map[string]string{"ingress-tls": "fail"}, append(via(serveTLS(t, wrong)), "--ca-file", ca.PEM)...)
+	expectReplayed(t, c, map[string]string{"ingress-tls": "pass", "ingress-host-reachable": "pass"}, append(via(p), "--ca-file", ca.PEM)...)
+	expectReplayed(t, c, map[string]string{"ingress-tls": "fail", "ingress-host-reachable": "fail"}, via(p)...) // unknown CA
+	expectReplayed(t, c, map[string]string{"ingress-tls": "warn"}, append(via(serveTLS(t, soon)), "--ca-file", ca.PEM)...)
+	expectReplayed(t, c, map[string]string{"ingress-tls": "fail"}, append(via(serveTLS(t, expired)), "--ca-file", ca.PEM)...)
+	expectReplayed(t, c, map[string]string{"ingress-tls": "fail"}, append(via(serveTLS(t, wrong)), "--ca-file", ca.PEM)...)
 	// Nothing listens: host unreachable.
-	expect(t, c, map[string]string{"ingress-host-reachable": "fail"}, via("1")...)
-	expect(t, c, map[string]string{"ingress-host-reachable": "skip"}, append(via("1"), "--skip-ingress-validation")...)
+	expectReplayed(t, c, map[string]string{"ingress-host-reachable": "fail"}, via("1")...)
+	expectReplayed(t, c, map[string]string{"ingress-host-reachable": "skip"}, append(via("1"), "--skip-ingress-validation")...)
 	// Host without DNS and no --connect-to: the controller's external
 	// address (127.0.0.1, set above) is probed with SNI = host; port 443 is
 	// not ours, so map only the address's port.
-	res, doc := c.RunJSON(t, nil, append(tlsOnly, "--connect-to", "127.0.0.1:443:127.0.0.1:"+p, "--ca-file", ca.PEM)...)
+	res, doc := c.RunJSONReplayed(t, nil, append(tlsOnly, "--connect-to", "127.0.0.1:443:127.0.0.1:"+p, "--ca-file", ca.PEM)...)
 	got := testcluster.Check(t, doc, "ingress-tls")
 	if got.Status != "pass" || !strings.Contains(got.Message, "does not resolve") {
 		t.Errorf("fallback to external address: %s %s\n%s", got.Status, got.Message, res.Stderr)
@@ -82,12 +82,12 @@ func TestIngressNginxCloudAndBaremetal(t *testing.T) {
 		// written by the test.
 		c := testcluster.Start(t)
 		applyUpstream(t, c, "ingress-nginx/cloud.yaml")
-		expect(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "ingress-tcp": "skip"}, only...)
+		expectReplayed(t, c, map[string]string{"ingress-class": "pass", "ingress-controller": "fail", "ingress-tcp": "skip"}, only...)
 		c.AddNode(t, testcluster.NodeSpec{Name: "gke-node", CPU: "4", Memory: "16Gi", ProviderID: "gce://project/europe-west1-b/gke-node"})
 		waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
-		expect(t, c, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "pass"}, only...)
+		expectReplayed(t, c, map[string]string{"ingress-controller": "pass", "ingress-external-address": "fail", "ingress-report-status": "pass"}, only...)
 		setLoadBalancer(t, c, "ingress-nginx", "ingress-nginx-controller", "127.0.0.1")
-		expect(t, c, map[string]string{"ingress-external-address": "pass", "ingress-tcp": "skip"}, only...)
+		expectReplayed(t, c, map[string]string{"ingress-external-address": "pass", "ingress-tcp": "skip"}, only...)
 	})
 
 	t.Run("baremetal", func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestIngressNginxCloudAndBaremetal(t *testing.T) {
 		c.AddNode(t, testcluster.NodeSpec{Name: "metal-1", CPU: "4", Memory: "16Gi"})
 		applyUpstream(t, c, "ingress-nginx/baremetal.yaml")
 		waitAvailable(t, c, "ingress-nginx", "ingress-nginx-controller")
-		_, doc := c.RunJSON(t, nil, only...)
+		_, doc := c.RunJSONReplayed(t, nil, only...)
 		wantStatus(t, doc, "ingress-class", "pass")
 		wantStatus(t, doc, "ingress-controller", "pass")
 		addr := wantStatus(t, doc, "ingress-external-address", "fail")

@@ -32,7 +32,7 @@ func TestOSMIngress(t *testing.T) {
 	pre := []string{"--only", "osm-ingress", "--access-mode", "ingress", "--ingress-host", "rt.example.com", "--ingress-class", "nginx"}
 	run := func(args ...string) (testcluster.Result, *checkDoc) {
 		t.Helper()
-		res, doc := c.RunJSON(t, nil, args...)
+		res, doc := c.RunJSONReplayed(t, nil, args...)
 		ch := testcluster.Check(t, doc, "osm-ingress")
 		return res, &checkDoc{Status: ch.Status, Message: ch.Message, Hint: ch.Hint}
 	}

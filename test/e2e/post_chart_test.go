@@ -98,7 +98,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 		d, err := c.Kube.AppsV1().Deployments("busy").Get(bg, "busy", metav1.GetOptions{})
 		return err == nil && d.Status.AvailableReplicas == 1
 	})
-	res, doc := c.RunJSON(t, nil, "--only=runtime-schedulable")
+	res, doc := c.RunJSONReplayed(t, nil, "--only=runtime-schedulable")
 	wantCode(t, res, 0)
 	expectCheck(t, doc, "runtime-schedulable", "pass", "every runtime pod fits on the 2 Ready, schedulable nodes", "chart 0.30.0 defaults")
 
@@ -108,7 +108,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	if pending := pendingPods(t, c); len(pending) != 0 {
 		t.Fatalf("pods Pending after helm install --wait: %v", pending)
 	}
-	res, doc = post(t, c)
+	res, doc = postReplayed(t, c)
 	t.Logf("--post after install:\n%s", res.Stdout)
 	wantCode(t, res, 0)
 	onlyWarn(t, doc, "runtime-workloads")
@@ -116,7 +116,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	expectCheck(t, doc, "release-deployed", "pass")
 
 	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", runtimeNS, "--from-literal=token=e2e")
-	res, doc = post(t, c)
+	res, doc = postReplayed(t, c)
 	wantCode(t, res, 0)
 	onlyWarn(t, doc)
 
@@ -126,7 +126,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	waitFor(t, 60*time.Second, "cap-app-proxy crash-looping", func() bool {
 		return waitingReason(t, c, runtimeNS, "app=cap-app-proxy,"+testcluster.FaultLabel) == "CrashLoopBackOff"
 	})
-	res, doc = post(t, c, "--only=runtime-workloads")
+	res, doc = postReplayed(t, c, "--only=runtime-workloads")
 	wantCode(t, res, 1)
 	expectCheck(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "CrashLoopBackOff", "5 restarts", "exit code 1")
 }
@@ -139,12 +139,12 @@ func TestRuntimeChartBroken(t *testing.T) {
 	c.AddNode(t, testcluster.NodeSpec{Name: "small-1", CPU: "1", Memory: "1Gi"})
 	// Too small: runtime-schedulable fails before the install, naming pods
 	// and the node's room; after it (below) the scheduler leaves pods Pending.
-	res, doc := c.RunJSON(t, nil, "--only=runtime-schedulable")
+	res, doc := c.RunJSONReplayed(t, nil, "--only=runtime-schedulable")
 	wantCode(t, res, 1)
 	expectCheck(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
 		"closest node small-1 has free cpu", "chart 0.30.0 defaults")
 	// The same verdict from the rendered release: --chart and the values.
-	res, doc = c.RunJSON(t, nil, "--only=runtime-schedulable", "--chart", fixtureChart(t), "-f", runtimeValues(t, ""))
+	res, doc = c.RunJSONReplayed(t, nil, "--only=runtime-schedulable", "--chart", fixtureChart(t), "-f", runtimeValues(t, ""))
 	wantCode(t, res, 1)
 	expectCheck(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
 		"the rendered chart gitops-runtime 0.30.0 with the given values")

@@ -148,3 +148,10 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// postReplayed is post on a run recorded with --bundle whose replay must
+// agree with it (testcluster.RunJSONReplayed).
+func postReplayed(t *testing.T, c *testcluster.Cluster, args ...string) (testcluster.Result, reporters.Document) {
+	t.Helper()
+	return c.RunJSONReplayed(t, nil, append([]string{"--post"}, args...)...)
+}

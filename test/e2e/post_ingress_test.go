@@ -33,7 +33,7 @@ func TestPostIngress(t *testing.T) {
 	ing := runtimeIngress(t, c, ns, "codefresh-gitops-runtime", "nginx", host)
 
 	// No status yet: the controller does not report it.
-	res, doc := post(t, c, "--only=runtime-ingress-status,nginx-tls-secret,alb-dns-alias,istio-virtualservice")
+	res, doc := postReplayed(t, c, "--only=runtime-ingress-status,nginx-tls-secret,alb-dns-alias,istio-virtualservice")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
@@ -109,7 +109,7 @@ func TestPostIngress(t *testing.T) {
 	if alb, err = c.Kube.NetworkingV1().Ingresses(albNS).UpdateStatus(bg, alb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, doc = post(t, c, "-n", albNS, "--only=alb-dns-alias,runtime-ingress-status,nginx-tls-secret")
+	_, doc = postReplayed(t, c, "-n", albNS, "--only=alb-dns-alias,runtime-ingress-status,nginx-tls-secret")
 	expectCheck(t, doc, "alb-dns-alias", "pass", "localhost resolves to the ALB localhost")
 	expectCheck(t, doc, "runtime-ingress-status", "pass", "has address localhost")
 	expectCheck(t, doc, "nginx-tls-secret", "skip", "not NGINX by F5")
@@ -117,7 +117,7 @@ func TestPostIngress(t *testing.T) {
 	if _, err := c.Kube.NetworkingV1().Ingresses(albNS).Update(bg, alb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, doc = post(t, c, "-n", albNS, "--only=alb-dns-alias")
+	res, doc = postReplayed(t, c, "-n", albNS, "--only=alb-dns-alias")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}

@@ -25,17 +25,17 @@ func TestPostMeshAndRollouts(t *testing.T) {
 		"--from-literal=ingressHost=https://rt.example.com", "--from-literal=version=0.1.72", "--from-literal=ingressClassName=nginx")
 
 	// Istio is not installed: the check does not apply.
-	_, doc := post(t, c, "--only=istio-virtualservice,runtime-ingress-status")
+	_, doc := postReplayed(t, c, "--only=istio-virtualservice,runtime-ingress-status")
 	expectCheck(t, doc, "istio-virtualservice", "skip", "VirtualService API is not served")
 	expectCheck(t, doc, "runtime-ingress-status", "skip", "not in ingress mode (access mode service-mesh)")
 	// Ingress mode asked for, but the chart rendered no Ingress.
-	_, doc = post(t, c, "--only=runtime-ingress-status", "--ingress-host=rt.example.com")
+	_, doc = postReplayed(t, c, "--only=runtime-ingress-status", "--ingress-host=rt.example.com")
 	expectCheck(t, doc, "runtime-ingress-status", "fail", "no runtime Ingress (codefresh-gitops-runtime or ingress-master) in namespace codefresh")
 
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(testcluster.RepoRoot(t), "testdata", "istio", "virtualservice-crd.yaml"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/virtualservices.networking.istio.io")
 
-	res, doc := post(t, c, "--only=istio-virtualservice")
+	res, doc := postReplayed(t, c, "--only=istio-virtualservice")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
@@ -46,7 +46,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	// pre-0.0.543 destination.
 	applyVS(t, c, ns, "internal-router", "rt.example.com", map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "cap-app-proxy:3017"})
-	_, doc = post(t, c, "--only=istio-virtualservice")
+	_, doc = postReplayed(t, c, "--only=istio-virtualservice")
 	ch := expectCheck(t, doc, "istio-virtualservice", "fail", "VirtualService internal-router for host rt.example.com (runtime 0.1.72)",
 		"/app-proxy goes to cap-app-proxy:3017 (want internal-router:80)", "/workflows is not routed")
 	if strings.Contains(ch.Message, "/webhooks") {
@@ -54,24 +54,24 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	}
 	// A VirtualService for another host does not count.
 	applyVS(t, c, ns, "other", "other.example.com", map[string]string{"/workflows": "internal-router:80"})
-	_, doc = post(t, c, "--only=istio-virtualservice")
+	_, doc = postReplayed(t, c, "--only=istio-virtualservice")
 	expectCheck(t, doc, "istio-virtualservice", "fail", "/workflows is not routed")
 
 	applyVS(t, c, ns, "internal-router", "rt.example.com", map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "internal-router:80", "/workflows": "internal-router:80"})
-	res, doc = post(t, c, "--only=istio-virtualservice")
+	res, doc = postReplayed(t, c, "--only=istio-virtualservice")
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0", res.Code)
 	}
 	expectCheck(t, doc, "istio-virtualservice", "pass", "VirtualService internal-router routes host rt.example.com")
 	// The flags name another host: its routes are missing.
-	_, doc = post(t, c, "--only=istio-virtualservice", "--access-mode=service-mesh", "--ingress-url=https://mesh.example.com")
+	_, doc = postReplayed(t, c, "--only=istio-virtualservice", "--access-mode=service-mesh", "--ingress-url=https://mesh.example.com")
 	expectCheck(t, doc, "istio-virtualservice", "fail", "for host mesh.example.com")
 
 	// Rollouts: the upstream install alone is one controller.
 	c.CreateNamespace(t, "argo-rollouts")
 	c.Kubectl(t, "apply", "--server-side", "-n", "argo-rollouts", "-f", upstream(t, "argo-rollouts/install.yaml"))
-	_, doc = post(t, c, "--only=rollouts-controllers")
+	_, doc = postReplayed(t, c, "--only=rollouts-controllers")
 	expectCheck(t, doc, "rollouts-controllers", "pass", "one Argo Rollouts controller: argo-rollouts/argo-rollouts")
 	// The runtime's controller makes two: the community one is to delete.
 	labels := map[string]string{"app.kubernetes.io/name": "argo-rollouts"}
@@ -84,13 +84,13 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, doc = post(t, c, "--only=rollouts-controllers")
+	res, doc = postReplayed(t, c, "--only=rollouts-controllers")
 	if res.Code != 0 {
 		t.Fatalf("a warning exits %d, want 0", res.Code)
 	}
 	expectCheck(t, doc, "rollouts-controllers", "warn", "2 Argo Rollouts controllers: the runtime's codefresh/argo-rollouts and argo-rollouts/argo-rollouts",
 		"kubectl delete deployment argo-rollouts -n argo-rollouts", "never the CRDs")
-	if res, _ := post(t, c, "--only=rollouts-controllers", "--fail-on=warn"); res.Code != 1 {
+	if res, _ := postReplayed(t, c, "--only=rollouts-controllers", "--fail-on=warn"); res.Code != 1 {
 		t.Fatalf("--fail-on=warn: exit %d, want 1", res.Code)
 	}
 }

@@ -29,7 +29,7 @@ func TestPostRuntime(t *testing.T) {
 	only := "--only=release-deployed,validate-values-job,runtime-workloads"
 
 	// Nothing installed.
-	res, doc := post(t, c, only)
+	res, doc := postReplayed(t, c, only)
 	if res.Code != 1 || doc.Mode != "post" {
 		t.Fatalf("exit %d, mode %s; want 1, post\n%s", res.Code, doc.Mode, res.Stderr)
 	}
@@ -40,7 +40,7 @@ func TestPostRuntime(t *testing.T) {
 	// A release installed elsewhere is pointed at.
 	c.CreateNamespace(t, "other")
 	writeRelease(t, c, "other", "cf-gitops-runtime", 1, rspb.StatusDeployed, "Install complete")
-	_, doc = post(t, c, "--only=release-deployed")
+	_, doc = postReplayed(t, c, "--only=release-deployed")
 	expectCheck(t, doc, "release-deployed", "fail", "exists in namespace other", "-n other")
 
 	// A failed upgrade after a good install: the latest revision decides.
@@ -106,7 +106,7 @@ func TestPostRuntime(t *testing.T) {
 	// Unrelated workloads in the namespace are not the runtime's.
 	c.Kubectl(t, "create", "deployment", "unrelated", "-n", ns, "--image=nginx")
 
-	res, doc = post(t, c, only)
+	res, doc = postReplayed(t, c, only)
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
@@ -156,11 +156,11 @@ func TestPostRuntime(t *testing.T) {
 	}
 	// Without codefresh-token everything runs but the runtime has not
 	// registered: the first line says that is expected until it does.
-	_, doc = post(t, c, "--only=runtime-workloads")
+	_, doc = postReplayed(t, c, "--only=runtime-workloads")
 	expectCheck(t, doc, "runtime-workloads", "warn", "Secret codefresh-token is missing in namespace codefresh: expected until the runtime registers with the platform", "\nall 5 runtime workloads are available", "kubectl logs deploy/cap-app-proxy")
 	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", ns, "--from-literal=token=sup3r-s3cret-t0ken")
 
-	res, doc = post(t, c, only)
+	res, doc = postReplayed(t, c, only)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Stdout)
 	}

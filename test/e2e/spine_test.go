@@ -30,7 +30,7 @@ func TestSpineChecks(t *testing.T) {
 	c.AddNode(t, tc.NodeSpec{Name: "big", CPU: "8", Memory: "32Gi", Unschedulable: true})
 
 	t.Run("node-resources fails with the best node's figures", func(t *testing.T) {
-		res, doc := c.RunJSON(t, []string{helm})
+		res, doc := c.RunJSONReplayed(t, []string{helm})
 		wantCode(t, res, 1)
 		wantStatus(t, doc, "node-resources", "fail", "best: small-2", "cpu 2", "memory 4295M (4.0Gi)", "1 cordoned")
 		wantStatus(t, doc, "cluster-reachable", "pass", "v1.36.3")
@@ -49,13 +49,13 @@ func TestSpineChecks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, doc := c.RunJSON(t, []string{helm})
+		res, doc := c.RunJSONReplayed(t, []string{helm})
 		wantCode(t, res, 0)
 		wantStatus(t, doc, "node-resources", "pass", "1 of 3 nodes qualify", "big")
 	})
 
 	t.Run("table output on a pipe has no colour and the same exit code", func(t *testing.T) {
-		_, doc := c.RunJSON(t, []string{helm})
+		_, doc := c.RunJSONReplayed(t, []string{helm})
 		res := tc.Run(t, []string{helm}, "--kubeconfig", c.AdminKubeconfig())
 		wantCode(t, res, 0)
 		s := doc.Summary
@@ -72,7 +72,7 @@ func TestSpineChecks(t *testing.T) {
 
 	t.Run("kubernetes-version fails for 1.22 with a vendor suffix", func(t *testing.T) {
 		kc := c.Proxy(t, tc.FakeVersion("v1.22.17-eks-b9c9ed7", "1", "22+"))
-		res := tc.Run(t, []string{helm}, "--kubeconfig", kc, "-o", "json")
+		res, _ := tc.RunJSONReplayed(t, []string{helm}, "--kubeconfig", kc, "-o", "json")
 		wantCode(t, res, 1)
 		doc := res.JSON(t)
 		wantStatus(t, doc, "kubernetes-version", "fail", "v1.22.17-eks-b9c9ed7", "older than 1.23.0")
@@ -81,25 +81,25 @@ func TestSpineChecks(t *testing.T) {
 	t.Run("kubernetes-version passes for EKS, GKE and k3s suffixes", func(t *testing.T) {
 		for _, v := range []string{"v1.29.3-eks-4f4795d", "v1.28.5-gke.1217000", "v1.30.2+k3s1"} {
 			kc := c.Proxy(t, tc.FakeVersion(v, "1", "29"))
-			res := tc.Run(t, []string{helm}, "--kubeconfig", kc, "-o", "json", "--only", "kubernetes-version")
+			res, _ := tc.RunJSONReplayed(t, []string{helm}, "--kubeconfig", kc, "-o", "json", "--only", "kubernetes-version")
 			wantCode(t, res, 0)
 			wantStatus(t, res.JSON(t), "kubernetes-version", "pass", v)
 		}
 	})
 
 	t.Run("helm-version: old fails, absent warns", func(t *testing.T) {
-		res, doc := c.RunJSON(t, []string{fakeHelm(t, "v3.7.2+g663a896")}, "--only", "helm-version")
+		res, doc := c.RunJSONReplayed(t, []string{fakeHelm(t, "v3.7.2+g663a896")}, "--only", "helm-version")
 		wantCode(t, res, 1)
 		wantStatus(t, doc, "helm-version", "fail", "older than 3.11.0", "chart's README")
-		res, doc = c.RunJSON(t, []string{"PATH=/nonexistent"}, "--only", "helm-version")
+		res, doc = c.RunJSONReplayed(t, []string{"PATH=/nonexistent"}, "--only", "helm-version")
 		wantCode(t, res, 0)
 		wantStatus(t, doc, "helm-version", "warn", "no helm client")
-		res, _ = c.RunJSON(t, []string{"PATH=/nonexistent"}, "--only", "helm-version", "--fail-on", "warn")
+		res, _ = c.RunJSONReplayed(t, []string{"PATH=/nonexistent"}, "--only", "helm-version", "--fail-on", "warn")
 		wantCode(t, res, 1)
 	})
 
 	t.Run("runtime-name fails for an invalid name", func(t *testing.T) {
-		res, doc := c.RunJSON(t, []string{helm}, "--runtime-name", "My-Runtime")
+		res, doc := c.RunJSONReplayed(t, []string{helm}, "--runtime-name", "My-Runtime")
 		wantCode(t, res, 1)
 		wantStatus(t, doc, "runtime-name", "fail", "My-Runtime")
 	})
@@ -110,27 +110,27 @@ func TestSpineChecks(t *testing.T) {
 		if err := c.Kube.CoreV1().Namespaces().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		res, doc := c.RunJSON(t, []string{helm}, "-n", "doomed")
+		res, doc := c.RunJSONReplayed(t, []string{helm}, "-n", "doomed")
 		wantCode(t, res, 1)
 		wantStatus(t, doc, "runtime-namespace", "fail", "doomed is Terminating")
 
 		c.CreateNamespace(t, "shared")
 		c.Kubectl(t, "-n", "shared", "create", "deployment", "redis", "--image=redis:7")
-		res, doc = c.RunJSON(t, []string{helm}, "-n", "shared")
+		res, doc = c.RunJSONReplayed(t, []string{helm}, "-n", "shared")
 		wantCode(t, res, 0)
 		ns := wantStatus(t, doc, "runtime-namespace", "warn", "Deployment/redis")
 		if len(ns.Objects) != 1 || ns.Objects[0].Name != "redis" || ns.Objects[0].Namespace != "shared" {
 			t.Errorf("objects = %+v, want Deployment shared/redis", ns.Objects)
 		}
 
-		res, doc = c.RunJSON(t, []string{helm}, "-n", "Not_Valid")
+		res, doc = c.RunJSONReplayed(t, []string{helm}, "-n", "Not_Valid")
 		wantCode(t, res, 1)
 		wantStatus(t, doc, "runtime-namespace", "fail", "not a valid DNS-1123 label")
 	})
 
 	t.Run("a user without RBAC: cluster-admin fails listing permissions, reads skip", func(t *testing.T) {
 		kc := c.UserKubeconfig(t, "nobody")
-		res := tc.Run(t, []string{helm}, "--kubeconfig", kc, "-o", "json")
+		res, _ := tc.RunJSONReplayed(t, []string{helm}, "--kubeconfig", kc, "-o", "json")
 		wantCode(t, res, 1)
 		doc := res.JSON(t)
 		wantStatus(t, doc, "cluster-reachable", "pass")
@@ -163,7 +163,7 @@ func TestSpineChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.WaitAllowed(t, "ns-admin", "create", "pods", "codefresh")
-		res := tc.Run(t, []string{helm}, "--kubeconfig", kc, "-o", "json", "--only", "cluster-admin")
+		res, _ := tc.RunJSONReplayed(t, []string{helm}, "--kubeconfig", kc, "-o", "json", "--only", "cluster-admin")
 		wantCode(t, res, 1)
 		c := wantStatus(t, res.JSON(t), "cluster-admin", "fail", "customresourcedefinitions", "clusterroles", "clusterrolebindings")
 		if strings.Contains(c.Message, "serviceaccounts") || strings.Contains(c.Message, "pods") {
@@ -173,7 +173,7 @@ func TestSpineChecks(t *testing.T) {
 
 	t.Run("credentials rejected exits 3", func(t *testing.T) {
 		kc := tc.WriteKubeconfig(t, t.TempDir()+"/bad.kubeconfig", c.Admin.Host, "not-a-token")
-		res := tc.Run(t, []string{helm}, "--kubeconfig", kc, "-o", "json")
+		res, _ := tc.RunJSONReplayed(t, []string{helm}, "--kubeconfig", kc, "-o", "json")
 		wantCode(t, res, 3)
 		doc := res.JSON(t)
 		wantStatus(t, doc, "cluster-reachable", "fail", "rejected the credentials")

@@ -46,7 +46,7 @@ func TestWaivers(t *testing.T) {
 	args := []string{"--only", "node-resources"}
 
 	t.Run("without waivers node-resources fails", func(t *testing.T) {
-		res, doc := c.RunJSON(t, nil, args...)
+		res, doc := c.RunJSONReplayed(t, nil, args...)
 		wantCode(t, res, 1)
 		wantStatus(t, doc, "node-resources", "fail")
 	})
