@@ -88,7 +88,7 @@ query LimitsStatus {
 func PlatformUserToken() Check {
 	return Check{
 		Meta: Meta{
-			ID:         "platform-user-token",
+			ID:         PlatformUserTokenID,
 			Impact:     ImpactInstallFails,
 			Category:   CategoryInputs,
 			Modes:      ModePre,
@@ -313,3 +313,8 @@ func oneLineText(s string, n int) string {
 	}
 	return s
 }
+
+// PlatformUserTokenID is the ID of PlatformUserToken: the check that sends
+// the user token to the platform, so a replay of a bundle (whose token is
+// masked) may judge it differently from the live run.
+const PlatformUserTokenID = "platform-user-token"

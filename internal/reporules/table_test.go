@@ -33,6 +33,6 @@ var allowedImports = map[string][]string{
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
-	"internal/testcluster":         {"reporters"},
+	"internal/testcluster":         {"checks", "reporters"},
 	"reporters":                    {"checks", "internal/redact"},
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -125,7 +126,7 @@ func (c *Cluster) RunJSON(t testing.TB, env []string, args ...string) (Result, r
 // ReplayDiffers are the checks whose replay may differ from the live run:
 // they read a value the bundle redacts (the user token, sent to the
 // platform).
-var ReplayDiffers = []string{"platform-user-token"}
+var ReplayDiffers = []string{checks.PlatformUserTokenID}
 
 // SameReport fails the test when two JSON reports differ, apart from the
 // checks of ReplayDiffers and the summary.
