@@ -160,15 +160,9 @@ func serveHTTP(t *testing.T) string {
 	return port
 }
 
-// expect is expectCode without the exit code: it asserts the statuses of
-// checks in a report.
-func expect(t *testing.T, c *testcluster.Cluster, want map[string]string, args ...string) {
-	t.Helper()
-	expectCode(t, c, anyCode, want, args...)
-}
-
-// expectReplayed is expect on a run recorded with --bundle whose replay must
-// agree with it (testcluster.RunJSONReplayed).
+// expectReplayed asserts the statuses of checks in a report (any exit
+// code), on a run recorded with --bundle whose replay must agree with it
+// (testcluster.RunJSONReplayed).
 func expectReplayed(t *testing.T, c *testcluster.Cluster, want map[string]string, args ...string) {
 	t.Helper()
 	expectCodeReplayed(t, c, anyCode, want, args...)

@@ -203,7 +203,7 @@ func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
 	only := "existing-runtime,helm-ownership,chart-renders"
 	run := func(rel, ns string, extra ...string) (tc.Result, reporters.Document) {
 		t.Helper()
-		return c.RunJSON(t, nil, append([]string{"--only", only, "--chart", dir, "-f", base, "--release-name", rel, "-n", ns}, extra...)...)
+		return c.RunJSONReplayed(t, nil, append([]string{"--only", only, "--chart", dir, "-f", base, "--release-name", rel, "-n", ns}, extra...)...)
 	}
 
 	// A cluster-wide runtime beside it: the plugin fails, Helm fails.

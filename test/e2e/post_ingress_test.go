@@ -88,7 +88,7 @@ func TestPostIngress(t *testing.T) {
 		{"runtime-tls", "pass", "serves host runtime.example.com with Secret runtime-tls"},
 	} {
 		ing = setTLS(t, c, ns, "codefresh-gitops-runtime", host, tc.secret)
-		res, doc = post(t, c, "--only=nginx-tls-secret")
+		res, doc = postReplayed(t, c, "--only=nginx-tls-secret")
 		expectCheck(t, doc, "nginx-tls-secret", tc.status, tc.want)
 		out := res.Stdout + res.Stderr
 		if strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, base64.StdEncoding.EncodeToString(keyPEM)) || strings.Contains(out, string(keyPEM)) {
