@@ -318,7 +318,7 @@ func TestPlatformUserTokenAgainstAStub(t *testing.T) {
 `)
 	ca := newCA(t)
 	now := time.Now()
-	cert, _ := ca.leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
+	cert, _ := ca.Leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
 	for _, tt := range []struct {
 		name   string
 		edit   func(*platformAPI)

@@ -126,8 +126,8 @@ func TestServiceMeshTunnelArgoCD(t *testing.T) {
 	// platform-reachable: both hosts mapped to local TLS servers.
 	ca := newCA(t)
 	now := time.Now()
-	pc, _ := ca.leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
-	tc, _ := ca.leaf(t, "tunnel.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
+	pc, _ := ca.Leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
+	tc, _ := ca.Leaf(t, "tunnel.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
 	pp, tp := serveTLS(t, pc), serveTLS(t, tc)
 	tun := append(slices.Clone(mesh), "--set", "global.codefresh.url=https://platform.example.test", "--set", "tunnel-client.tunnelServer.host=tunnel.example.test",
 		"--connect-to", "platform.example.test:443:127.0.0.1:"+pp, "--connect-to", "tunnel.example.test:443:127.0.0.1:"+tp)
