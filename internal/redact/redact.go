@@ -96,7 +96,10 @@ func keyValues(s string) string {
 		// CrashLoopBackOff") is a name, unless it ends in a credential word
 		// ("container db-password: x" stays masked).
 		annotation = annotation || (kindBefore.MatchString(s[:loc[2]]) && objectName.MatchString(key) && !sensitiveEnd.MatchString(key))
-		skip := reference(key) || annotation ||
+		// "token=<your API key>": a placeholder in angle brackets, words
+		// and spaces (a credential has no spaces).
+		placeholder := loc[8] >= 0 && s[loc[8]:loc[9]] == "<" && isPlaceholder(s[loc[9]:])
+		skip := reference(key) || annotation || placeholder ||
 			strings.HasPrefix(val, Mask) ||
 			(spaceOnly && !apiKeyName.MatchString(key))
 		if !skip && valEnd < len(s) && (s[valEnd] == ':' || s[valEnd] == '=') && keyValue.MatchString(s[valStart:valEnd+1]+"x") {
@@ -155,6 +158,10 @@ func keyValues(s string) string {
 // (passwordKey, tokenKey) except apiKey, secretKey, accessKey, privateKey.
 func reference(key string) bool {
 	k := strings.ToLower(strings.TrimRight(key, `"' `))
+	if i := strings.LastIndex(k, "."); i > 0 && strings.HasSuffix(k[:i], "ref") {
+		// A field of a reference: secretKeyRef.key, secretKeyRef.name.
+		return true
+	}
 	switch {
 	case strings.HasSuffix(k, "ref"), strings.HasSuffix(k, "name"), strings.HasSuffix(k, "names"), strings.Contains(k, "existing"):
 		return true
@@ -162,6 +169,26 @@ func reference(key string) bool {
 		return true
 	}
 	return false
+}
+
+// isPlaceholder reports whether s (what follows a '<') is a placeholder
+// such as "your Codefresh API key>": letters, digits, '-', '_' and spaces, at
+// least one space, up to a '>' within 64 bytes.
+func isPlaceholder(s string) bool {
+	end := strings.IndexByte(s, '>')
+	if end <= 0 || end > 64 {
+		return false
+	}
+	body := s[:end]
+	if !strings.Contains(body, " ") {
+		return false
+	}
+	for _, c := range body {
+		if c != ' ' && c != '-' && c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // valueByte reports whether c may be part of a value (what the keyValue

@@ -34,6 +34,12 @@ func TestString(t *testing.T) {
 		`tokenSecretRef=my-secret`:                                                   `tokenSecretRef=my-secret`,
 		`nginx.ingress.kubernetes.io/proxy-ssl-secret is "osm-system/osm-ca-bundle"`: `nginx.ingress.kubernetes.io/proxy-ssl-secret is "osm-system/osm-ca-bundle"`,
 		`nginx.ingress.kubernetes.io/auth-secret: basic-auth`:                        `nginx.ingress.kubernetes.io/auth-secret: basic-auth`,
+		// Placeholders and the fields of a reference in hints.
+		`--from-literal=token=<your Codefresh API key>, then`:             `--from-literal=token=<your Codefresh API key>, then`,
+		`--set global.codefresh.userToken.secretKeyRef.key=token instead`: `--set global.codefresh.userToken.secretKeyRef.key=token instead`,
+		`token=<s3cr3tvalue>`:                     `token=<***>`,
+		`token=<abc def;rm>`:                      `token=<*** def;rm>`,
+		`global.codefresh.userToken.token=abc123`: `global.codefresh.userToken.token=***`,
 		// Objects named after their kind.
 		`  pod sealed-secrets-controller-5d7f9-x2x: container controller: CrashLoopBackOff`: `  pod sealed-secrets-controller-5d7f9-x2x: container controller: CrashLoopBackOff`,
 		`Deployment/sealed-secrets-controller: 0/1 available`:                               `Deployment/sealed-secrets-controller: 0/1 available`,
