@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -169,7 +170,11 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 	if full {
 		// envtest disables ServiceAccount admission because nothing would
 		// create the default ServiceAccount; the controller-manager does.
-		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
+		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins").
+			// Reach a node's "kubelet" (kwok's server) at its InternalIP, for
+			// pod logs (ServeLogs). No --kubelet-certificate-authority: kwok's
+			// certificate is self-signed and not verified.
+			Set("kubelet-preferred-address-types", "InternalIP")
 	}
 	dir := t.TempDir()
 	var auditLog string
@@ -202,6 +207,10 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 	c.Kube = kubernetes.NewForConfigOrDie(c.Admin)
 	c.admin = c.writeKubeconfig(t, "admin", admin)
 	if full {
+		// kwok watches ClusterLogs (--enable-crds): its CRD first.
+		if err := createLogsCRD(context.Background(), dynamic.NewForConfigOrDie(c.Admin)); err != nil {
+			t.Fatal(err)
+		}
 		comps, err := StartComponents(context.Background(), ComponentOptions{
 			AssetsDir:             assets,
 			Kubeconfig:            c.admin,

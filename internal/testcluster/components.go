@@ -60,6 +60,9 @@ type Components struct {
 	procs []*exec.Cmd
 	names []string
 	dir   string
+	// kwokPort is kwok's --server-address port: the kubelet port of the
+	// nodes it manages (their logs, see ServeLogs).
+	kwokPort int
 }
 
 // ComponentOptions say where the binaries are and how to reach the apiserver.
@@ -82,7 +85,9 @@ type ComponentOptions struct {
 // StartComponents starts kube-controller-manager (all controllers, leader
 // election off, the service-account token signer and root CA given), kube-scheduler
 // and kwok (managing only nodes annotated KwokNodeAnnotation=fake, with
-// KwokStages, at log level WARN), and waits until the first two answer
+// KwokStages, at log level WARN; the nodes' InternalIP 127.0.0.1 and kubelet
+// port kwok's server, which serves the logs ClusterLogs objects name: see
+// ServeLogs), and waits until the first two answer
 // /healthz. Their logs go to <Dir>/<name>.log. Stop them with Stop.
 func StartComponents(ctx context.Context, o ComponentOptions) (*Components, error) {
 	c := &Components{dir: o.Dir}
@@ -103,6 +108,7 @@ func StartComponents(ctx context.Context, o ComponentOptions) (*Components, erro
 		return nil, err
 	}
 	kcmPort, schedPort, kwokPort := ports[0], ports[1], ports[2]
+	c.kwokPort = kwokPort
 	if err := c.run(o, "kube-controller-manager",
 		"--kubeconfig", o.Kubeconfig, "--leader-elect=false",
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(kcmPort), "--cert-dir", filepath.Join(o.Dir, "kcm-certs"),
@@ -124,7 +130,10 @@ func StartComponents(ctx context.Context, o ComponentOptions) (*Components, erro
 	if err := c.run(o, "kwok",
 		"--kubeconfig", o.Kubeconfig, "--config", stages,
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", KwokNodeAnnotation+"=fake",
-		"--node-lease-duration-seconds=20", "--cidr=10.244.0.0/16", "--node-ip=10.1.0.1",
+		"--node-lease-duration-seconds=20", "--cidr=10.244.0.0/16",
+		// The nodes' InternalIP and kubelet port are kwok's server, which
+		// serves the containers' logs the ClusterLogs objects name (ServeLogs).
+		"--node-ip=127.0.0.1", "--node-port="+strconv.Itoa(kwokPort), "--enable-crds=ClusterLogs",
 		"--server-address", "127.0.0.1:"+strconv.Itoa(kwokPort), "--v=WARN"); err != nil {
 		c.Stop()
 		return nil, err
