@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
@@ -24,9 +26,9 @@ import (
 // validate-values Job and its pod exist (an event about the pod echoes the
 // user token); then the Job and its pod are deleted, as their TTL would;
 // `replay --hooks` still shows the Job, its condition, its pod, the
-// container's state, why its log was not read (this control plane has no
-// kubelet to serve it: the log itself is covered by internal/bundle's
-// tests) and the event, masked; the replay of the checks equals the live
+// container's state, why its log was not read (on this bare cluster no
+// node serves pod logs: TestBundlePostKeepsTheHookLog reads a real one) and
+// the event, masked; the replay of the checks equals the live
 // run; no planted credential is in any byte of the bundle.
 func TestBundlePostKeepsTheHookJob(t *testing.T) {
 	// Bare: the Job and its pod are written by hand, in the state the Job
@@ -102,6 +104,118 @@ func TestBundlePostKeepsTheHookJob(t *testing.T) {
 	if body := untarred(t, file); strings.Contains(body, "e2e-token") {
 		t.Error("the planted token is in the bundle")
 	}
+}
+
+// TestBundlePostKeepsTheHookLog: on a full cluster, a validate-values Job
+// whose pod kwok fails (exit 1, BackoffLimitExceeded) and whose container log
+// kwok serves (ServeLogs) the way a kubelet does; the log holds a JWT and a
+// password, as a hook's debug output can. A --post --bundle run quotes the
+// log, masked; the bundle keeps it, masked, under hooks/; after the Job and
+// its pod are deleted `replay --hooks` prints it, masked; neither planted
+// value is in any byte of the bundle or of the replay's output.
+func TestBundlePostKeepsTheHookLog(t *testing.T) {
+	c := testcluster.Start(t)
+	c.AddNode(t, testcluster.NodeSpec{Name: "worker-1", CPU: "4", Memory: "8Gi"})
+	const ns = "codefresh"
+	c.CreateNamespace(t, ns)
+	const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJlMmUtdXNlciJ9.c2lnbmVkLWJ5LWUyZQ"
+	const password = "gh-e2e-s3cret"
+	c.ServeLogs(t, testcluster.LogSource{Namespace: ns, Containers: []string{"validate-values"}},
+		"+ cf helm validate --values /job_tmp/values.yaml --namespace codefresh --version 0.30.0 --hook --log-level debug",
+		`level=debug msg="using user token `+jwt+`"`,
+		`level=debug msg="cloning the runtime repo as e2e-bot with password=`+password+`"`,
+		"Error: the user token is not valid for account e2e-account (401 Unauthorized)")
+	masked := []string{
+		`level=debug msg="using user token ***"`,
+		`level=debug msg="cloning the runtime repo as e2e-bot with password=***"`,
+		"Error: the user token is not valid for account e2e-account (401 Unauthorized)",
+	}
+	// The chart's Job, failed by kwok's "fail" stage: the Job controller
+	// creates the pod, the scheduler binds it, kwok ends it with exit code 1.
+	_, err := c.Kube.BatchV1().Jobs(ns).Create(bg, &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "validate-values"},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{testcluster.FaultLabel: testcluster.FaultFail}},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "validate-values", Image: "quay.io/codefresh/gitops-runtime-installer:0.30.0"}}}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "Job validate-values Failed", func() bool {
+		j, err := c.Kube.BatchV1().Jobs(ns).Get(bg, "validate-values", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, cond := range j.Status.Conditions {
+			if cond.Type == batchv1.JobFailed && cond.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	})
+
+	file := filepath.Join(t.TempDir(), "post.tgz")
+	live, liveDoc := post(t, c, "--only=validate-values-job", "--bundle", file)
+	wantCode(t, live, cli.ExitFailed)
+	vj := expectCheck(t, liveDoc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "last 4 lines of pod validate-values-")
+	for _, m := range masked {
+		if !strings.Contains(vj.Message, "\n  "+m) {
+			t.Errorf("validate-values-job message lacks %q:\n%s", m, vj.Message)
+		}
+	}
+	pods, err := c.Kube.CoreV1().Pods(ns).List(bg, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=validate-values"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the Job's pods: %v %v", pods, err)
+	}
+	podName := pods.Items[0].Name
+
+	// The TTL: Kubernetes deletes the Job and (the garbage collector) its pod.
+	if err := c.Kube.BatchV1().Jobs(ns).Delete(bg, "validate-values", metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the Job's pod deleted", func() bool {
+		_, err := c.Kube.CoreV1().Pods(ns).Get(bg, podName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+
+	res := testcluster.Run(t, nil, "replay", file, "--hooks")
+	wantCode(t, res, 0)
+	t.Logf("replay --hooks:\n%s", res.Stdout)
+	for _, want := range []string{
+		"Job codefresh/validate-values: ", "Failed (BackoffLimitExceeded: Job has reached the specified backoff limit)",
+		"Pod " + podName + ": Failed on worker-1",
+		"container validate-values: terminated: Error, exit code 1",
+		"    log:\n      + cf helm validate --values /job_tmp/values.yaml",
+	} {
+		if !strings.Contains(res.Stdout, want) {
+			t.Errorf("replay --hooks lacks %q:\n%s", want, res.Stdout)
+		}
+	}
+	for _, m := range masked {
+		if !strings.Contains(res.Stdout, "\n      "+m+"\n") {
+			t.Errorf("replay --hooks lacks the log line %q:\n%s", m, res.Stdout)
+		}
+	}
+	body := untarred(t, file)
+	for _, m := range masked {
+		if !strings.Contains(body, m) {
+			t.Errorf("the bundle lacks the log line %q", m)
+		}
+	}
+	for _, secret := range []string{jwt, password} {
+		if strings.Contains(body, secret) {
+			t.Errorf("the bundle holds the planted %q", secret)
+		}
+		if strings.Contains(res.Stdout+res.Stderr+live.Stdout+live.Stderr, secret) {
+			t.Errorf("the planted %q was printed", secret)
+		}
+	}
+	rep := testcluster.Run(t, nil, "replay", file)
+	if rep.Code != live.Code {
+		t.Errorf("replay exit %d, live %d\n%s", rep.Code, live.Code, rep.Stderr)
+	}
+	sameReport(t, liveDoc, rep.JSON(t))
 }
 
 // TestBundleOfANewerFormat: a bundle whose manifest says a format newer than
