@@ -168,13 +168,7 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
 	if full {
-		// envtest disables ServiceAccount admission because nothing would
-		// create the default ServiceAccount; the controller-manager does.
-		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins").
-			// Reach a node's "kubelet" (kwok's server) at its InternalIP, for
-			// pod logs (ServeLogs). No --kubelet-certificate-authority: kwok's
-			// certificate is self-signed and not verified.
-			Set("kubelet-preferred-address-types", "InternalIP")
+		configureFullAPIServer(env)
 	}
 	dir := t.TempDir()
 	var auditLog string
@@ -234,6 +228,17 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 		c.waitServiceAccount(t, "default")
 	}
 	return c
+}
+
+// configureFullAPIServer sets the apiserver flags of a full cluster (Start,
+// StartLive): ServiceAccount admission back on (envtest disables it because
+// nothing would create the default ServiceAccount; the controller-manager
+// does), and a node's "kubelet" (kwok's server) reached at its InternalIP, for
+// pod logs (ServeLogs); no --kubelet-certificate-authority: kwok's
+// certificate is self-signed and not verified.
+func configureFullAPIServer(env *envtest.Environment) {
+	env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins").
+		Set("kubelet-preferred-address-types", "InternalIP")
 }
 
 func (c *Cluster) waitServiceAccount(t testing.TB, ns string) {

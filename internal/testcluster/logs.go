@@ -89,8 +89,8 @@ var logsSeq atomic.Int64
 // serves them. Pods need not exist yet; they must run on a kwok node (AddNode
 // on a cluster from Start). The object is deleted when t ends. Lines are
 // kept, in order, for every pod matching (tail and limit options apply).
-// Later ServeLogs calls do not replace earlier ones that match the same
-// pod: the first created wins, so select disjoint pods.
+// When two ServeLogs calls select the same pod and container, which one
+// kwok serves is not defined: select disjoint pods or containers.
 func (c *Cluster) ServeLogs(t testing.TB, src LogSource, lines ...string) {
 	t.Helper()
 	if !c.Full() {
