@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -167,9 +168,7 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
 	if full {
-		// envtest disables ServiceAccount admission because nothing would
-		// create the default ServiceAccount; the controller-manager does.
-		env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
+		configureFullAPIServer(env)
 	}
 	dir := t.TempDir()
 	var auditLog string
@@ -202,6 +201,10 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 	c.Kube = kubernetes.NewForConfigOrDie(c.Admin)
 	c.admin = c.writeKubeconfig(t, "admin", admin)
 	if full {
+		// kwok watches ClusterLogs (--enable-crds): its CRD first.
+		if err := createLogsCRD(context.Background(), dynamic.NewForConfigOrDie(c.Admin)); err != nil {
+			t.Fatal(err)
+		}
 		comps, err := StartComponents(context.Background(), ComponentOptions{
 			AssetsDir:             assets,
 			Kubeconfig:            c.admin,
@@ -225,6 +228,17 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 		c.waitServiceAccount(t, "default")
 	}
 	return c
+}
+
+// configureFullAPIServer sets the apiserver flags of a full cluster (Start,
+// StartLive): ServiceAccount admission back on (envtest disables it because
+// nothing would create the default ServiceAccount; the controller-manager
+// does), and a node's "kubelet" (kwok's server) reached at its InternalIP, for
+// pod logs (ServeLogs); no --kubelet-certificate-authority: kwok's
+// certificate is self-signed and not verified.
+func configureFullAPIServer(env *envtest.Environment) {
+	env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins").
+		Set("kubelet-preferred-address-types", "InternalIP")
 }
 
 func (c *Cluster) waitServiceAccount(t testing.TB, ns string) {

@@ -58,8 +58,13 @@ const KwokNodeAnnotation = "kwok.x-k8s.io/node"
 // kube-controller-manager, kube-scheduler and kwok, each a child process.
 type Components struct {
 	procs []*exec.Cmd
-	names []string
-	dir   string
+	// exited[i] is closed when procs[i] has exited (its Wait returned).
+	exited []chan struct{}
+	names  []string
+	dir    string
+	// kwokPort is kwok's --server-address port: the kubelet port of the
+	// nodes it manages (their logs, see ServeLogs).
+	kwokPort int
 }
 
 // ComponentOptions say where the binaries are and how to reach the apiserver.
@@ -82,7 +87,9 @@ type ComponentOptions struct {
 // StartComponents starts kube-controller-manager (all controllers, leader
 // election off, the service-account token signer and root CA given), kube-scheduler
 // and kwok (managing only nodes annotated KwokNodeAnnotation=fake, with
-// KwokStages, at log level WARN), and waits until the first two answer
+// KwokStages, at log level WARN; the nodes' InternalIP 127.0.0.1 and kubelet
+// port kwok's server, which serves the logs ClusterLogs objects name: see
+// ServeLogs), and waits until the first two answer
 // /healthz. Their logs go to <Dir>/<name>.log. Stop them with Stop.
 func StartComponents(ctx context.Context, o ComponentOptions) (*Components, error) {
 	c := &Components{dir: o.Dir}
@@ -103,6 +110,7 @@ func StartComponents(ctx context.Context, o ComponentOptions) (*Components, erro
 		return nil, err
 	}
 	kcmPort, schedPort, kwokPort := ports[0], ports[1], ports[2]
+	c.kwokPort = kwokPort
 	if err := c.run(o, "kube-controller-manager",
 		"--kubeconfig", o.Kubeconfig, "--leader-elect=false",
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(kcmPort), "--cert-dir", filepath.Join(o.Dir, "kcm-certs"),
@@ -124,13 +132,16 @@ func StartComponents(ctx context.Context, o ComponentOptions) (*Components, erro
 	if err := c.run(o, "kwok",
 		"--kubeconfig", o.Kubeconfig, "--config", stages,
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector", KwokNodeAnnotation+"=fake",
-		"--node-lease-duration-seconds=20", "--cidr=10.244.0.0/16", "--node-ip=10.1.0.1",
+		"--node-lease-duration-seconds=20", "--cidr=10.244.0.0/16",
+		// The nodes' InternalIP and kubelet port are kwok's server, which
+		// serves the containers' logs the ClusterLogs objects name (ServeLogs).
+		"--node-ip=127.0.0.1", "--node-port="+strconv.Itoa(kwokPort), "--enable-crds=ClusterLogs",
 		"--server-address", "127.0.0.1:"+strconv.Itoa(kwokPort), "--v=WARN"); err != nil {
 		c.Stop()
 		return nil, err
 	}
 	for i, port := range []int{kcmPort, schedPort} {
-		if err := waitHealthz(ctx, port, c.procs[i], filepath.Join(o.Dir, c.names[i]+".log")); err != nil {
+		if err := waitHealthz(ctx, port, c.exited[i], filepath.Join(o.Dir, c.names[i]+".log")); err != nil {
 			c.Stop()
 			return nil, fmt.Errorf("%s: %w", c.names[i], err)
 		}
@@ -154,8 +165,10 @@ func (c *Components) run(o ComponentOptions, name string, args ...string) error 
 		logf.Close()
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
-	go func() { _ = cmd.Wait(); logf.Close() }()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
 	c.procs = append(c.procs, cmd)
+	c.exited = append(c.exited, exited)
 	c.names = append(c.names, name)
 	return nil
 }
@@ -170,14 +183,19 @@ func (c *Components) Stop() {
 		_ = p.Process.Signal(syscall.SIGTERM)
 	}
 	deadline := time.Now().Add(3 * time.Second)
-	for _, p := range c.procs {
-		for p.ProcessState == nil && syscall.Kill(p.Process.Pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+	for i, p := range c.procs {
+		select {
+		case <-c.exited[i]:
+		case <-time.After(time.Until(deadline)):
+			_ = p.Process.Kill()
 		}
-		_ = p.Process.Kill()
 	}
-	c.procs = nil
+	c.procs, c.exited = nil, nil
 }
+
+// KubeletPort is the kubelet port of the nodes kwok manages: kwok's server,
+// which serves their pods' logs (ServeLogs).
+func (c *Components) KubeletPort() int { return c.kwokPort }
 
 // Logs returns each component's warnings and errors (klog lines starting
 // W or E, kwok's WARN/ERROR records), the last n bytes of them, for a failing
@@ -197,7 +215,7 @@ func (c *Components) Logs(n int) string {
 	return b.String()
 }
 
-func waitHealthz(ctx context.Context, port int, p *exec.Cmd, logPath string) error {
+func waitHealthz(ctx context.Context, port int, exited <-chan struct{}, logPath string) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		// The components' serving certificates are self-signed, on 127.0.0.1.
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec
@@ -213,9 +231,11 @@ func waitHealthz(ctx context.Context, port int, p *exec.Cmd, logPath string) err
 				return nil
 			}
 		}
-		if p.ProcessState != nil || syscall.Kill(p.Process.Pid, 0) != nil {
+		select {
+		case <-exited:
 			data, _ := os.ReadFile(logPath)
 			return fmt.Errorf("exited before becoming healthy:\n%s", tail(data, 2000))
+		default:
 		}
 		select {
 		case <-ctx.Done():

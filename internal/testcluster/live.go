@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -35,7 +36,7 @@ func StartLive(ctx context.Context, assets string) (*Live, error) {
 		return nil, err
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets, ControlPlaneStartTimeout: 60 * time.Second, ControlPlaneStopTimeout: 30 * time.Second}
-	env.ControlPlane.GetAPIServer().Configure().Disable("disable-admission-plugins")
+	configureFullAPIServer(env)
 	cfg, err := env.Start()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -56,6 +57,10 @@ func StartLive(ctx context.Context, assets string) (*Live, error) {
 	}
 	l.Kubeconfig = filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(l.Kubeconfig, kc, 0o600); err != nil {
+		l.Stop()
+		return nil, err
+	}
+	if err := createLogsCRD(ctx, dynamic.NewForConfigOrDie(l.Admin)); err != nil {
 		l.Stop()
 		return nil, err
 	}

@@ -131,7 +131,22 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	expectCheck(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "CrashLoopBackOff", "5 restarts", "exit code 1")
 }
 
-// TestRuntimeChartBroken: a validate-values hook whose pod fails, then nodes
+// validateValuesLog is a failed validate-values hook's log: the chart's
+// script (templates/hooks/pre-install/validate-values.yaml, run with `set -x`)
+// with the default values, where argo-cd is enabled and the Argo CD version
+// check is skipped, then `cf helm validate` refusing the values (its last
+// line is written for the test, in the CLI's "Error: " form: the e2e values'
+// token is not a real one).
+var validateValuesLog = []string{
+	"+ '[' false = true ']'",
+	"+ echo 'Argo CD version check passed. Validating helm values using cf cli...'",
+	"Argo CD version check passed. Validating helm values using cf cli...",
+	"+ cf helm validate --values /job_tmp/values.yaml --namespace codefresh --version 0.30.0 --hook --log-level debug",
+	"Error: the user token is not valid for account e2e-account (401 Unauthorized)",
+}
+
+// TestRuntimeChartBroken: a validate-values hook whose pod fails (and the
+// check quotes its container's log), then nodes
 // too small for the runtime (pods Pending with the scheduler's reasons), then
 // `--post --wait` passing once a node with room joins.
 func TestRuntimeChartBroken(t *testing.T) {
@@ -150,7 +165,11 @@ func TestRuntimeChartBroken(t *testing.T) {
 		"the rendered chart gitops-runtime 0.30.0 with the given values")
 
 	// The validation hook's pod exits 1: Helm stops the install, the Job
-	// controller marks the Job Failed.
+	// controller marks the Job Failed. Its container's log (served by kwok
+	// as a kubelet would) is what the chart's script prints under `set -x`
+	// with the chart's default values (argo-cd enabled: no version check)
+	// before `cf helm validate` fails.
+	c.ServeLogs(t, testcluster.LogSource{Namespace: runtimeNS, Containers: []string{"validate-values"}}, validateValuesLog...)
 	bad := runtimeValues(t, "installer:\n  image:\n    tag: e2e-fail\n")
 	if out, err := installRuntime(t, c, bad, "--timeout", "2m"); err == nil || !strings.Contains(out, "validate-values") {
 		t.Fatalf("helm install with a failing validate-values hook: err %v\n%s", err, out)
@@ -158,7 +177,14 @@ func TestRuntimeChartBroken(t *testing.T) {
 	res, doc = post(t, c, "--only=release-deployed,validate-values-job")
 	wantCode(t, res, 1)
 	expectCheck(t, doc, "release-deployed", "fail", "failed")
-	expectCheck(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "kubectl logs jobs/validate-values -n codefresh")
+	vj := expectCheck(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "kubectl logs jobs/validate-values -n codefresh",
+		"last 5 lines of pod validate-values-",
+		"\n  Argo CD version check passed. Validating helm values using cf cli...",
+		"\n  + cf helm validate --values /job_tmp/values.yaml --namespace codefresh --version 0.30.0 --hook --log-level debug",
+		"\n  "+validateValuesLog[len(validateValuesLog)-1])
+	if strings.Contains(vj.Message, "could not be read") {
+		t.Errorf("the hook's log was not read: %s", vj.Message)
+	}
 
 	if out, err := helm(t, c, "uninstall", runtimeRelease, "-n", runtimeNS, "--no-hooks"); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
