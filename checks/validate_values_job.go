@@ -121,7 +121,7 @@ func describeFailedJob(ctx context.Context, env *Env, job cluster.Job) (string, 
 		return fmt.Sprintf("%s; pod %s returned an empty log (run: %s)", head, pod.Name, cmd), ref, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s; last %d lines of pod %s:", head, len(lines), pod.Name)
+	fmt.Fprintf(&b, "%s; last %s of pod %s:", head, plural(len(lines), "line"), pod.Name)
 	for _, l := range lines {
 		b.WriteString("\n  ")
 		b.WriteString(RedactSecrets(l))

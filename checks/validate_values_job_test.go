@@ -32,7 +32,7 @@ func TestValidateValuesJobLogTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Status != StatusFail || !strings.Contains(r.Message, "BackoffLimitExceeded") ||
-		!strings.Contains(r.Message, "last 1 lines of pod validate-values-abcde:\n  fake logs") {
+		!strings.Contains(r.Message, "last 1 line of pod validate-values-abcde:\n  fake logs") {
 		t.Fatalf("result = %+v", r)
 	}
 	if !strings.Contains(r.Hint, "kubectl logs jobs/validate-values -n codefresh --tail=50") {
