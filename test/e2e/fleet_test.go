@@ -78,10 +78,11 @@ func fleetJSON(t *testing.T, res tc.Result) reporters.FleetDocument {
 }
 
 // TestFleet: --all-contexts and --contexts through the built binary over one
-// kubeconfig naming two real control planes and a closed port. Both are
-// bare (etcd and kube-apiserver): the state under test is a node, or none,
+// kubeconfig naming three real control planes and a closed port. All three
+// are bare (etcd and kube-apiserver): the state under test is a node, or none,
 // written by the test, and nothing needs to reconcile. "empty" has no node
-// (node-resources fails), "nodes" has one big enough (it passes), "closed"
+// (node-resources fails), "nodes" has one big enough (it passes), "small"
+// has one too small (node-resources fails naming it), "closed"
 // is unreachable: exit 3 in its own entry, "badcert" names a missing
 // client certificate: exit 2 in its own entry, while the others complete,
 // and the process exits with the highest code. Each entry names its context's
@@ -91,11 +92,15 @@ func TestFleet(t *testing.T) {
 	empty := tc.StartBareAudited(t)
 	nodes := tc.StartBareAudited(t)
 	nodes.AddNode(t, tc.NodeSpec{Name: "big", CPU: "8", Memory: "32Gi"})
+	small := tc.StartBareAudited(t)
+	small.AddNode(t, tc.NodeSpec{Name: "tiny", CPU: "1", Memory: "2Gi"})
+	clusters := map[string]*tc.Cluster{"empty": empty, "nodes": nodes, "small": small}
 	// A user of its own per context, so that the audit logs say whose
 	// credentials each request carried.
 	kubeconfig, servers := fleetKubeconfig(t, map[string]string{
 		"empty": empty.UserKubeconfig(t, "fleet-empty", "system:masters"),
 		"nodes": nodes.UserKubeconfig(t, "fleet-nodes", "system:masters"),
+		"small": small.UserKubeconfig(t, "fleet-small", "system:masters"),
 	})
 	// pluginEvents are the audit events of the plugin's requests.
 	pluginEvents := func(c *tc.Cluster) []tc.AuditEvent {
@@ -137,7 +142,7 @@ func TestFleet(t *testing.T) {
 		for _, e := range doc.Fleet {
 			order = append(order, e.Context)
 		}
-		if strings.Join(order, ",") != "badcert,closed,empty,nodes" {
+		if strings.Join(order, ",") != "badcert,closed,empty,nodes,small" {
 			t.Errorf("fleet order %v, want the contexts sorted", order)
 		}
 		e := entry(t, doc, "empty")
@@ -151,6 +156,12 @@ func TestFleet(t *testing.T) {
 			t.Errorf("nodes: exit %d, want 0", n.Exit)
 		}
 		wantStatus(t, *n.Report, "node-resources", "pass", "big")
+		s := entry(t, doc, "small")
+		if s.Exit != 1 {
+			t.Errorf("small: exit %d, want 1", s.Exit)
+		}
+		wantStatus(t, *s.Report, "node-resources", "fail", "tiny")
+		wantStatus(t, *s.Report, "cluster-reachable", "pass")
 		c := entry(t, doc, "closed")
 		if c.Exit != 3 {
 			t.Errorf("closed: exit %d, want 3", c.Exit)
@@ -160,12 +171,12 @@ func TestFleet(t *testing.T) {
 		if b := doc.Fleet[0]; b.Exit != 2 || b.Report != nil || !strings.Contains(b.Error, "kubeconfig context badcert: ") || !strings.Contains(b.Error, "unable to read client-cert") {
 			t.Errorf("badcert: %+v, want exit 2, no report and client-go's reason", b)
 		}
-		if doc.Summary.Clusters.Total != 4 || doc.Summary.Clusters.ByExit["0"] != 1 || doc.Summary.Clusters.ByExit["1"] != 1 ||
+		if doc.Summary.Clusters.Total != 5 || doc.Summary.Clusters.ByExit["0"] != 1 || doc.Summary.Clusters.ByExit["1"] != 2 ||
 			doc.Summary.Clusters.ByExit["2"] != 1 || doc.Summary.Clusters.ByExit["3"] != 1 {
 			t.Errorf("summary clusters = %+v", doc.Summary.Clusters)
 		}
-		if doc.Summary.Fail != 2 || doc.Summary.Pass != 3 {
-			t.Errorf("summary = %+v, want 2 fail (node-resources on empty, cluster-reachable on closed) and 3 pass", doc.Summary.SummaryDocument)
+		if doc.Summary.Fail != 3 || doc.Summary.Pass != 4 {
+			t.Errorf("summary = %+v, want 3 fail (node-resources on empty and small, cluster-reachable on closed) and 4 pass", doc.Summary.SummaryDocument)
 		}
 		if strings.Contains(res.Stdout, "closed-port-token") || strings.Contains(res.Stderr, "closed-port-token") {
 			t.Error("the kubeconfig's token is in the output")
@@ -173,7 +184,7 @@ func TestFleet(t *testing.T) {
 	})
 
 	t.Run("each cluster's requests reached only its own API server, with its own user", func(t *testing.T) {
-		for name, c := range map[string]*tc.Cluster{"empty": empty, "nodes": nodes} {
+		for name, c := range clusters {
 			evs := pluginEvents(c)
 			if len(evs) == 0 {
 				t.Fatalf("%s: no request of the plugin in the audit log", name)
@@ -184,14 +195,18 @@ func TestFleet(t *testing.T) {
 				}
 			}
 		}
-		before := len(pluginEvents(empty))
-		nodesBefore := len(pluginEvents(nodes))
-		wantCode(t, run(t, "--contexts", "nodes", "-o", "json"), 0)
-		if n := len(pluginEvents(empty)); n != before {
-			t.Errorf("--contexts nodes sent %d requests to the empty cluster", n-before)
+		before := map[string]int{}
+		for name, c := range clusters {
+			before[name] = len(pluginEvents(c))
 		}
-		if len(pluginEvents(nodes)) == nodesBefore {
-			t.Error("--contexts nodes sent no request to the nodes cluster")
+		wantCode(t, run(t, "--contexts", "nodes,small", "-o", "json"), 1)
+		if n := len(pluginEvents(empty)); n != before["empty"] {
+			t.Errorf("--contexts nodes,small sent %d requests to the empty cluster", n-before["empty"])
+		}
+		for _, name := range []string{"nodes", "small"} {
+			if len(pluginEvents(clusters[name])) == before[name] {
+				t.Errorf("--contexts nodes,small sent no request to the %s cluster", name)
+			}
 		}
 	})
 
@@ -227,14 +242,15 @@ func TestFleet(t *testing.T) {
 		res := run(t, "--all-contexts")
 		wantCode(t, res, 3)
 		for _, re := range []string{
-			`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes$`,
-			`(?m)^cluster-reachable\s+✖\s+✔\s+✔$`,
-			`(?m)^node-resources\s+–\s+✖\s+✔$`,
-			`(?m)^exit\s+2\s+3\s+1\s+0$`,
+			`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes\s+small$`,
+			`(?m)^cluster-reachable\s+✖\s+✔\s+✔\s+✔$`,
+			`(?m)^node-resources\s+–\s+✖\s+✔\s+✖$`,
+			`(?m)^exit\s+2\s+3\s+1\s+0\s+1$`,
 			`(?m)^context badcert: exit 2, not checked: kubeconfig context\s+badcert: invalid configuration`,
 			`(?m)^context empty, server ` + regexp.QuoteMeta(servers["empty"]) + `, Kubernetes v[0-9.]+: exit 1$`,
 			`(?m)^  ✖ fail   node-resources`,
-			`(?m)^Summary: 4 clusters: 1 exit 0 \(ok\), 1 exit 1 \(failed\), 1 exit 2 \(not checked\),\s+1 exit 3 \(unreachable\)$`,
+			`(?m)^context small, server ` + regexp.QuoteMeta(servers["small"]) + `, Kubernetes v[0-9.]+: exit 1$`,
+			`(?m)^Summary: 5 clusters: 1 exit 0 \(ok\), 2 exit 1 \(failed\), 1 exit 2 \(not checked\),\s+1 exit 3 \(unreachable\)$`,
 		} {
 			if !regexp.MustCompile(re).MatchString(res.Stdout) {
 				t.Errorf("table output does not match %s:\n%s", re, res.Stdout)
@@ -310,14 +326,14 @@ func TestFleet(t *testing.T) {
 		if err := xml.Unmarshal([]byte(res.Stdout), &doc); err != nil {
 			t.Fatalf("not JUnit XML: %v\n%s", err, res.Stdout)
 		}
-		if len(doc.Suites) != 4 {
-			t.Fatalf("%d suites, want 4:\n%s", len(doc.Suites), res.Stdout)
+		if len(doc.Suites) != 5 {
+			t.Fatalf("%d suites, want 5:\n%s", len(doc.Suites), res.Stdout)
 		}
 		if s := doc.Suites[0]; s.Name != "gitops-preflight pre-install (badcert)" || s.Errors != 1 {
 			t.Errorf("suite 0: %q with %d errors, want badcert's, its one error the kubeconfig's", s.Name, s.Errors)
 		}
-		want := map[string]int{"closed": 1, "empty": 1, "nodes": 0}
-		for i, ctx := range []string{"closed", "empty", "nodes"} {
+		want := map[string]int{"closed": 1, "empty": 1, "nodes": 0, "small": 1}
+		for i, ctx := range []string{"closed", "empty", "nodes", "small"} {
 			i++ // after badcert
 			s := doc.Suites[i]
 			if s.Name != "gitops-preflight pre-install ("+ctx+")" || s.Failures != want[ctx] {
