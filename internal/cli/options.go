@@ -129,8 +129,13 @@ type Options struct {
 	Bundle string
 	// bundleFlags are the flags the bundle's manifest keeps (recordFlags).
 	bundleFlags []bundle.Flag
-	// replay is the bundle a `replay` run answers from (nil for a live run).
-	replay *bundle.Bundle
+	// replay is the bundle a `replay` run answers from (nil for a live run);
+	// replayChartErr is why its recorded run could not load the chart (nil
+	// when it could) and replayNamespaceChanged whether it chose a
+	// namespace (replayOptions).
+	replay                 *bundle.Bundle
+	replayChartErr         error
+	replayNamespaceChanged bool
 
 	// DebugRequestCount (hidden --debug-request-count) prints the number of
 	// API requests of the run to stderr when it ends (for make bench).
@@ -315,7 +320,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	var bundleErr error
 	if rec != nil {
-		bundleErr = o.writeBundle(ctx, rec, started, restCfg.Host, contextName, report)
+		bundleErr = o.writeBundle(ctx, rec, o.Bundle, o.config.Chart, started, restCfg.Host, contextName, report)
 	}
 	o.renameInHints(report.Outcomes)
 	if err := o.write(report); err != nil {

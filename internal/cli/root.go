@@ -91,11 +91,11 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 			if err := o.CompleteContext(ctx, nsChanged); err != nil {
 				return err
 			}
-			if o.fleetMode() {
-				return o.Run(fleetCtx)
-			}
 			if o.Bundle != "" {
 				o.bundleFlags = recordFlags(cmd.Flags(), nsChanged, o.config.Inputs.Namespace)
+			}
+			if o.fleetMode() {
+				return o.Run(fleetCtx)
 			}
 			return o.Run(ctx)
 		},
