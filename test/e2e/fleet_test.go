@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -94,6 +102,10 @@ func TestFleet(t *testing.T) {
 	nodes.AddNode(t, tc.NodeSpec{Name: "big", CPU: "8", Memory: "32Gi"})
 	small := tc.StartBareAudited(t)
 	small.AddNode(t, tc.NodeSpec{Name: "tiny", CPU: "1", Memory: "2Gi"})
+	// A leftover runtime token in small's runtime namespace: the --bundle
+	// run reads the Secret (leftover-runtime-token), and its value must be
+	// in no byte of the archive.
+	plantFleetSecret(t, small)
 	clusters := map[string]*tc.Cluster{"empty": empty, "nodes": nodes, "small": small}
 	// A user of its own per context, so that the audit logs say whose
 	// credentials each request carried.
@@ -349,6 +361,60 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("--bundle over the fleet: one archive, replayed with no cluster to the same fleet JSON and exit", func(t *testing.T) {
+		live, doc, file := tc.RunFleetJSONReplayed(t, nil, append(append([]string(nil), base...), "--all-contexts", "--only", "leftover-runtime-token")...)
+		wantCode(t, live, 3)
+		// The Secret was read: its check judged it, on small only.
+		if c := tc.Check(t, *entry(t, doc, "small").Report, "leftover-runtime-token"); !strings.Contains(c.Message, "codefresh-token") {
+			t.Errorf("small: leftover-runtime-token %s (%s), want it to have read the planted Secret", c.Status, c.Message)
+		}
+		// Every byte, the clusters' bundles uncompressed too.
+		body := untarredDeep(t, file)
+		if !strings.Contains(body, `"fleet.json"`) && !strings.Contains(body, `"kind": "fleet"`) {
+			t.Error("no fleet manifest in the archive")
+		}
+		for _, ctx := range []string{"closed", "empty", "nodes", "small"} {
+			if !strings.Contains(body, `"bundle": "clusters/`+ctx+`.tar.gz"`) {
+				t.Errorf("no bundle of %s listed in the fleet manifest", ctx)
+			}
+		}
+		if !strings.Contains(body, "unable to read client-cert") {
+			t.Error("badcert's error is not in the fleet manifest")
+		}
+		for _, secret := range []string{plantedFleetToken, base64.StdEncoding.EncodeToString([]byte(plantedFleetToken)), "closed-port-token"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("%q is in the fleet archive", secret)
+			}
+		}
+		t.Run("replay flags apply to the archive: --only, -o junit, --fail-on", func(t *testing.T) {
+			res := tc.Run(t, []string{"KUBECONFIG=" + filepath.Join(t.TempDir(), "none")}, "replay", file, "--only", "node-resources", "-o", "junit")
+			wantCode(t, res, 3)
+			if strings.Count(res.Stdout, "<testsuite ") != 5 || strings.Contains(res.Stdout, "leftover-runtime-token") {
+				t.Errorf("replay --only node-resources -o junit:\n%s", res.Stdout)
+			}
+			res = tc.Run(t, nil, "replay", file, "-o", "table")
+			wantCode(t, res, 3)
+			if !regexp.MustCompile(`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes\s+small$`).MatchString(res.Stdout) {
+				t.Errorf("replay -o table is not the fleet matrix:\n%s", res.Stdout)
+			}
+		})
+		t.Run("a tampered archive: one line, exit 2", func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := filepath.Join(t.TempDir(), "cut.tgz")
+			if err := os.WriteFile(cut, b[:len(b)/2], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res := tc.Run(t, nil, "replay", cut, "-o", "json")
+			wantCode(t, res, 2)
+			if !strings.Contains(res.Stderr, "truncated") || strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 || res.Stdout != "" {
+				t.Errorf("stderr %q, stdout %q", res.Stderr, res.Stdout)
+			}
+		})
+	})
+
 	for _, bad := range []struct {
 		name    string
 		args    []string
@@ -358,6 +424,7 @@ func TestFleet(t *testing.T) {
 		{"--context with --contexts", []string{"--contexts", "empty", "--context", "nodes"}, "--contexts and --context"},
 		{"--contexts with --all-contexts", []string{"--contexts", "empty", "--all-contexts"}, "--contexts and --all-contexts"},
 		{"--fix", []string{"--all-contexts", "--fix", "--yes", "--only", "argo-crds-ownership"}, "--fix changes one cluster at a time"},
+		{"--fix with --bundle", []string{"--all-contexts", "--fix", "--yes", "--bundle", filepath.Join(t.TempDir(), "x.tgz")}, "--fix changes one cluster at a time"},
 		{"--parallel 0", []string{"--all-contexts", "--parallel", "0"}, "--parallel must be at least 1"},
 	} {
 		t.Run("usage error: "+bad.name, func(t *testing.T) {
@@ -370,5 +437,63 @@ func TestFleet(t *testing.T) {
 				t.Errorf("stdout not empty on usage error: %q", res.Stdout)
 			}
 		})
+	}
+}
+
+// plantedFleetToken is the value of the Secret plantFleetSecret writes.
+const plantedFleetToken = "planted-fleet-token-7c2e"
+
+// plantFleetSecret writes a codefresh-token Secret holding
+// plantedFleetToken in c's runtime namespace.
+func plantFleetSecret(t *testing.T, c *tc.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "codefresh"}}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "codefresh-token", Namespace: "codefresh"}, Data: map[string][]byte{"token": []byte(plantedFleetToken)}}
+	if _, err := c.Kube.CoreV1().Secrets("codefresh").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// untarredDeep is untarred with every entry that is itself a gzip'd tar
+// (a cluster's bundle in a fleet archive) uncompressed too.
+func untarredDeep(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var b strings.Builder
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return b.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%q\n", hdr.Name)
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(hdr.Name, ".tar.gz") {
+			inner := filepath.Join(t.TempDir(), "inner.tgz")
+			if err := os.WriteFile(inner, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(untarred(t, inner))
+			continue
+		}
+		b.Write(data)
 	}
 }
