@@ -386,7 +386,7 @@ func TestFleet(t *testing.T) {
 				t.Errorf("%q is in the fleet archive", secret)
 			}
 		}
-		t.Run("replay flags apply to the archive: --only, -o junit, --fail-on", func(t *testing.T) {
+		t.Run("replay flags apply to the archive: --only, -o junit, -o table, --waivers", func(t *testing.T) {
 			res := tc.Run(t, []string{"KUBECONFIG=" + filepath.Join(t.TempDir(), "none")}, "replay", file, "--only", "node-resources", "-o", "junit")
 			wantCode(t, res, 3)
 			if strings.Count(res.Stdout, "<testsuite ") != 5 || strings.Contains(res.Stdout, "leftover-runtime-token") {
@@ -397,6 +397,14 @@ func TestFleet(t *testing.T) {
 			if !regexp.MustCompile(`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes\s+small$`).MatchString(res.Stdout) {
 				t.Errorf("replay -o table is not the fleet matrix:\n%s", res.Stdout)
 			}
+			future := time.Now().UTC().AddDate(0, 1, 0).Format("2006-01-02")
+			p := filepath.Join(t.TempDir(), "waivers.yaml")
+			if err := os.WriteFile(p, []byte("- check: node-resources\n  reason: lab cluster without nodes\n  expires: "+future+"\n  context: emp*\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res = tc.Run(t, nil, "replay", file, "-o", "json", "--waivers", p)
+			wantCode(t, res, 3)
+			wantStatus(t, *entry(t, res.FleetJSON(t), "empty").Report, "node-resources", "waived")
 		})
 		t.Run("a tampered archive: one line, exit 2", func(t *testing.T) {
 			b, err := os.ReadFile(file)
