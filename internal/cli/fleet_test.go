@@ -191,6 +191,11 @@ current-context: dev
 	if ExitCode(err) != ExitUnreachable || !strings.Contains(table, "pre-install checks on 3 clusters") || strings.Contains(table, "runtime-name") {
 		t.Errorf("replay -o table --only cluster-reachable: exit %d\n%s", ExitCode(err), table)
 	}
+	// Retargeted: every cluster's replay is an upgrade run.
+	up, _, _, err := runCmd(t, nil, "replay", file, "--upgrade", "--chart", filepath.Join(t.TempDir(), "no-chart"), "--only", "cluster-reachable", "-o", "json")
+	if ExitCode(err) != ExitUnreachable || strings.Count(up, `"mode": "upgrade"`) != 2 || strings.Contains(up, `"mode": "pre-install"`) {
+		t.Errorf("replay --upgrade --chart: exit %d (%v)\n%s", ExitCode(err), err, up)
+	}
 	_, _, _, err = runCmd(t, nil, "replay", file, "--hooks")
 	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "fleet archive") {
 		t.Errorf("replay --hooks of a fleet archive: %v", err)
