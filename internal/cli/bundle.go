@@ -114,7 +114,11 @@ func newReplayCommand(streams genericiooptions.IOStreams, host Host) *cobra.Comm
 cluster and no network: the report equals the recorded run's (timestamps
 aside), except for the checks that read a redacted value (see README). The
 recorded flags apply unless given again; --upgrade --chart NEWER asks
-whether the recorded release would take another chart version.`,
+whether the recorded release would take another chart version.
+
+A fleet archive (--bundle with --contexts or --all-contexts) replays each
+cluster's bundle and prints the fleet's report (matrix table, fleet JSON
+or YAML, a JUnit suite per cluster) with the live fleet run's exit code.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, streams, host, args[0], f)
