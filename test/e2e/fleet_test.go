@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -483,7 +484,7 @@ func untarredDeep(t *testing.T, path string) string {
 	var b strings.Builder
 	for {
 		hdr, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return b.String()
 		}
 		if err != nil {
