@@ -107,7 +107,8 @@ func NewFleetWriter(path string) (*FleetWriter, error) {
 }
 
 // Path returns a new file name for one cluster's bundle (Recorder.Write
-// writes it); Finish reads it back.
+// writes it); Finish reads it back. Calls must not overlap (run.Fleet's
+// Done calls never do).
 func (w *FleetWriter) Path() string {
 	w.n++
 	return filepath.Join(w.dir, fmt.Sprintf("%d.tar.gz", w.n))
