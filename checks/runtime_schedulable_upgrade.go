@@ -348,6 +348,7 @@ func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
 			return res, nil
 		}
 	}
-	return Pass("every pod helm upgrade starts fits on the %d Ready, schedulable nodes: %d new or replaced pods after the rollout (the requests of %d replaced pods of the release freed), %d Deployments rolled one new pod at a time beside their old ones, %d pre-upgrade hook pods; %d pods of unchanged workloads keep running (from %s)",
-		ready, countPods(plan.after), freedPods, len(plan.surge), countPods(plan.preHooks), plan.kept, source), nil
+	return Pass("every pod helm upgrade starts fits on the %d Ready, schedulable nodes: %s after the rollout (the requests of %s of the release freed), %s rolled one new pod at a time beside the old ones, %s; unchanged workloads keep %s running (from %s)",
+		ready, plural(countPods(plan.after), "new or replaced pod"), plural(freedPods, "replaced pod"), plural(len(plan.surge), "Deployment"),
+		plural(countPods(plan.preHooks), "pre-upgrade hook pod"), plural(plan.kept, "pod"), source), nil
 }

@@ -108,15 +108,15 @@ func TestRuntimeSchedulableUpgrade(t *testing.T) {
 		want   outcome
 	}{
 		{"unchanged: its running pod is not placed again", deployed, []runtime.Object{node("n1")},
-			outcome{StatusPass, []string{"0 new or replaced pods", "1 pods of unchanged workloads keep running", "the target sched 2.0.0 rendered by helm upgrade, against revision 1 (chart 1.0.0)"}}},
+			outcome{StatusPass, []string{"0 new or replaced pods", "unchanged workloads keep 1 pod running", "the target sched 2.0.0 rendered by helm upgrade, against revision 1 (chart 1.0.0)"}}},
 		{"Recreate: the old pod's requests are freed first", schedDeployment("app:2", "1500m", 1, "{type: Recreate}"), []runtime.Object{node("n1")},
-			outcome{StatusPass, []string{"1 new or replaced pods after the rollout (the requests of 1 replaced pods of the release freed), 0 Deployments rolled"}}},
+			outcome{StatusPass, []string{"1 new or replaced pod after the rollout (the requests of 1 replaced pod of the release freed), 0 Deployments rolled"}}},
 		{"maxUnavailable 1: the old pod may go first", schedDeployment("app:2", "1500m", 1, "{rollingUpdate: {maxUnavailable: 1}}"), []runtime.Object{node("n1")},
 			outcome{StatusPass, []string{"0 Deployments rolled one new pod at a time"}}},
 		{"default RollingUpdate: the surge pod fits nowhere beside the old one", schedDeployment("app:2", "1500m", 1, ""), []runtime.Object{node("n1")},
 			outcome{StatusFail, []string{"during the rollout, beside the old pods still running: the new pods of 1 of 1 Deployments with maxUnavailable 0 fit nowhere, so their rollout stalls", "app (cpu 1500m, memory 256Mi)", "closest node n1 has free cpu 500m", "maxUnavailable to 1"}}},
 		{"default RollingUpdate: a second node holds the surge pod", schedDeployment("app:2", "1500m", 1, ""), []runtime.Object{node("n1"), node("n2")},
-			outcome{StatusPass, []string{"1 Deployments rolled one new pod at a time beside their old ones"}}},
+			outcome{StatusPass, []string{"1 Deployment rolled one new pod at a time beside the old ones"}}},
 		{"the target's pods fit nowhere even with the old ones gone", schedDeployment("app:2", "3", 1, "{type: Recreate}"), []runtime.Object{node("n1")},
 			outcome{StatusFail, []string{"after the rollout, with the requests of the release's replaced pods freed: 1 of 1 new or replaced pods would stay Pending: app (cpu 3, memory 256Mi)"}}},
 	}

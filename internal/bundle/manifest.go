@@ -53,3 +53,14 @@ type Flag struct {
 	Name   string   `json:"name"`
 	Values []string `json:"values"`
 }
+
+// Flag returns the last value the recorded run gave the named flag (the
+// one that took effect), or "" when it gave none.
+func (m Manifest) Flag(name string) string {
+	for _, f := range m.Flags {
+		if f.Name == name && len(f.Values) > 0 {
+			return f.Values[len(f.Values)-1]
+		}
+	}
+	return ""
+}

@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"mime"
 	"regexp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,9 +24,11 @@ import (
 )
 
 // Mask replaces every redacted value (redact.Mask). A redacted value is
-// never empty, so a check that only tests whether a value is set keeps its
-// verdict on replay; one that reads the value itself (the user token sent
-// to the platform) does not.
+// never empty and an empty one stays empty, so a check that only tests
+// whether a value is set keeps its verdict on replay; one that reads the
+// value itself (the user token sent to the platform) does not. Public
+// certificates (a Secret's tls.crt and ca.crt) are kept, their CERTIFICATE
+// blocks only.
 const Mask = redact.Mask
 
 // lastApplied is the annotation kubectl apply keeps a copy of the object in:
@@ -118,11 +122,43 @@ func redactSecret(s *corev1.Secret) {
 			s.Data[k] = redactRelease(v)
 			continue
 		}
-		s.Data[k] = []byte(Mask)
+		s.Data[k] = maskSecretValue(k, v)
 	}
-	for k := range s.StringData {
-		s.StringData[k] = Mask
+	for k, v := range s.StringData {
+		s.StringData[k] = string(maskSecretValue(k, []byte(v)))
 	}
+}
+
+// publicCertKeys are the Secret keys that hold public certificates
+// (kubernetes.io/tls's tls.crt, and the CA bundle ca.crt that cert-manager
+// and service meshes write): a check reads their hosts and expiry.
+var publicCertKeys = []string{corev1.TLSCertKey, corev1.ServiceAccountRootCAKey}
+
+// maskSecretValue is the bundle's copy of one value of a Secret: empty stays
+// empty (a check tells an empty value from a set one), the PEM CERTIFICATE
+// blocks of a public certificate key are kept (anything else in it, a
+// private key pasted beside the certificate included, is left out), and
+// every other value is Mask.
+func maskSecretValue(key string, v []byte) []byte {
+	if len(v) == 0 {
+		return v
+	}
+	if slices.Contains(publicCertKeys, key) {
+		var out []byte
+		for rest := v; ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			if b.Type == "CERTIFICATE" && len(b.Headers) == 0 {
+				out = append(out, pem.EncodeToMemory(b)...)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return []byte(Mask)
 }
 
 func maskAnnotation(a map[string]string) {
@@ -155,16 +191,21 @@ func redactJSON(b []byte) ([]byte, bool) {
 		if d, ok := o["data"].(map[string]any); ok {
 			for k, v := range d {
 				s, _ := v.(string)
-				if raw, err := base64.StdEncoding.DecodeString(s); helm && k == "release" && err == nil {
+				raw, err := base64.StdEncoding.DecodeString(s)
+				switch {
+				case err != nil:
+					d[k] = base64.StdEncoding.EncodeToString([]byte(Mask))
+				case helm && k == "release":
 					d[k] = base64.StdEncoding.EncodeToString(redactRelease(raw))
-					continue
+				default:
+					d[k] = base64.StdEncoding.EncodeToString(maskSecretValue(k, raw))
 				}
-				d[k] = base64.StdEncoding.EncodeToString([]byte(Mask))
 			}
 		}
 		if d, ok := o["stringData"].(map[string]any); ok {
-			for k := range d {
-				d[k] = Mask
+			for k, v := range d {
+				s, _ := v.(string)
+				d[k] = string(maskSecretValue(k, []byte(s)))
 			}
 		}
 	}
@@ -279,11 +320,14 @@ func secretDoc(doc string) string {
 		if !ok {
 			continue
 		}
-		for k := range d {
-			if field == "data" {
-				d[k] = base64.StdEncoding.EncodeToString([]byte(Mask))
+		for k, v := range d {
+			s, _ := v.(string)
+			if field == "stringData" {
+				d[k] = string(maskSecretValue(k, []byte(s)))
+			} else if raw, err := base64.StdEncoding.DecodeString(s); err == nil {
+				d[k] = base64.StdEncoding.EncodeToString(maskSecretValue(k, raw))
 			} else {
-				d[k] = Mask
+				d[k] = base64.StdEncoding.EncodeToString([]byte(Mask))
 			}
 		}
 	}

@@ -31,7 +31,7 @@ var bundledFlags = []string{
 	"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "timeout",
 	"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd",
 	"skip-ingress-validation", "chart", "chart-version", "connect-to", "argocd-version-range",
-	"request-timeout", "wait", "no-color",
+	"request-timeout", "wait", "no-color", "waivers",
 }
 
 // recordFlags returns the changed bundledFlags of fs, and the namespace
@@ -245,13 +245,14 @@ func replayOptions(cmd *cobra.Command, streams genericiooptions.IOStreams, host 
 		}
 		o.ValueFiles = []string{p}
 	}
-	o.Waivers = ""
+	o.Waivers, o.waiversName = "", ""
 	if changed("waivers") {
 		o.Waivers = f.waivers
 	} else if w, ok := b.File(bundle.WaiversEntry); ok {
 		if o.Waivers, err = put(bundle.WaiversEntry, w); err != nil {
 			return nil, cleanup, err
 		}
+		o.waiversName = b.Manifest.Flag("waivers")
 	}
 	var chartErr error
 	switch {

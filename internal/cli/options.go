@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -136,6 +138,10 @@ type Options struct {
 	replay                 *bundle.Bundle
 	replayChartErr         error
 	replayNamespaceChanged bool
+	// waiversName is how reports name the --waivers file when it is not
+	// o.Waivers: a replay reads the recorded file from a temporary copy and
+	// names it by the path the recorded run was given.
+	waiversName string
 
 	// DebugRequestCount (hidden --debug-request-count) prints the number of
 	// API requests of the run to stderr when it ends (for make bench).
@@ -213,7 +219,11 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	}
 	o.config.Registry = reg
 	if o.Waivers != "" {
-		if o.config.Waivers, err = run.LoadWaivers(o.Waivers, reg); err != nil {
+		data, err := os.ReadFile(o.Waivers)
+		if err != nil {
+			return usageError("--waivers: %v", err)
+		}
+		if o.config.Waivers, err = run.ParseWaivers(cmp.Or(o.waiversName, o.Waivers), data, reg); err != nil {
 			return usageError("%v", err)
 		}
 	}

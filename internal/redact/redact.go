@@ -41,6 +41,14 @@ var (
 	// keyNameSuffix: camelCase names of keys inside a Secret
 	// (passwordKey, tokenKey) are references; apiKey, secretKey... are values.
 	valueKeySuffix = regexp.MustCompile(`(?i)(api|secret|access|private|client|x)[-_]?key$`)
+	// kindBefore is a Kubernetes kind word and one space, as messages name an
+	// object ("pod NAME: reason", "container NAME: state").
+	kindBefore = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.-])(?:pod|container|deployment|statefulset|daemonset|replicaset|job|cronjob|service|serviceaccount|configmap|ingress|node|namespace|rollout|application)s? $`)
+	// objectName is a lowercase DNS subdomain (RFC 1123), as Kubernetes
+	// names objects.
+	objectName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+	// sensitiveEnd is a key that ends in a credential word.
+	sensitiveEnd = regexp.MustCompile(`(?i)(token|password|passwd|pwd|secrets?|api[-_]?key|access[-_]?key|private[-_]?key|authorization|credentials?|pat)$`)
 )
 
 // String returns s with every credential value replaced by Mask.
@@ -84,6 +92,10 @@ func keyValues(s string) string {
 		// A prefixed annotation key (nginx.ingress.kubernetes.io/proxy-ssl-secret,
 		// .../auth-secret) names a Secret as namespace/name: a reference.
 		annotation := loc[2] > 0 && s[loc[2]-1] == '/'
+		// An object named after its kind ("pod sealed-secrets-controller-5d7f:
+		// CrashLoopBackOff") is a name, unless it ends in a credential word
+		// ("container db-password: x" stays masked).
+		annotation = annotation || (kindBefore.MatchString(s[:loc[2]]) && objectName.MatchString(key) && !sensitiveEnd.MatchString(key))
 		skip := reference(key) || annotation ||
 			strings.HasPrefix(val, Mask) ||
 			(spaceOnly && !apiKeyName.MatchString(key))

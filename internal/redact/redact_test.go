@@ -34,6 +34,14 @@ func TestString(t *testing.T) {
 		`tokenSecretRef=my-secret`:                                                   `tokenSecretRef=my-secret`,
 		`nginx.ingress.kubernetes.io/proxy-ssl-secret is "osm-system/osm-ca-bundle"`: `nginx.ingress.kubernetes.io/proxy-ssl-secret is "osm-system/osm-ca-bundle"`,
 		`nginx.ingress.kubernetes.io/auth-secret: basic-auth`:                        `nginx.ingress.kubernetes.io/auth-secret: basic-auth`,
+		// Objects named after their kind.
+		`  pod sealed-secrets-controller-5d7f9-x2x: container controller: CrashLoopBackOff`: `  pod sealed-secrets-controller-5d7f9-x2x: container controller: CrashLoopBackOff`,
+		`Deployment/sealed-secrets-controller: 0/1 available`:                               `Deployment/sealed-secrets-controller: 0/1 available`,
+		`container db-password: hunter2`:                                                    `container db-password: ***`,
+		`container password: hunter2`:                                                       `container password: ***`,
+		`pod token-refresher-7f: Pending`:                                                   `pod token-refresher-7f: Pending`,
+		`podsecret-token: hunter2`:                                                          `podsecret-token: ***`,
+		`my pod-token-x: hunter2`:                                                           `my pod-token-x: ***`,
 		// Prose.
 		`failed validating file "values.yaml"`: `failed validating file "values.yaml"`,
 		`missing "global.runtime.name" field`:  `missing "global.runtime.name" field`,

@@ -41,7 +41,7 @@ type Config struct {
 	// Wait re-runs failing checks until they pass or it elapses (--wait);
 	// WaitInterval is the pause between rounds (default WaitInterval).
 	Wait, WaitInterval time.Duration
-	// Waivers are the accepted findings of --waivers (LoadWaivers), in file
+	// Waivers are the accepted findings of --waivers (ParseWaivers), in file
 	// order; nil without --waivers. A warn, fail or error a valid one covers
 	// is reported as waived; every waiver's fate is in Report.Waivers.
 	Waivers []Waiver

@@ -2,7 +2,6 @@ package run
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"strings"
 	"time"
@@ -48,23 +47,15 @@ type waiverEntry struct {
 // dateLayout is the form of a waiver's expires: a day, YYYY-MM-DD.
 const dateLayout = "2006-01-02"
 
-// LoadWaivers reads and validates a --waivers file: a YAML list of waivers
-// (check, reason and expires required; owner, context, namespace, objects
-// optional). Every check must be in reg. The error, one line, names the file
-// and the waiver (index and check) at fault: an unreadable or malformed file,
-// an unknown field, a missing field, a bad date, a bad glob, an unknown
-// check ID or a fatal check (cluster-reachable: an unreachable cluster is
-// exit 3 whatever the waivers say).
-func LoadWaivers(file string, reg *checks.Registry) ([]Waiver, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("--waivers: %w", err)
-	}
-	return ParseWaivers(file, data, reg)
-}
-
-// ParseWaivers is LoadWaivers on the file's content; name is how messages
-// call the file.
+// ParseWaivers reads and validates the content of a --waivers file: a YAML
+// list of waivers (check, reason and expires required; owner, context,
+// namespace, objects optional). name is how reports and errors call the
+// file (a replay names the recorded run's path, not its temporary copy).
+// Every check must be in reg. The error, one line, names the file and the
+// waiver (index and check) at fault: a malformed file, an unknown field, a
+// missing field, a bad date, a bad glob, an unknown check ID or a fatal
+// check (cluster-reachable: an unreachable cluster is exit 3 whatever the
+// waivers say).
 func ParseWaivers(name string, data []byte, reg *checks.Registry) ([]Waiver, error) {
 	var entries []waiverEntry
 	if err := yaml.UnmarshalStrict(data, &entries); err != nil {

@@ -2,14 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcert"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
@@ -82,54 +76,21 @@ func setLoadBalancer(t *testing.T, c *testcluster.Cluster, ns, name string, ips 
 	}
 }
 
-// testCA is a CA made for one test.
+// testCA is a CA made for one test, its certificate written to a file
+// (PEM) for --ca-file.
 type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	PEM  string // path of the CA certificate, for --ca-file
+	*testcert.CA
+	PEM string
 }
 
 func newCA(t *testing.T) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "e2e test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(48 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
+	ca := testcert.NewCA(t, "e2e test CA")
 	p := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(p, ca.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &testCA{cert: cert, key: key, PEM: p}
-}
-
-// leaf issues a server certificate for host valid from notBefore to notAfter.
-func (ca *testCA) leaf(t *testing.T, host string, notBefore, notAfter time.Time) (tls.Certificate, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: notBefore, NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return &testCA{CA: ca, PEM: p}
 }
 
 // serveTLS starts an HTTPS server on 127.0.0.1 with cert and returns its port.
@@ -160,15 +121,9 @@ func serveHTTP(t *testing.T) string {
 	return port
 }
 
-// expect is expectCode without the exit code: it asserts the statuses of
-// checks in a report.
-func expect(t *testing.T, c *testcluster.Cluster, want map[string]string, args ...string) {
-	t.Helper()
-	expectCode(t, c, anyCode, want, args...)
-}
-
-// expectReplayed is expect on a run recorded with --bundle whose replay must
-// agree with it (testcluster.RunJSONReplayed).
+// expectReplayed asserts the statuses of checks in a report (any exit
+// code), on a run recorded with --bundle whose replay must agree with it
+// (testcluster.RunJSONReplayed).
 func expectReplayed(t *testing.T, c *testcluster.Cluster, want map[string]string, args ...string) {
 	t.Helper()
 	expectCodeReplayed(t, c, anyCode, want, args...)

@@ -203,7 +203,7 @@ func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
 	only := "existing-runtime,helm-ownership,chart-renders"
 	run := func(rel, ns string, extra ...string) (tc.Result, reporters.Document) {
 		t.Helper()
-		return c.RunJSON(t, nil, append([]string{"--only", only, "--chart", dir, "-f", base, "--release-name", rel, "-n", ns}, extra...)...)
+		return c.RunJSONReplayed(t, nil, append([]string{"--only", only, "--chart", dir, "-f", base, "--release-name", rel, "-n", ns}, extra...)...)
 	}
 
 	// A cluster-wide runtime beside it: the plugin fails, Helm fails.
@@ -318,7 +318,7 @@ func TestPlatformUserTokenAgainstAStub(t *testing.T) {
 `)
 	ca := newCA(t)
 	now := time.Now()
-	cert, _ := ca.leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
+	cert, _ := ca.Leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
 	for _, tt := range []struct {
 		name   string
 		edit   func(*platformAPI)

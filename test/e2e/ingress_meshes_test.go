@@ -61,26 +61,13 @@ func setIngressAddress(t *testing.T, c *testcluster.Cluster, ns, name string, ip
 	}
 }
 
-// anyCode, as expectCode's code, asserts no exit code.
+// anyCode, as expectCodeReplayed's code, asserts no exit code.
 const anyCode = -1
 
-// expectCode runs the plugin with args and asserts the statuses of checks in
-// its report and its exit code (unless anyCode).
-func expectCode(t *testing.T, c *testcluster.Cluster, code int, want map[string]string, args ...string) {
-	t.Helper()
-	res, doc := c.RunJSON(t, nil, args...)
-	for id, st := range want {
-		if got := testcluster.Check(t, doc, id); string(got.Status) != st {
-			t.Errorf("%s: %s = %s (%s), want %s\nstderr: %s", strings.Join(args, " "), id, got.Status, got.Message, st, res.Stderr)
-		}
-	}
-	if code != anyCode && res.Code != code {
-		t.Errorf("%s: exit %d, want %d\nstdout: %s", strings.Join(args, " "), res.Code, code, res.Stdout)
-	}
-}
-
-// expectCodeReplayed is expectCode on a run recorded with --bundle whose
-// replay must agree with it (testcluster.RunJSONReplayed).
+// expectCodeReplayed runs the plugin with args, recorded with --bundle
+// and replayed (the replay must agree: testcluster.RunJSONReplayed), and
+// asserts the statuses of checks in its report and its exit code (unless
+// anyCode).
 func expectCodeReplayed(t *testing.T, c *testcluster.Cluster, code int, want map[string]string, args ...string) {
 	t.Helper()
 	res, doc := c.RunJSONReplayed(t, nil, args...)

@@ -44,10 +44,10 @@ func TestIngressNginxCommunity(t *testing.T) {
 	// TLS and reachability: local HTTPS servers reached through --connect-to.
 	ca := newCA(t)
 	now := time.Now()
-	good, _ := ca.leaf(t, host, now.Add(-time.Hour), now.Add(30*24*time.Hour))
-	soon, _ := ca.leaf(t, host, now.Add(-time.Hour), now.Add(3*24*time.Hour))
-	expired, _ := ca.leaf(t, host, now.Add(-48*time.Hour), now.Add(-time.Hour))
-	wrong, _ := ca.leaf(t, "other.example.test", now.Add(-time.Hour), now.Add(30*24*time.Hour))
+	good, _ := ca.Leaf(t, host, now.Add(-time.Hour), now.Add(30*24*time.Hour))
+	soon, _ := ca.Leaf(t, host, now.Add(-time.Hour), now.Add(3*24*time.Hour))
+	expired, _ := ca.Leaf(t, host, now.Add(-48*time.Hour), now.Add(-time.Hour))
+	wrong, _ := ca.Leaf(t, "other.example.test", now.Add(-time.Hour), now.Add(30*24*time.Hour))
 	tlsOnly := []string{"--access-mode", "ingress", "--ingress-host", host, "--only", "ingress-tls,ingress-host-reachable", "--request-timeout", "5s"}
 	via := func(port string) []string { return append(tlsOnly, "--connect-to", host+":443:127.0.0.1:"+port) }
 

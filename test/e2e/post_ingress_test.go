@@ -1,14 +1,7 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcert"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
@@ -88,7 +82,7 @@ func TestPostIngress(t *testing.T) {
 		{"runtime-tls", "pass", "serves host runtime.example.com with Secret runtime-tls"},
 	} {
 		ing = setTLS(t, c, ns, "codefresh-gitops-runtime", host, tc.secret)
-		res, doc = post(t, c, "--only=nginx-tls-secret")
+		res, doc = postReplayed(t, c, "--only=nginx-tls-secret")
 		expectCheck(t, doc, "nginx-tls-secret", tc.status, tc.want)
 		out := res.Stdout + res.Stderr
 		if strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, base64.StdEncoding.EncodeToString(keyPEM)) || strings.Contains(out, string(keyPEM)) {
@@ -229,25 +223,12 @@ func setTLS(t *testing.T, c *testcluster.Cluster, ns, name, host, secret string)
 // files and returns their paths.
 func writeCert(t *testing.T, dir, name string, dnsNames ...string) (crtPath, keyPath string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: dnsNames[0]},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(90 * 24 * time.Hour), DNSNames: dnsNames}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert, key := testcert.SelfSigned(t, dnsNames...)
 	crtPath, keyPath = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	if err := os.WriteFile(crtPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(crtPath, cert, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+	if err := os.WriteFile(keyPath, key, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return crtPath, keyPath

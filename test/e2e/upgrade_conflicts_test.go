@@ -31,11 +31,19 @@ const upgradeClusterChecks = "existing-runtime,argo-components,sealed-secrets,ru
 // runtime beside it fail. A pod that takes the node's free cpu stalls the
 // rollout: the plugin names the Deployments whose new pods fit nowhere,
 // `helm upgrade` succeeds, and the scheduler leaves exactly those pods
-// Pending.
-func TestUpgradeClusterAndConflicts(t *testing.T) {
+// Pending. The plugin's runs are recorded and replayed (the replay must
+// agree).
+func TestUpgradeClusterAndConflicts(t *testing.T) { upgradeClusterAndConflicts(t, tc.HelmBinary(t)) }
+
+// TestUpgradeClusterAndConflictsHelm4 is TestUpgradeClusterAndConflicts with
+// Helm 4 installing and upgrading the release.
+func TestUpgradeClusterAndConflictsHelm4(t *testing.T) {
+	upgradeClusterAndConflicts(t, tc.Helm4Binary(t))
+}
+
+func upgradeClusterAndConflicts(t *testing.T, helmBin string) {
 	c := tc.Start(t)
 	c.AddNode(t, tc.NodeSpec{Name: "node-1", CPU: "4", Memory: "16Gi"})
-	helmBin := tc.HelmBinary(t)
 	v := runtimeValues(t, "")
 	from, to := chartLine(t, "chart-0.27"), chartLine(t, "chart")
 	installLine(t, c, helmBin, from, v)
@@ -43,7 +51,7 @@ func TestUpgradeClusterAndConflicts(t *testing.T) {
 
 	plugin := func(t *testing.T) (tc.Result, reporters.Document) {
 		t.Helper()
-		res, doc := c.RunJSON(t, nil, "--upgrade", "--only", upgradeClusterChecks, "--chart", to, "-n", runtimeNS, "--release-name", runtimeRelease, "-f", v)
+		res, doc := c.RunJSONReplayed(t, nil, "--upgrade", "--only", upgradeClusterChecks, "--chart", to, "-n", runtimeNS, "--release-name", runtimeRelease, "-f", v)
 		if doc.Mode != "upgrade" {
 			t.Fatalf("mode %q\n%s", doc.Mode, res.Stdout)
 		}

@@ -52,7 +52,7 @@ func TestWaivers(t *testing.T) {
 	})
 
 	t.Run("a valid waiver waives the failure", func(t *testing.T) {
-		res, doc := c.RunJSON(t, nil, append(args, "--waivers", valid)...)
+		res, doc := c.RunJSONReplayed(t, nil, append(args, "--waivers", valid)...)
 		wantCode(t, res, 0)
 		nr := wantStatus(t, doc, "node-resources", "waived")
 		if w := nr.Waiver; w == nil || w.Reason != "lab cluster without nodes yet" || w.Owner != "platform-team" || w.Expires != future || w.OriginalStatus != "fail" {
@@ -79,12 +79,12 @@ func TestWaivers(t *testing.T) {
 	})
 
 	t.Run("an unmatched waiver fails the run with --fail-on=warn", func(t *testing.T) {
-		res, _ := c.RunJSON(t, nil, append(args, "--waivers", valid, "--fail-on", "warn")...)
+		res, _ := c.RunJSONReplayed(t, nil, append(args, "--waivers", valid, "--fail-on", "warn")...)
 		wantCode(t, res, 1)
 	})
 
 	t.Run("an expired waiver is a warn and the failure counts again", func(t *testing.T) {
-		res, doc := c.RunJSON(t, nil, append(args, "--waivers", expired)...)
+		res, doc := c.RunJSONReplayed(t, nil, append(args, "--waivers", expired)...)
 		wantCode(t, res, 1)
 		if nr := wantStatus(t, doc, "node-resources", "fail"); nr.Waiver != nil {
 			t.Errorf("an expired waiver covers node-resources: %+v", nr.Waiver)
