@@ -131,10 +131,8 @@ type Options struct {
 	Bundle string
 	// bundleFlags are the flags the bundle's manifest keeps (recordFlags).
 	bundleFlags []bundle.Flag
-	// replay is the bundle a `replay` run answers from (nil for a live run);
-	// replayChartErr is why its recorded run could not load the chart (nil
-	// when it could) and replayNamespaceChanged whether it chose a
-	// namespace (replayOptions).
+	// replay is the bundle a `replay` run answers from (nil for a live run),
+	// with why its run could not load the chart and whether it chose a namespace.
 	replay                 *bundle.Bundle
 	replayChartErr         error
 	replayNamespaceChanged bool

@@ -1,16 +1,8 @@
 package e2e
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"context"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/xml"
-	"errors"
-	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -74,12 +64,7 @@ func fleetKubeconfig(t *testing.T, clusters map[string]string) (string, map[stri
 // fleetJSON decodes a fleet run's stdout as the fleet contract, strictly.
 func fleetJSON(t *testing.T, res tc.Result) reporters.FleetDocument {
 	t.Helper()
-	var doc reporters.FleetDocument
-	dec := json.NewDecoder(bytes.NewReader([]byte(res.Stdout)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatalf("stdout is not a fleet JSON report: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, res.Stderr)
-	}
+	doc := res.FleetJSON(t)
 	if doc.SchemaVersion != "v1" {
 		t.Errorf("schemaVersion %q", doc.SchemaVersion)
 	}
@@ -446,63 +431,5 @@ func TestFleet(t *testing.T) {
 				t.Errorf("stdout not empty on usage error: %q", res.Stdout)
 			}
 		})
-	}
-}
-
-// plantedFleetToken is the value of the Secret plantFleetSecret writes.
-const plantedFleetToken = "planted-fleet-token-7c2e"
-
-// plantFleetSecret writes a codefresh-token Secret holding
-// plantedFleetToken in c's runtime namespace.
-func plantFleetSecret(t *testing.T, c *tc.Cluster) {
-	t.Helper()
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "codefresh"}}
-	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "codefresh-token", Namespace: "codefresh"}, Data: map[string][]byte{"token": []byte(plantedFleetToken)}}
-	if _, err := c.Kube.CoreV1().Secrets("codefresh").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// untarredDeep is untarred with every entry that is itself a gzip'd tar
-// (a cluster's bundle in a fleet archive) uncompressed too.
-func untarredDeep(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	var b strings.Builder
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return b.String()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&b, "%q\n", hdr.Name)
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasSuffix(hdr.Name, ".tar.gz") {
-			inner := filepath.Join(t.TempDir(), "inner.tgz")
-			if err := os.WriteFile(inner, data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(untarred(t, inner))
-			continue
-		}
-		b.Write(data)
 	}
 }
