@@ -26,4 +26,17 @@
 // entries. Open refuses, in one line, a bundle of a newer format, a truncated
 // or tampered one (an entry whose sha256 differs, missing or unlisted) and
 // one over MaxSize uncompressed.
+//
+// A run over many clusters (--contexts, --all-contexts) writes one fleet
+// archive (FleetWriter): a gzip'd tar of fleet.json (FleetManifest: the
+// fleet format version, the plugin version, the time, the mode, the flags,
+// the contexts in order, each with the sha256 of its entry or why it has
+// none), then each checked cluster's bundle, exactly as above, as the
+// entry clusters/<context>.tar.gz (FleetEntryName). Each bundle is
+// written to a file as its cluster's session ends, and the archive is
+// assembled from the files, so a fleet's recording holds one bundle in
+// memory at a time; it is at most MaxSize per cluster uncompressed, plus
+// fleet.json. OpenFleet refuses, in one line, what Open refuses, at the
+// archive's level, and keeps each bundle in a file until Fleet.Bundle
+// opens it.
 package bundle

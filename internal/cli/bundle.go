@@ -54,10 +54,11 @@ func recordFlags(fs *pflag.FlagSet, namespaceChanged bool, ns string) []bundle.F
 	return out
 }
 
-// writeBundle writes --bundle: what rec recorded, the manifest, the
-// effective values (redacted), the chart the run loaded (packaged) and the
-// --waivers file.
-func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, started time.Time, server, contextName string, report *checks.Report) error {
+// writeBundle writes the bundle of one cluster's run to path (--bundle, or
+// a cluster's bundle of a fleet archive): what rec recorded, the manifest,
+// the effective values (redacted), the chart the run loaded with loader
+// (packaged; nil when none) and the --waivers file.
+func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, path string, loader *chart.Loader, started time.Time, server, contextName string, report *checks.Report) error {
 	m := bundle.Manifest{
 		Plugin: CurrentVersion().Version, Time: started, Context: contextName, Server: server,
 		Mode: o.config.Mode.Phase(), Flags: o.bundleFlags,
@@ -73,7 +74,7 @@ func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, started
 		}
 		files[bundle.ValuesEntry] = b
 	}
-	if l := o.config.Chart; l != nil {
+	if l := loader; l != nil {
 		if c, err := l.Get(ctx); err != nil {
 			m.ChartError = err.Error()
 		} else {
@@ -91,7 +92,7 @@ func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, started
 		}
 		files[bundle.WaiversEntry] = b
 	}
-	return rec.Write(o.Bundle, m, files)
+	return rec.Write(path, m, files)
 }
 
 // replayFlags are the flags of `replay FILE` that override the recorded ones.
@@ -113,7 +114,11 @@ func newReplayCommand(streams genericiooptions.IOStreams, host Host) *cobra.Comm
 cluster and no network: the report equals the recorded run's (timestamps
 aside), except for the checks that read a redacted value (see README). The
 recorded flags apply unless given again; --upgrade --chart NEWER asks
-whether the recorded release would take another chart version.`,
+whether the recorded release would take another chart version.
+
+A fleet archive (--bundle with --contexts or --all-contexts) replays each
+cluster's bundle and prints the fleet's report (matrix table, fleet JSON
+or YAML, a JUnit suite per cluster) with the live fleet run's exit code.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, streams, host, args[0], f)
@@ -147,6 +152,9 @@ whether the recorded release would take another chart version.`,
 }
 
 func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host, file string, f replayFlags) error {
+	if bundle.IsFleet(file) {
+		return runFleetReplay(cmd, streams, host, file, f)
+	}
 	b, err := bundle.Open(file)
 	if err != nil {
 		return usageError("%v", err)
@@ -154,16 +162,42 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	if f.hooks {
 		return printHooks(streams, b, file, f.output)
 	}
+	if hooks, err := b.Hooks(); err == nil && len(hooks) > 0 {
+		fmt.Fprintf(streams.ErrOut, "bundle %s holds %d validation hook Job(s) with their pods' logs and events: replay %s --hooks\n", file, len(hooks), file)
+	}
+	o, cleanup, err := replayOptions(cmd, streams, host, file, b.Manifest.Flags, b, f)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
+		defer cancel()
+	}
+	if err := o.completeReplay(ctx); err != nil {
+		return err
+	}
+	return o.Run(ctx)
+}
+
+// replayOptions returns the options of a replay: the recorded flags, then
+// those of f given on the command line; with b, its values, waivers and
+// chart too (in a temporary directory, which cleanup removes), and the
+// options answer from b. completeReplay completes them.
+func replayOptions(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host, file string, flags []bundle.Flag, b *bundle.Bundle, f replayFlags) (*Options, func(), error) {
+	cleanup := func() {}
 	root, o := newCommand(streams, host)
 	fs := root.Flags()
 	namespaceChanged := false
-	for _, fl := range b.Manifest.Flags {
+	for _, fl := range flags {
 		if fl.Name != "namespace" && !slices.Contains(bundledFlags, fl.Name) {
 			continue
 		}
 		for _, v := range fl.Values {
 			if err := fs.Set(fl.Name, v); err != nil {
-				return usageError("bundle %s: flag --%s %q: %v", file, fl.Name, v, err)
+				return nil, cleanup, usageError("bundle %s: flag --%s %q: %v", file, fl.Name, v, err)
 			}
 		}
 		namespaceChanged = namespaceChanged || fl.Name == "namespace"
@@ -190,11 +224,15 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	if f.upgrade {
 		o.Upgrade, o.Post, o.Wait = true, false, 0
 	}
+	o.replayNamespaceChanged = namespaceChanged
+	if b == nil {
+		return o, cleanup, nil
+	}
 	tmp, err := os.MkdirTemp("", "gitops-preflight-replay-")
 	if err != nil {
-		return err
+		return nil, cleanup, err
 	}
-	defer os.RemoveAll(tmp)
+	cleanup = func() { os.RemoveAll(tmp) }
 	put := func(name string, data []byte) (string, error) {
 		p := filepath.Join(tmp, name)
 		return p, os.WriteFile(p, data, 0o600)
@@ -203,7 +241,7 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	if v, ok := b.File(bundle.ValuesEntry); ok {
 		p, err := put(bundle.ValuesEntry, v)
 		if err != nil {
-			return err
+			return nil, cleanup, err
 		}
 		o.ValueFiles = []string{p}
 	}
@@ -212,7 +250,7 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 		o.Waivers = f.waivers
 	} else if w, ok := b.File(bundle.WaiversEntry); ok {
 		if o.Waivers, err = put(bundle.WaiversEntry, w); err != nil {
-			return err
+			return nil, cleanup, err
 		}
 		o.waiversName = b.Manifest.Flag("waivers")
 	}
@@ -221,36 +259,33 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	case changed("chart"):
 		o.Chart, o.ChartVersion = f.chart, f.chartVersion
 	case changed("chart-version"):
-		return usageError("--chart-version goes with --chart")
+		return nil, cleanup, usageError("--chart-version goes with --chart")
 	default:
 		if c, ok := b.File(bundle.ChartEntry); ok {
 			if o.Chart, err = put(bundle.ChartEntry, c); err != nil {
-				return err
+				return nil, cleanup, err
 			}
 			o.ChartVersion = ""
 		} else if b.Manifest.ChartError != "" {
 			chartErr = errors.New(b.Manifest.ChartError)
 		}
 	}
-	o.replay = b
-	if hooks, err := b.Hooks(); err == nil && len(hooks) > 0 {
-		fmt.Fprintf(streams.ErrOut, "bundle %s holds %d validation hook Job(s) with their pods' logs and events: replay %s --hooks\n", file, len(hooks), file)
-	}
-	ctx := cmd.Context()
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
-		defer cancel()
-	}
-	if err := o.CompleteContext(ctx, namespaceChanged); err != nil {
+	o.replay, o.replayChartErr = b, chartErr
+	return o, cleanup, nil
+}
+
+// completeReplay completes the options of replayOptions under ctx (the
+// replay's --timeout): the recorded chart error stays the chart's.
+func (o *Options) completeReplay(ctx context.Context) error {
+	if err := o.CompleteContext(ctx, o.replayNamespaceChanged); err != nil {
 		return err
 	}
-	if chartErr != nil && o.config.Chart != nil {
+	if o.replayChartErr != nil && o.config.Chart != nil {
 		// The recorded run could not load its chart: neither can the replay
 		// (and it pulls nothing).
-		o.config.Chart = chart.FailedLoader(o.config.Chart.Source(), chartErr)
+		o.config.Chart = chart.FailedLoader(o.config.Chart.Source(), o.replayChartErr)
 	}
-	return o.Run(ctx)
+	return nil
 }
 
 // printHooks is `replay FILE --hooks`: the validation hook Jobs the

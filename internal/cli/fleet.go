@@ -26,9 +26,8 @@ func (o *Options) fleetMode() bool {
 
 // completeFleet validates the fleet flags (exit 2, before anything is read
 // from a cluster): --contexts and --all-contexts exclude each other,
-// --context, --fix (fixing many clusters at once is not offered) and
-// --bundle (a bundle records one cluster);
-// --parallel is at least 1.
+// --context and --fix (fixing many clusters at once is not offered);
+// --parallel is at least 1. --bundle writes a fleet archive (runFleet).
 func (o *Options) completeFleet(contextsGiven bool) error {
 	if o.Parallel < 1 {
 		return usageError("--parallel must be at least 1, not %d", o.Parallel)
@@ -52,8 +51,6 @@ func (o *Options) completeFleet(contextsGiven bool) error {
 		return usageError("--fix changes one cluster at a time: run it with --context, not %s; nothing was checked or changed", flag)
 	case o.ListChecks:
 		return usageError("--list-checks lists the catalogue: it takes no %s", flag)
-	case o.Bundle != "":
-		return usageError("--bundle records one cluster: run it with --context, not %s; nothing was checked", flag)
 	}
 	seen := map[string]bool{}
 	for _, c := range o.Contexts {
@@ -162,8 +159,9 @@ func flagsForContext(f *genericclioptions.ConfigFlags, name string) *genericclio
 // kubeconfig entry is unusable (its cluster or user missing, a certificate
 // file unreadable) gets a member whose Connect fails: exit 2 in its own
 // entry, the others are checked. Connect runs the context's exec credential
-// plugin (without the terminal: many run at once) and builds its clients.
-func (o *Options) fleetMembers(ctx context.Context, names []string) ([]run.Member, error) {
+// plugin (without the terminal: many run at once) and builds its clients;
+// wrap, when set, wraps the REST config first (recording it for --bundle).
+func (o *Options) fleetMembers(ctx context.Context, names []string, wrap func(name string, cfg *rest.Config) *rest.Config) ([]run.Member, error) {
 	members := make([]run.Member, 0, len(names))
 	for _, name := range names {
 		type loaded struct {
@@ -199,6 +197,9 @@ func (o *Options) fleetMembers(ctx context.Context, names []string) ([]run.Membe
 			} else {
 				restCfg = authed
 			}
+			if wrap != nil {
+				restCfg = wrap(name, restCfg)
+			}
 			clients, err := cluster.NewClients(restCfg)
 			if err != nil {
 				return nil, checks.ClusterInfo{}, err
@@ -220,7 +221,16 @@ func (o *Options) runFleet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	members, err := o.fleetMembers(readCtx, names)
+	var rec *fleetRecording
+	var wrap func(string, *rest.Config) *rest.Config
+	if o.Bundle != "" {
+		if rec, err = o.newFleetRecording(len(names)); err != nil {
+			return &ExitError{Code: ExitFailed, Err: err}
+		}
+		defer rec.close()
+		wrap = rec.wrap
+	}
+	members, err := o.fleetMembers(readCtx, names, wrap)
 	if err != nil {
 		return err
 	}
@@ -255,6 +265,9 @@ func (o *Options) runFleet(ctx context.Context) error {
 	var interrupted *run.Interrupt
 	f := &run.Fleet{Config: &cfg, Members: members, Parallel: o.Parallel, Timeout: o.Timeout,
 		Done: func(e run.Entry) {
+			if rec != nil {
+				rec.done(ctx, e)
+			}
 			// Only the report stays: the session's clients and snapshot
 			// are gone once it ends.
 			finished(e.Context)
@@ -264,24 +277,44 @@ func (o *Options) runFleet(ctx context.Context) error {
 				fmt.Fprintf(o.Streams.ErrOut, "api-requests: context=%s total=%d pages=%d\n", e.Context, c.Requests.Load(), c.Pages.Load())
 			}
 			countsMu.Unlock()
-			fe := reporters.FleetEntry{Context: e.Context, Report: e.Report}
-			switch {
-			case e.Report == nil:
-				fe.Exit = ExitUsage
-				if e.Err != nil {
-					fe.Err = e.Err.Error()
-				}
-			default:
-				o.renameInHints(e.Report.Outcomes)
-				fe.Exit = ExitCode(exitFor(e.Verdict))
-				if e.Verdict.Signal != nil { // interrupted, before or after contact
-					interrupted = e.Verdict.Signal
-				}
+			var signal *run.Interrupt
+			fl.Entries[e.Index], signal = o.fleetEntry(e)
+			if signal != nil {
+				interrupted = signal
 			}
-			fl.Entries[e.Index] = fe
 		}}
+	if rec != nil {
+		f.Recorder = rec.recorder
+	}
 	f.Run(ctx)
 	erase() // before the report
+	var bundleErr error
+	if rec != nil {
+		bundleErr = rec.finish(names)
+	}
+	return o.writeFleet(fl, interrupted, bundleErr)
+}
+
+// fleetEntry is the report's entry of a member's session (live or
+// replayed), and the signal that interrupted it (nil when none).
+func (o *Options) fleetEntry(e run.Entry) (reporters.FleetEntry, *run.Interrupt) {
+	fe := reporters.FleetEntry{Context: e.Context, Report: e.Report}
+	if e.Report == nil {
+		fe.Exit = ExitUsage
+		if e.Err != nil {
+			fe.Err = e.Err.Error()
+		}
+		return fe, nil
+	}
+	o.renameInHints(e.Report.Outcomes)
+	fe.Exit = ExitCode(exitFor(e.Verdict))
+	return fe, e.Verdict.Signal // interrupted, before or after contact
+}
+
+// writeFleet writes the fleet's report and returns its exit: the highest
+// of the clusters' (reporters.FleetExit), at least 1 when the fleet's
+// bundle could not be written whole (bundleErr, the error line then).
+func (o *Options) writeFleet(fl *reporters.Fleet, interrupted *run.Interrupt, bundleErr error) error {
 	if err := reporters.WriteFleet(o.Streams.Out, o.format, reporters.Options{Color: o.colorEnabled(), Width: o.fleetWidth(), Name: o.displayName}, fl); err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
@@ -290,11 +323,14 @@ func (o *Options) runFleet(ctx context.Context) error {
 		codes[i] = e.Exit
 	}
 	code := reporters.FleetExit(codes)
-	if code == ExitOK {
-		return nil
-	}
-	if interrupted != nil {
+	switch {
+	case interrupted != nil:
 		return &ExitError{Code: code, Err: fmt.Errorf("%w: the report is partial", interrupted)}
+	case bundleErr != nil:
+		// The report is whole; the recording of it is not.
+		return &ExitError{Code: max(code, ExitFailed), Err: bundleErr}
+	case code == ExitOK:
+		return nil
 	}
 	return &ExitError{Code: code}
 }

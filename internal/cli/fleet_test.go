@@ -2,12 +2,15 @@ package cli
 
 import (
 	"io"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 )
 
 // TestFlagsForContextCopiesEveryFlag: the per-context ConfigFlags carries
@@ -68,7 +71,6 @@ func TestFleetUsageErrors(t *testing.T) {
 		{[]string{"--contexts", "a", "--all-contexts"}, "--contexts and --all-contexts"},
 		{[]string{"--all-contexts", "--context", "a"}, "--all-contexts and --context"},
 		{[]string{"--contexts", "a,b", "--fix", "--yes"}, "--fix changes one cluster at a time"},
-		{[]string{"--contexts", "a,b", "--bundle", "out.tgz"}, "--bundle records one cluster"},
 		{[]string{"--contexts", "a,a"}, `context "a" is given twice`},
 		{[]string{"--contexts", "a,,b"}, "empty context name"},
 		{[]string{"--contexts", ""}, "--contexts needs at least one"},
@@ -136,5 +138,66 @@ current-context: dev
 	}
 	if !strings.Contains(out.String(), "pre-install checks on 2 clusters") {
 		t.Errorf("stdout is not the fleet table:\n%s", out.String())
+	}
+}
+
+// TestFleetBundleReplays: --bundle over a fleet writes one archive (two
+// contexts on a closed port and one whose client certificate is missing); its
+// replay, with no kubeconfig, prints the same fleet JSON and exits the
+// same; -o, --only and --fail-on apply to the archive as to a bundle, and
+// --hooks is refused in one line.
+func TestFleetBundleReplays(t *testing.T) {
+	kc := t.TempDir() + "/config"
+	writeFile(t, kc, `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users:
+- {name: u, user: {token: fleet-secret-token}}
+- {name: badcert, user: {client-certificate: /nonexistent/c.crt, client-key: /nonexistent/c.key}}
+contexts:
+- {name: prod/eu, context: {cluster: c, user: u}}
+- {name: dev, context: {cluster: c, user: u}}
+- {name: broken, context: {cluster: c, user: badcert}}
+current-context: dev
+`)
+	file := filepath.Join(t.TempDir(), "fleet.tgz")
+	live, _, _, liveErr := runCmd(t, nil, "--kubeconfig", kc, "--all-contexts", "--only", "runtime-name", "-o", "json", "--bundle", file, "--connect-to", "quay.io:443:127.0.0.1:9")
+	if ExitCode(liveErr) != ExitUnreachable {
+		t.Fatalf("live exit %d (%v), want 3\n%s", ExitCode(liveErr), liveErr, live)
+	}
+	fl, err := bundle.OpenFleet(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, c := range fl.Manifest.Clusters {
+		order = append(order, c.Context)
+		if (c.Bundle == "") != (c.Context == "broken") {
+			t.Errorf("%+v: want a bundle for each checked context, none for broken", c)
+		}
+	}
+	fl.Close()
+	if strings.Join(order, ",") != "broken,dev,prod/eu" || fl.Manifest.Mode != "pre-install" {
+		t.Errorf("manifest: contexts %v, mode %q", order, fl.Manifest.Mode)
+	}
+	rep, _, _, repErr := runCmd(t, map[string]string{"KUBECONFIG": "/nonexistent"}, "replay", file)
+	if ExitCode(repErr) != ExitCode(liveErr) {
+		t.Errorf("replay exit %d (%v), live %d", ExitCode(repErr), repErr, ExitCode(liveErr))
+	}
+	if rep != live {
+		t.Errorf("replay JSON differs from the live run's\nlive:\n%s\nreplay:\n%s", live, rep)
+	}
+	table, _, _, err := runCmd(t, nil, "replay", file, "-o", "table", "--only", "cluster-reachable")
+	if ExitCode(err) != ExitUnreachable || !strings.Contains(table, "pre-install checks on 3 clusters") || strings.Contains(table, "runtime-name") {
+		t.Errorf("replay -o table --only cluster-reachable: exit %d\n%s", ExitCode(err), table)
+	}
+	// Retargeted: every cluster's replay is an upgrade run.
+	up, _, _, err := runCmd(t, nil, "replay", file, "--upgrade", "--chart", filepath.Join(t.TempDir(), "no-chart"), "--only", "cluster-reachable", "-o", "json")
+	if ExitCode(err) != ExitUnreachable || strings.Count(up, `"mode": "upgrade"`) != 2 || strings.Contains(up, `"mode": "pre-install"`) {
+		t.Errorf("replay --upgrade --chart: exit %d (%v)\n%s", ExitCode(err), err, up)
+	}
+	_, _, _, err = runCmd(t, nil, "replay", file, "--hooks")
+	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "fleet archive") {
+		t.Errorf("replay --hooks of a fleet archive: %v", err)
 	}
 }

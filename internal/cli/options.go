@@ -131,8 +131,11 @@ type Options struct {
 	Bundle string
 	// bundleFlags are the flags the bundle's manifest keeps (recordFlags).
 	bundleFlags []bundle.Flag
-	// replay is the bundle a `replay` run answers from (nil for a live run).
-	replay *bundle.Bundle
+	// replay is the bundle a `replay` run answers from (nil for a live run),
+	// with why its run could not load the chart and whether it chose a namespace.
+	replay                 *bundle.Bundle
+	replayChartErr         error
+	replayNamespaceChanged bool
 	// waiversName is how reports name the --waivers file when it is not
 	// o.Waivers: a replay reads the recorded file from a temporary copy and
 	// names it by the path the recorded run was given.
@@ -325,7 +328,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	var bundleErr error
 	if rec != nil {
-		bundleErr = o.writeBundle(ctx, rec, started, restCfg.Host, contextName, report)
+		bundleErr = o.writeBundle(ctx, rec, o.Bundle, o.config.Chart, started, restCfg.Host, contextName, report)
 	}
 	o.renameInHints(report.Outcomes)
 	if err := o.write(report); err != nil {

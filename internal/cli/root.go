@@ -91,11 +91,11 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 			if err := o.CompleteContext(ctx, nsChanged); err != nil {
 				return err
 			}
-			if o.fleetMode() {
-				return o.Run(fleetCtx)
-			}
 			if o.Bundle != "" {
 				o.bundleFlags = recordFlags(cmd.Flags(), nsChanged, o.config.Inputs.Namespace)
+			}
+			if o.fleetMode() {
+				return o.Run(fleetCtx)
 			}
 			return o.Run(ctx)
 		},
@@ -152,7 +152,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.StringVar(&o.CRDs, "crds", "", "with --fix: which Argo CRDs to adopt: all or rollouts (default all)")
 	flags.StringVar(&o.TLSSecret, "tls-secret", "", "with --fix --post: the kubernetes.io/tls Secret to set in the runtime Ingress spec.tls")
 	flags.DurationVar(&o.Wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
-	flags.StringVar(&o.Bundle, "bundle", "", "also write what the run read, redacted, to the gzip'd tar `FILE` (at most 64 MiB uncompressed) for the replay command; not with --fix")
+	flags.StringVar(&o.Bundle, "bundle", "", "also write what the run read, redacted, to the gzip'd tar `FILE` (at most 64 MiB uncompressed; with --contexts/--all-contexts, one archive of each cluster's bundle: at most 64 MiB per cluster) for the replay command; not with --fix")
 	flags.BoolVar(&o.DebugRequestCount, "debug-request-count", false, "print the number of API requests to stderr when done")
 	_ = flags.MarkHidden("debug-request-count")
 	// -n's help comes from cli-runtime; say what it means here, with the one

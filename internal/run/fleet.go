@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
@@ -27,13 +28,16 @@ type Member struct {
 
 // Entry is what a fleet run found for one member: the session's report and
 // verdict, or Err when the member could not be set up (Connect failed; Report
-// is then nil). Index is the member's position in Fleet.Members.
+// is then nil). Index is the member's position in Fleet.Members. Chart is
+// the chart loader the member's session used (nil when none): a bundle of
+// the session keeps the chart it loaded, or why it could not.
 type Entry struct {
 	Index   int
 	Context string
 	Report  *checks.Report
 	Verdict Verdict
 	Err     error
+	Chart   *chart.Loader
 }
 
 // Fleet runs the same Config on many clusters (--contexts, --all-contexts):
@@ -53,6 +57,11 @@ type Fleet struct {
 	Timeout time.Duration
 	// Done receives every member's entry; calls never overlap.
 	Done func(Entry)
+	// Recorder, when set, returns the recorder of a member's session by
+	// its context, once it connected (nil for none): the member's Connect
+	// wrapped its clients' transport with it, and the session records its
+	// host reads and probes into it (--bundle).
+	Recorder func(context string) *bundle.Recorder
 }
 
 // Run checks every member and returns when all are done or ctx ends (the
@@ -103,6 +112,10 @@ func (f *Fleet) runMember(ctx context.Context, i int, m Member) Entry {
 	cfg := *f.Config
 	if cfg.Chart != nil {
 		cfg.Chart = chart.NewLoader(cfg.Chart.Source())
+		e.Chart = cfg.Chart
+	}
+	if f.Recorder != nil {
+		cfg.Record = f.Recorder(m.Context)
 	}
 	s := &Session{Config: &cfg, Clients: clients, Cluster: info}
 	e.Report, e.Verdict = s.Run(ctx)

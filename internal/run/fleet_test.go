@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -128,6 +130,64 @@ func TestFleetMemberDeadlines(t *testing.T) {
 	for _, e := range got {
 		if e.Verdict.Kind != Unreachable || e.Verdict.Signal == nil {
 			t.Errorf("entry %d: verdict %v (signal %v), want unreachable by the interruption", e.Index, e.Verdict.Kind, e.Verdict.Signal)
+		}
+	}
+}
+
+// TestFleetMemberRecorders: with Fleet.Recorder, each member's session
+// records its host reads into that member's own recorder (--bundle over a
+// fleet); a member with none records nothing and still runs.
+func TestFleetMemberRecorders(t *testing.T) {
+	reg, err := checks.NewRegistry(checks.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	selected, err := reg.Select(checks.ModePre, []string{"helm-version"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected,
+		Getenv:   func(k string) string { return map[string]string{"HELM_BIN": "/opt/helm"}[k] },
+		LookPath: func(string) (string, error) { return "", errors.New("not found") },
+		Command: func(context.Context, string, ...string) ([]byte, error) {
+			return []byte("v3.17.0+gabc\n"), nil
+		}}
+	connect := func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+		c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
+		return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
+	}
+	recs := map[string]*bundle.Recorder{"a": bundle.NewRecorder(), "b": bundle.NewRecorder()}
+	var asked []string
+	var mu sync.Mutex
+	got := 0
+	f := &Fleet{Config: cfg, Members: []Member{{Context: "a", Connect: connect}, {Context: "b", Connect: connect}, {Context: "c", Connect: connect}},
+		Recorder: func(ctx string) *bundle.Recorder {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, ctx)
+			return recs[ctx]
+		},
+		Done: func(e Entry) {
+			got++
+			if e.Report == nil {
+				t.Errorf("%s: no report", e.Context)
+			}
+		}}
+	f.Run(context.Background())
+	if got != 3 || len(asked) != 3 {
+		t.Fatalf("%d entries, recorders asked for %v; want 3 and every member", got, asked)
+	}
+	for name, rec := range recs {
+		p := filepath.Join(t.TempDir(), name+".tgz")
+		if err := rec.Write(p, bundle.Manifest{Context: name}, nil); err != nil {
+			t.Fatal(err)
+		}
+		b, err := bundle.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Getenv("HELM_BIN") != "/opt/helm" {
+			t.Errorf("%s: the recorder kept no HELM_BIN read: the member's session did not record into it", name)
 		}
 	}
 }

@@ -176,7 +176,16 @@ func RunJSONReplayed(t testing.TB, env []string, args ...string) (Result, report
 	file := filepath.Join(t.TempDir(), "run.tgz")
 	live := Run(t, env, append(append([]string(nil), args...), "-o", "json", "--bundle", file)...)
 	liveDoc := live.JSON(t)
-	var offline []string
+	rep := replayOffline(t, env, file, live)
+	SameReport(t, liveDoc, rep.JSON(t))
+	return live, liveDoc
+}
+
+// replayOffline replays file with -o json and env less its KUBECONFIG
+// (pointing nowhere instead): it must exit as live did.
+func replayOffline(t testing.TB, env []string, file string, live Result) Result {
+	t.Helper()
+	offline := []string{"KUBECONFIG=" + filepath.Join(t.TempDir(), "no-kubeconfig")}
 	for _, e := range env {
 		if !strings.HasPrefix(e, "KUBECONFIG=") {
 			offline = append(offline, e)
@@ -186,6 +195,60 @@ func RunJSONReplayed(t testing.TB, env []string, args ...string) (Result, report
 	if rep.Code != live.Code {
 		t.Errorf("replay exit %d, live %d\nreplay stdout:\n%s\nreplay stderr:\n%s", rep.Code, live.Code, rep.Stdout, rep.Stderr)
 	}
-	SameReport(t, liveDoc, rep.JSON(t))
-	return live, liveDoc
+	return rep
+}
+
+// FleetJSON decodes Stdout as the fleet report contract, strictly, failing
+// the test when it is not.
+func (r Result) FleetJSON(t testing.TB) reporters.FleetDocument {
+	t.Helper()
+	var doc reporters.FleetDocument
+	dec := json.NewDecoder(bytes.NewReader([]byte(r.Stdout)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not a fleet JSON report: %v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
+	}
+	return doc
+}
+
+// SameFleetReport fails the test when two fleet JSON reports differ: the
+// same contexts in the same order, each with the same exit code, error
+// and report (as SameReport compares them), and the same count of
+// clusters by exit code.
+func SameFleetReport(t testing.TB, live, replay reporters.FleetDocument) {
+	t.Helper()
+	if live.SchemaVersion != replay.SchemaVersion || len(live.Fleet) != len(replay.Fleet) {
+		t.Fatalf("replay fleet (schema %q, %d clusters) differs from the live one (schema %q, %d clusters)", replay.SchemaVersion, len(replay.Fleet), live.SchemaVersion, len(live.Fleet))
+	}
+	for i, l := range live.Fleet {
+		r := replay.Fleet[i]
+		if l.Context != r.Context || l.Exit != r.Exit || l.Error != r.Error || (l.Report == nil) != (r.Report == nil) {
+			t.Errorf("fleet entry %d: replay {%s exit %d error %q report %t}, live {%s exit %d error %q report %t}",
+				i, r.Context, r.Exit, r.Error, r.Report != nil, l.Context, l.Exit, l.Error, l.Report != nil)
+			continue
+		}
+		if l.Report != nil {
+			SameReport(t, *l.Report, *r.Report)
+		}
+	}
+	lc, _ := json.Marshal(live.Summary.Clusters)
+	rc, _ := json.Marshal(replay.Summary.Clusters)
+	if string(lc) != string(rc) {
+		t.Errorf("replay clusters %s, live %s", rc, lc)
+	}
+}
+
+// RunFleetJSONReplayed is RunJSONReplayed for a fleet run (args name the
+// kubeconfig and --contexts or --all-contexts): the run is recorded with
+// --bundle as one archive, replayed with no kubeconfig, and must exit with
+// the same code and print the same fleet JSON report (SameFleetReport). It
+// returns the live result and report, and the archive's path.
+func RunFleetJSONReplayed(t testing.TB, env []string, args ...string) (Result, reporters.FleetDocument, string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "fleet.tgz")
+	live := Run(t, env, append(append([]string(nil), args...), "-o", "json", "--bundle", file)...)
+	liveDoc := live.FleetJSON(t)
+	rep := replayOffline(t, env, file, live)
+	SameFleetReport(t, liveDoc, rep.FleetJSON(t))
+	return live, liveDoc, file
 }

@@ -1,8 +1,7 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
+	"encoding/base64"
 	"encoding/xml"
 	"net"
 	"os"
@@ -65,12 +64,7 @@ func fleetKubeconfig(t *testing.T, clusters map[string]string) (string, map[stri
 // fleetJSON decodes a fleet run's stdout as the fleet contract, strictly.
 func fleetJSON(t *testing.T, res tc.Result) reporters.FleetDocument {
 	t.Helper()
-	var doc reporters.FleetDocument
-	dec := json.NewDecoder(bytes.NewReader([]byte(res.Stdout)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatalf("stdout is not a fleet JSON report: %v\nstdout:\n%s\nstderr:\n%s", err, res.Stdout, res.Stderr)
-	}
+	doc := res.FleetJSON(t)
 	if doc.SchemaVersion != "v1" {
 		t.Errorf("schemaVersion %q", doc.SchemaVersion)
 	}
@@ -78,24 +72,33 @@ func fleetJSON(t *testing.T, res tc.Result) reporters.FleetDocument {
 }
 
 // TestFleet: --all-contexts and --contexts through the built binary over one
-// kubeconfig naming two real control planes and a closed port. Both are
-// bare (etcd and kube-apiserver): the state under test is a node, or none,
+// kubeconfig naming three real control planes and a closed port. All three
+// are bare (etcd and kube-apiserver): the state under test is a node, or none,
 // written by the test, and nothing needs to reconcile. "empty" has no node
-// (node-resources fails), "nodes" has one big enough (it passes), "closed"
+// (node-resources fails), "nodes" has one big enough (it passes), "small"
+// has one too small (node-resources fails naming it), "closed"
 // is unreachable: exit 3 in its own entry, "badcert" names a missing
 // client certificate: exit 2 in its own entry, while the others complete,
 // and the process exits with the highest code. Each entry names its context's
 // own server, and the API servers' audit logs show that each was sent
 // requests only with its own context's user, and only when selected.
 func TestFleet(t *testing.T) {
-	empty := tc.StartBareAudited(t)
-	nodes := tc.StartBareAudited(t)
+	// The three start at once: about the time of one.
+	started := tc.StartBareAuditedN(t, 3)
+	empty, nodes, small := started[0], started[1], started[2]
 	nodes.AddNode(t, tc.NodeSpec{Name: "big", CPU: "8", Memory: "32Gi"})
+	small.AddNode(t, tc.NodeSpec{Name: "tiny", CPU: "1", Memory: "2Gi"})
+	// A leftover runtime token in small's runtime namespace: the --bundle
+	// run reads the Secret (leftover-runtime-token), and its value must be
+	// in no byte of the archive.
+	plantFleetSecret(t, small)
+	clusters := map[string]*tc.Cluster{"empty": empty, "nodes": nodes, "small": small}
 	// A user of its own per context, so that the audit logs say whose
 	// credentials each request carried.
 	kubeconfig, servers := fleetKubeconfig(t, map[string]string{
 		"empty": empty.UserKubeconfig(t, "fleet-empty", "system:masters"),
 		"nodes": nodes.UserKubeconfig(t, "fleet-nodes", "system:masters"),
+		"small": small.UserKubeconfig(t, "fleet-small", "system:masters"),
 	})
 	// pluginEvents are the audit events of the plugin's requests.
 	pluginEvents := func(c *tc.Cluster) []tc.AuditEvent {
@@ -137,7 +140,7 @@ func TestFleet(t *testing.T) {
 		for _, e := range doc.Fleet {
 			order = append(order, e.Context)
 		}
-		if strings.Join(order, ",") != "badcert,closed,empty,nodes" {
+		if strings.Join(order, ",") != "badcert,closed,empty,nodes,small" {
 			t.Errorf("fleet order %v, want the contexts sorted", order)
 		}
 		e := entry(t, doc, "empty")
@@ -151,6 +154,12 @@ func TestFleet(t *testing.T) {
 			t.Errorf("nodes: exit %d, want 0", n.Exit)
 		}
 		wantStatus(t, *n.Report, "node-resources", "pass", "big")
+		s := entry(t, doc, "small")
+		if s.Exit != 1 {
+			t.Errorf("small: exit %d, want 1", s.Exit)
+		}
+		wantStatus(t, *s.Report, "node-resources", "fail", "tiny")
+		wantStatus(t, *s.Report, "cluster-reachable", "pass")
 		c := entry(t, doc, "closed")
 		if c.Exit != 3 {
 			t.Errorf("closed: exit %d, want 3", c.Exit)
@@ -160,12 +169,12 @@ func TestFleet(t *testing.T) {
 		if b := doc.Fleet[0]; b.Exit != 2 || b.Report != nil || !strings.Contains(b.Error, "kubeconfig context badcert: ") || !strings.Contains(b.Error, "unable to read client-cert") {
 			t.Errorf("badcert: %+v, want exit 2, no report and client-go's reason", b)
 		}
-		if doc.Summary.Clusters.Total != 4 || doc.Summary.Clusters.ByExit["0"] != 1 || doc.Summary.Clusters.ByExit["1"] != 1 ||
+		if doc.Summary.Clusters.Total != 5 || doc.Summary.Clusters.ByExit["0"] != 1 || doc.Summary.Clusters.ByExit["1"] != 2 ||
 			doc.Summary.Clusters.ByExit["2"] != 1 || doc.Summary.Clusters.ByExit["3"] != 1 {
 			t.Errorf("summary clusters = %+v", doc.Summary.Clusters)
 		}
-		if doc.Summary.Fail != 2 || doc.Summary.Pass != 3 {
-			t.Errorf("summary = %+v, want 2 fail (node-resources on empty, cluster-reachable on closed) and 3 pass", doc.Summary.SummaryDocument)
+		if doc.Summary.Fail != 3 || doc.Summary.Pass != 4 {
+			t.Errorf("summary = %+v, want 3 fail (node-resources on empty and small, cluster-reachable on closed) and 4 pass", doc.Summary.SummaryDocument)
 		}
 		if strings.Contains(res.Stdout, "closed-port-token") || strings.Contains(res.Stderr, "closed-port-token") {
 			t.Error("the kubeconfig's token is in the output")
@@ -173,7 +182,7 @@ func TestFleet(t *testing.T) {
 	})
 
 	t.Run("each cluster's requests reached only its own API server, with its own user", func(t *testing.T) {
-		for name, c := range map[string]*tc.Cluster{"empty": empty, "nodes": nodes} {
+		for name, c := range clusters {
 			evs := pluginEvents(c)
 			if len(evs) == 0 {
 				t.Fatalf("%s: no request of the plugin in the audit log", name)
@@ -184,14 +193,18 @@ func TestFleet(t *testing.T) {
 				}
 			}
 		}
-		before := len(pluginEvents(empty))
-		nodesBefore := len(pluginEvents(nodes))
-		wantCode(t, run(t, "--contexts", "nodes", "-o", "json"), 0)
-		if n := len(pluginEvents(empty)); n != before {
-			t.Errorf("--contexts nodes sent %d requests to the empty cluster", n-before)
+		before := map[string]int{}
+		for name, c := range clusters {
+			before[name] = len(pluginEvents(c))
 		}
-		if len(pluginEvents(nodes)) == nodesBefore {
-			t.Error("--contexts nodes sent no request to the nodes cluster")
+		wantCode(t, run(t, "--contexts", "nodes,small", "-o", "json"), 1)
+		if n := len(pluginEvents(empty)); n != before["empty"] {
+			t.Errorf("--contexts nodes,small sent %d requests to the empty cluster", n-before["empty"])
+		}
+		for _, name := range []string{"nodes", "small"} {
+			if len(pluginEvents(clusters[name])) == before[name] {
+				t.Errorf("--contexts nodes,small sent no request to the %s cluster", name)
+			}
 		}
 	})
 
@@ -227,14 +240,15 @@ func TestFleet(t *testing.T) {
 		res := run(t, "--all-contexts")
 		wantCode(t, res, 3)
 		for _, re := range []string{
-			`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes$`,
-			`(?m)^cluster-reachable\s+✖\s+✔\s+✔$`,
-			`(?m)^node-resources\s+–\s+✖\s+✔$`,
-			`(?m)^exit\s+2\s+3\s+1\s+0$`,
+			`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes\s+small$`,
+			`(?m)^cluster-reachable\s+✖\s+✔\s+✔\s+✔$`,
+			`(?m)^node-resources\s+–\s+✖\s+✔\s+✖$`,
+			`(?m)^exit\s+2\s+3\s+1\s+0\s+1$`,
 			`(?m)^context badcert: exit 2, not checked: kubeconfig context\s+badcert: invalid configuration`,
 			`(?m)^context empty, server ` + regexp.QuoteMeta(servers["empty"]) + `, Kubernetes v[0-9.]+: exit 1$`,
 			`(?m)^  ✖ fail   node-resources`,
-			`(?m)^Summary: 4 clusters: 1 exit 0 \(ok\), 1 exit 1 \(failed\), 1 exit 2 \(not checked\),\s+1 exit 3 \(unreachable\)$`,
+			`(?m)^context small, server ` + regexp.QuoteMeta(servers["small"]) + `, Kubernetes v[0-9.]+: exit 1$`,
+			`(?m)^Summary: 5 clusters: 1 exit 0 \(ok\), 2 exit 1 \(failed\), 1 exit 2 \(not checked\),\s+1 exit 3 \(unreachable\)$`,
 		} {
 			if !regexp.MustCompile(re).MatchString(res.Stdout) {
 				t.Errorf("table output does not match %s:\n%s", re, res.Stdout)
@@ -310,14 +324,14 @@ func TestFleet(t *testing.T) {
 		if err := xml.Unmarshal([]byte(res.Stdout), &doc); err != nil {
 			t.Fatalf("not JUnit XML: %v\n%s", err, res.Stdout)
 		}
-		if len(doc.Suites) != 4 {
-			t.Fatalf("%d suites, want 4:\n%s", len(doc.Suites), res.Stdout)
+		if len(doc.Suites) != 5 {
+			t.Fatalf("%d suites, want 5:\n%s", len(doc.Suites), res.Stdout)
 		}
 		if s := doc.Suites[0]; s.Name != "gitops-preflight pre-install (badcert)" || s.Errors != 1 {
 			t.Errorf("suite 0: %q with %d errors, want badcert's, its one error the kubeconfig's", s.Name, s.Errors)
 		}
-		want := map[string]int{"closed": 1, "empty": 1, "nodes": 0}
-		for i, ctx := range []string{"closed", "empty", "nodes"} {
+		want := map[string]int{"closed": 1, "empty": 1, "nodes": 0, "small": 1}
+		for i, ctx := range []string{"closed", "empty", "nodes", "small"} {
 			i++ // after badcert
 			s := doc.Suites[i]
 			if s.Name != "gitops-preflight pre-install ("+ctx+")" || s.Failures != want[ctx] {
@@ -333,6 +347,68 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("--bundle over the fleet: one archive, replayed with no cluster to the same fleet JSON and exit", func(t *testing.T) {
+		live, doc, file := tc.RunFleetJSONReplayed(t, nil, append(append([]string(nil), base...), "--all-contexts", "--only", "leftover-runtime-token")...)
+		wantCode(t, live, 3)
+		// The Secret was read: its check judged it, on small only.
+		if c := tc.Check(t, *entry(t, doc, "small").Report, "leftover-runtime-token"); !strings.Contains(c.Message, "codefresh-token") {
+			t.Errorf("small: leftover-runtime-token %s (%s), want it to have read the planted Secret", c.Status, c.Message)
+		}
+		// Every byte, the clusters' bundles uncompressed too.
+		body := untarredDeep(t, file)
+		if !strings.Contains(body, `"fleet.json"`) && !strings.Contains(body, `"kind": "fleet"`) {
+			t.Error("no fleet manifest in the archive")
+		}
+		for _, ctx := range []string{"closed", "empty", "nodes", "small"} {
+			if !strings.Contains(body, `"bundle": "clusters/`+ctx+`.tar.gz"`) {
+				t.Errorf("no bundle of %s listed in the fleet manifest", ctx)
+			}
+		}
+		if !strings.Contains(body, "unable to read client-cert") {
+			t.Error("badcert's error is not in the fleet manifest")
+		}
+		for _, secret := range []string{plantedFleetToken, base64.StdEncoding.EncodeToString([]byte(plantedFleetToken)), "closed-port-token"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("%q is in the fleet archive", secret)
+			}
+		}
+		t.Run("replay flags apply to the archive: --only, -o junit, -o table, --waivers", func(t *testing.T) {
+			res := tc.Run(t, []string{"KUBECONFIG=" + filepath.Join(t.TempDir(), "none")}, "replay", file, "--only", "node-resources", "-o", "junit")
+			wantCode(t, res, 3)
+			if strings.Count(res.Stdout, "<testsuite ") != 5 || strings.Contains(res.Stdout, "leftover-runtime-token") {
+				t.Errorf("replay --only node-resources -o junit:\n%s", res.Stdout)
+			}
+			res = tc.Run(t, nil, "replay", file, "-o", "table")
+			wantCode(t, res, 3)
+			if !regexp.MustCompile(`(?m)^CHECK\s+badcert\s+closed\s+empty\s+nodes\s+small$`).MatchString(res.Stdout) {
+				t.Errorf("replay -o table is not the fleet matrix:\n%s", res.Stdout)
+			}
+			future := time.Now().UTC().AddDate(0, 1, 0).Format("2006-01-02")
+			p := filepath.Join(t.TempDir(), "waivers.yaml")
+			if err := os.WriteFile(p, []byte("- check: node-resources\n  reason: lab cluster without nodes\n  expires: "+future+"\n  context: emp*\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res = tc.Run(t, nil, "replay", file, "-o", "json", "--waivers", p)
+			wantCode(t, res, 3)
+			wantStatus(t, *entry(t, res.FleetJSON(t), "empty").Report, "node-resources", "waived")
+		})
+		t.Run("a tampered archive: one line, exit 2", func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut := filepath.Join(t.TempDir(), "cut.tgz")
+			if err := os.WriteFile(cut, b[:len(b)/2], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res := tc.Run(t, nil, "replay", cut, "-o", "json")
+			wantCode(t, res, 2)
+			if !strings.Contains(res.Stderr, "truncated") || strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 || res.Stdout != "" {
+				t.Errorf("stderr %q, stdout %q", res.Stderr, res.Stdout)
+			}
+		})
+	})
+
 	for _, bad := range []struct {
 		name    string
 		args    []string
@@ -342,6 +418,7 @@ func TestFleet(t *testing.T) {
 		{"--context with --contexts", []string{"--contexts", "empty", "--context", "nodes"}, "--contexts and --context"},
 		{"--contexts with --all-contexts", []string{"--contexts", "empty", "--all-contexts"}, "--contexts and --all-contexts"},
 		{"--fix", []string{"--all-contexts", "--fix", "--yes", "--only", "argo-crds-ownership"}, "--fix changes one cluster at a time"},
+		{"--fix with --bundle", []string{"--all-contexts", "--fix", "--yes", "--bundle", filepath.Join(t.TempDir(), "x.tgz")}, "--fix changes one cluster at a time"},
 		{"--parallel 0", []string{"--all-contexts", "--parallel", "0"}, "--parallel must be at least 1"},
 	} {
 		t.Run("usage error: "+bad.name, func(t *testing.T) {
