@@ -5,9 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -269,37 +266,17 @@ func TestBundleOfANewerFormat(t *testing.T) {
 // own: nothing to re-hash).
 func rewriteManifest(t *testing.T, from, to string, edit func(map[string]any)) {
 	t.Helper()
-	f, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
+	tarEntries(t, from, func(hdr *tar.Header, b []byte) {
 		if hdr.Name == "manifest.json" {
 			var m map[string]any
 			if err := json.Unmarshal(b, &m); err != nil {
 				t.Fatal(err)
 			}
 			edit(m)
+			var err error
 			if b, err = json.Marshal(m); err != nil {
 				t.Fatal(err)
 			}
@@ -311,7 +288,7 @@ func rewriteManifest(t *testing.T, from, to string, edit func(map[string]any)) {
 		if _, err := tw.Write(b); err != nil {
 			t.Fatal(err)
 		}
-	}
+	})
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}

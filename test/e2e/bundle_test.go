@@ -3,6 +3,7 @@ package e2e
 import (
 	"archive/tar"
 	"compress/gzip"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,8 +27,9 @@ func sameReport(t *testing.T, live, replay reporters.Document) {
 	tc.SameReport(t, live, replay)
 }
 
-// untarred returns every byte of the bundle's entries, uncompressed.
-func untarred(t *testing.T, path string) string {
+// tarEntries calls each with every entry of the gzip'd tar at path, in
+// order: its header and its content.
+func tarEntries(t *testing.T, path string, each func(hdr *tar.Header, data []byte)) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,19 +41,28 @@ func untarred(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(zr)
-	var b strings.Builder
 	for {
-		_, err := tr.Next()
-		if err == io.EOF {
-			return b.String()
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := io.Copy(&b, tr); err != nil {
+		data, err := io.ReadAll(tr)
+		if err != nil {
 			t.Fatal(err)
 		}
+		each(hdr, data)
 	}
+}
+
+// untarred returns every byte of the bundle's entries, uncompressed.
+func untarred(t *testing.T, path string) string {
+	t.Helper()
+	var b strings.Builder
+	tarEntries(t, path, func(_ *tar.Header, data []byte) { b.Write(data) })
+	return b.String()
 }
 
 // TestBundleReplayPreInstall: a pre-install run with the 0.30.0 chart and

@@ -2,11 +2,8 @@ package e2e
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,38 +37,18 @@ func plantFleetSecret(t *testing.T, c *tc.Cluster) {
 // (a cluster's bundle in a fleet archive) uncompressed too.
 func untarredDeep(t *testing.T, path string) string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
 	var b strings.Builder
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return b.String()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	tarEntries(t, path, func(hdr *tar.Header, data []byte) {
 		fmt.Fprintf(&b, "%q\n", hdr.Name)
-		data, err := io.ReadAll(tr)
-		if err != nil {
+		if !strings.HasSuffix(hdr.Name, ".tar.gz") {
+			b.Write(data)
+			return
+		}
+		inner := filepath.Join(t.TempDir(), "inner.tgz")
+		if err := os.WriteFile(inner, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(hdr.Name, ".tar.gz") {
-			inner := filepath.Join(t.TempDir(), "inner.tgz")
-			if err := os.WriteFile(inner, data, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(untarred(t, inner))
-			continue
-		}
-		b.Write(data)
-	}
+		b.WriteString(untarred(t, inner))
+	})
+	return b.String()
 }
