@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -63,11 +61,7 @@ func (m *measurer) runFleet(p int, args []string) (fleetSample, error) {
 	}
 	full := append([]string{"--kubeconfig", path, "--all-contexts", "--parallel", strconv.Itoa(p), "-o", "json", "--timeout", "5m"}, args...)
 	full = append(full, blackhole...)
-	cmd := exec.Command(m.plugin, full...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	s, err := timed(cmd)
+	s, stdout, stderr, err := m.execPlugin(full)
 	if err != nil {
 		return fleetSample{}, fmt.Errorf("plugin --all-contexts: %w\n%s", err, stderr.String())
 	}

@@ -265,11 +265,7 @@ func (m *measurer) runPlugin(user string, args []string) (sample, error) {
 	}
 	full := append([]string{"--kubeconfig", kc, "-o", "json", "--debug-request-count", "--timeout", "2m"}, args...)
 	full = append(full, blackhole...)
-	cmd := exec.Command(m.plugin, full...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	s, err := timed(cmd)
+	s, stdout, stderr, err := m.execPlugin(full)
 	if err != nil {
 		return s, fmt.Errorf("plugin: %w\n%s", err, stderr.String())
 	}
@@ -329,4 +325,15 @@ func (m *measurer) installRelease() error {
 func (m *measurer) upgradeArgs() []string {
 	return []string{"--upgrade", "--release-name", benchRelease, "-n", benchReleaseNS,
 		"--chart", filepath.Join(m.fixtures, "gitops-runtime", "chart", "gitops-runtime"), "--helm-major", "3"}
+}
+
+// execPlugin runs the plugin with args (environment: PATH and a HOME of its
+// own), timed, and returns its sample and its output.
+func (m *measurer) execPlugin(args []string) (s sample, stdout, stderr *bytes.Buffer, err error) {
+	cmd := exec.Command(m.plugin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + m.dir}
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	s, err = timed(cmd)
+	return s, stdout, stderr, err
 }

@@ -170,12 +170,8 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
-		defer cancel()
-	}
+	ctx, cancel := o.deadline(cmd.Context())
+	defer cancel()
 	if err := o.completeReplay(ctx); err != nil {
 		return err
 	}

@@ -196,12 +196,8 @@ func replayMember(cmd *cobra.Command, streams genericiooptions.IOStreams, host H
 	if err != nil {
 		return nil, run.Verdict{}, err
 	}
-	ctx := cmd.Context()
-	if o.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
-		defer cancel()
-	}
+	ctx, cancel := o.deadline(cmd.Context())
+	defer cancel()
 	if err := o.completeReplay(ctx); err != nil {
 		return nil, run.Verdict{}, err
 	}

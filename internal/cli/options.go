@@ -515,3 +515,12 @@ func (o *Options) listChecks() error {
 	}
 	return nil
 }
+
+// deadline bounds one cluster's run: --timeout, plus --wait's rounds (a
+// --timeout of 0 or less sets no bound; CompleteContext refuses it).
+func (o *Options) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.Timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
+}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -80,12 +79,9 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 			// (files, stdin) and the kubeconfig included.
 			// Over many clusters each has its own --timeout (run.Fleet):
 			// the run as a whole is not bounded by one.
-			ctx, fleetCtx := cmd.Context(), cmd.Context()
-			if o.Timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, o.Timeout+max(o.Wait, 0))
-				defer cancel()
-			}
+			fleetCtx := cmd.Context()
+			ctx, cancel := o.deadline(fleetCtx)
+			defer cancel()
 			o.contextsGiven = cmd.Flags().Changed("contexts")
 			nsChanged := cmd.Flags().Changed("namespace") || helm.Namespace != ""
 			if err := o.CompleteContext(ctx, nsChanged); err != nil {
