@@ -35,7 +35,8 @@ func TestAlbDNSAlias(t *testing.T) {
 		"elsewhere": {fakeResolver{alb: {"1.2.3.4"}, testHost: {"9.9.9.9"}}, StatusFail, "resolves to 9.9.9.9, not to the ALB"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			env, _ := postEnv(t, Inputs{IngressClass: "nginx", Post: true}, objs)
+			env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, objs)
+			env.Mode = ModePost
 			env.Resolver = tc.res
 			r := runThrough(t, AlbDNSAlias(), env)
 			if r.Status != tc.want || !strings.Contains(r.Message, tc.msg) {

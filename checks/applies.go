@@ -70,8 +70,11 @@ const NotApplicable = "not applicable: "
 
 // Reason returns why a check with this applicability and run modes does not
 // apply to in ("" when it applies). The message begins with NotApplicable.
-func (a Applies) Reason(modes Mode, in Inputs) string {
-	switch run := runMode(in); {
+func (a Applies) Reason(modes, run Mode, in Inputs) string {
+	if run == 0 {
+		run = ModePre
+	}
+	switch {
 	case modes.Has(run):
 	case run == ModePost && modes.Has(ModeUpgrade):
 		return NotApplicable + "runs before helm upgrade only (--upgrade)"
@@ -84,7 +87,7 @@ func (a Applies) Reason(modes Mode, in Inputs) string {
 	default:
 		return NotApplicable + "runs after the install only (--post)"
 	}
-	if len(a.Access) > 0 && !in.Post && !slices.Contains(a.Access, in.AccessMode) {
+	if len(a.Access) > 0 && run != ModePost && !slices.Contains(a.Access, in.AccessMode) {
 		how := make([]string, len(a.Access))
 		for i, m := range a.Access {
 			how[i] = string(m)
@@ -107,16 +110,4 @@ func (a Applies) Reason(modes Mode, in Inputs) string {
 		}
 	}
 	return ""
-}
-
-// runMode is the mode of the run in describes: --post, --upgrade or
-// pre-install.
-func runMode(in Inputs) Mode {
-	switch {
-	case in.Post:
-		return ModePost
-	case in.Upgrade:
-		return ModeUpgrade
-	}
-	return ModePre
 }

@@ -18,30 +18,31 @@ func TestAppliesReason(t *testing.T) {
 		name  string
 		a     Applies
 		modes Mode
+		run   Mode
 		in    Inputs
 		want  string // "" = applies; else a substring of the reason
 	}{
-		{"zero applies", Applies{}, ModePre, Inputs{AccessMode: AccessTunnel}, ""},
-		{"access mode matches", ingress, ModePre, Inputs{AccessMode: AccessIngress}, ""},
-		{"access mode differs", ingress, ModePre, Inputs{AccessMode: AccessTunnel},
+		{"zero applies", Applies{}, ModePre, ModePre, Inputs{AccessMode: AccessTunnel}, ""},
+		{"access mode matches", ingress, ModePre, ModePre, Inputs{AccessMode: AccessIngress}, ""},
+		{"access mode differs", ingress, ModePre, ModePre, Inputs{AccessMode: AccessTunnel},
 			"not applicable: access mode is tunnel; this check is for ingress (set global.runtime.ingress.enabled=true or --access-mode ingress)"},
-		{"one of two modes", Applies{Access: []AccessMode{AccessIngress, AccessServiceMesh}}, ModePre, Inputs{AccessMode: AccessServiceMesh}, ""},
-		{"two modes, neither", Applies{Access: []AccessMode{AccessIngress, AccessServiceMesh}}, ModePre, Inputs{AccessMode: AccessTunnel}, "this check is for ingress (set global.runtime.ingress.enabled=true or --access-mode ingress) or service-mesh"},
-		{"access not evaluated after install", ingress, ModePre | ModePost, Inputs{AccessMode: AccessTunnel, Post: true}, ""},
-		{"pre-only check in a post run", Applies{}, ModePre, Inputs{Post: true}, "not applicable: runs before the install only"},
-		{"post-only check in a pre run", Applies{}, ModePost, Inputs{}, "not applicable: runs after the install only"},
-		{"existing Argo CD wanted", Applies{ExistingArgoCD: true}, ModePre, Inputs{}, "not applicable: Argo CD is installed by the chart (argo-cd.enabled=true); this check is for --existing-argocd"},
-		{"existing Argo CD given", Applies{ExistingArgoCD: true}, ModePre, Inputs{ExistingArgoCD: true}, ""},
-		{"needs values, none", Applies{Needs: []Input{InputValues}}, ModePre, Inputs{}, "not applicable: no values given"},
-		{"needs values, given", Applies{Needs: []Input{InputValues}}, ModePre, Inputs{Values: map[string]any{}}, ""},
-		{"needs host, none", Applies{Needs: []Input{InputIngressHost}}, ModePre, Inputs{}, "not applicable: no ingress host"},
-		{"needs host, given", Applies{Needs: []Input{InputIngressHost}}, ModePre, Inputs{IngressHost: "rt.example.com"}, ""},
-		{"access before needs", Applies{Access: []AccessMode{AccessIngress}, Needs: []Input{InputIngressHost}}, ModePre, Inputs{AccessMode: AccessTunnel}, "access mode is tunnel"},
-		{"unknown input", Applies{Needs: []Input{"kubeconfig"}}, ModePre, Inputs{}, `needs unknown input "kubeconfig"`},
+		{"one of two modes", Applies{Access: []AccessMode{AccessIngress, AccessServiceMesh}}, ModePre, ModePre, Inputs{AccessMode: AccessServiceMesh}, ""},
+		{"two modes, neither", Applies{Access: []AccessMode{AccessIngress, AccessServiceMesh}}, ModePre, ModePre, Inputs{AccessMode: AccessTunnel}, "this check is for ingress (set global.runtime.ingress.enabled=true or --access-mode ingress) or service-mesh"},
+		{"access not evaluated after install", ingress, ModePre | ModePost, ModePost, Inputs{AccessMode: AccessTunnel}, ""},
+		{"pre-only check in a post run", Applies{}, ModePre, ModePost, Inputs{}, "not applicable: runs before the install only"},
+		{"post-only check in a pre run", Applies{}, ModePost, ModePre, Inputs{}, "not applicable: runs after the install only"},
+		{"existing Argo CD wanted", Applies{ExistingArgoCD: true}, ModePre, ModePre, Inputs{}, "not applicable: Argo CD is installed by the chart (argo-cd.enabled=true); this check is for --existing-argocd"},
+		{"existing Argo CD given", Applies{ExistingArgoCD: true}, ModePre, ModePre, Inputs{ExistingArgoCD: true}, ""},
+		{"needs values, none", Applies{Needs: []Input{InputValues}}, ModePre, ModePre, Inputs{}, "not applicable: no values given"},
+		{"needs values, given", Applies{Needs: []Input{InputValues}}, ModePre, ModePre, Inputs{Values: map[string]any{}}, ""},
+		{"needs host, none", Applies{Needs: []Input{InputIngressHost}}, ModePre, ModePre, Inputs{}, "not applicable: no ingress host"},
+		{"needs host, given", Applies{Needs: []Input{InputIngressHost}}, ModePre, ModePre, Inputs{IngressHost: "rt.example.com"}, ""},
+		{"access before needs", Applies{Access: []AccessMode{AccessIngress}, Needs: []Input{InputIngressHost}}, ModePre, ModePre, Inputs{AccessMode: AccessTunnel}, "access mode is tunnel"},
+		{"unknown input", Applies{Needs: []Input{"kubeconfig"}}, ModePre, ModePre, Inputs{}, `needs unknown input "kubeconfig"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.a.Reason(tt.modes, tt.in)
+			got := tt.a.Reason(tt.modes, tt.run, tt.in)
 			if tt.want == "" && got != "" {
 				t.Fatalf("Reason = %q, want applicable", got)
 			}

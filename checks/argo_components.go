@@ -183,7 +183,7 @@ func runArgoComponents(ctx context.Context, env *Env) (Result, error) {
 	found := ClassifyArgoComponents(deps, sts)
 	own := 0
 	var beside []ArgoWorkload // components the upgrade's target does not run
-	if env.Inputs.Upgrade {
+	if env.Upgrading() {
 		owned := ownedWorkloads(env.Inputs, deps, sts)
 		target, known, err := upgradeTargetWorkloads(ctx, env)
 		if err != nil {
@@ -239,7 +239,7 @@ func runArgoComponents(ctx context.Context, env *Env) (Result, error) {
 		refs[i] = a.Ref()
 	}
 	return Fail("found %d Argo Project workload(s): %s", len(found), describeArgoWorkloads(found)).
-		WithHint(argoComponentsHint(found, env.Inputs)).
+		WithHint(argoComponentsHint(found, env.Inputs, env.Upgrading())).
 		WithObjects(refs...), nil
 }
 
@@ -329,7 +329,7 @@ func ownedWorkloads(in Inputs, lists ...[]cluster.Workload) map[string]bool {
 	return out
 }
 
-func argoComponentsHint(found []ArgoWorkload, in Inputs) string {
+func argoComponentsHint(found []ArgoWorkload, in Inputs, upgrading bool) string {
 	hasCD := false
 	for _, a := range found {
 		if a.Component == ArgoCD {
@@ -337,7 +337,7 @@ func argoComponentsHint(found []ArgoWorkload, in Inputs) string {
 		}
 	}
 	h := ""
-	if in.Upgrade {
+	if upgrading {
 		h = fmt.Sprintf("these workloads do not belong to release %s in namespace %s (no Helm ownership annotations naming it); ", in.ReleaseName, in.Namespace)
 	}
 	h += "a clean-cluster install brings its own Argo components: uninstall these controllers the way they were installed " +

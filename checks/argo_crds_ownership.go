@@ -155,7 +155,7 @@ func argoCRDsInScope(ctx context.Context, env *Env) (crds []cluster.CRD, scope s
 			crds = append(crds, c)
 		}
 	}
-	if env.Inputs.Upgrade {
+	if env.Upgrading() {
 		return crds, fmt.Sprintf(" that helm upgrade to chart %s %s creates", r.ChartName, r.ChartVersion), nil
 	}
 	return crds, fmt.Sprintf(" that chart %s %s renders", r.ChartName, r.ChartVersion), nil
@@ -241,7 +241,7 @@ func planArgoCRDsOwnership(ctx context.Context, env *Env) ([]Change, error) {
 	var records map[string]cluster.HelmRecord
 	var out []Change
 	for _, p := range problems {
-		if env.Inputs.CRDs == "rollouts" && !isRolloutsCRD(p.CRD.Name) {
+		if env.Fix.CRDs == "rollouts" && !isRolloutsCRD(p.CRD.Name) {
 			continue
 		}
 		if p.CRD.Annotations[HelmReleaseNameAnnotation] != "" {

@@ -75,7 +75,8 @@ func TestPlanArgoCRDsOwnership(t *testing.T) {
 	}
 
 	// --crds=rollouts plans only the Argo Rollouts CRDs.
-	env = conflictEnv(t, Inputs{ReleaseName: DefaultReleaseName, Namespace: DefaultNamespace, CRDs: "rollouts"}, fx)
+	env = conflictEnv(t, Inputs{ReleaseName: DefaultReleaseName, Namespace: DefaultNamespace}, fx)
+	env.Fix.CRDs = "rollouts"
 	changes, err = planArgoCRDsOwnership(ctx, env)
 	if err != nil || len(changes) != 2 {
 		t.Fatalf("rollouts plan = %+v, %v", changes, err)

@@ -106,7 +106,7 @@ func conflictEnv(t *testing.T, in Inputs, crds []crdFixture, objs ...runtime.Obj
 		})
 	}
 	if in.ReleaseName == "" {
-		in.ReleaseName, in.Namespace, in.CRDs = DefaultReleaseName, DefaultNamespace, "all"
+		in.ReleaseName, in.Namespace = DefaultReleaseName, DefaultNamespace
 	}
-	return k.with(in).env()
+	return k.with(in).fixing(FixOptions{CRDs: "all"}).env()
 }

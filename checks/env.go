@@ -37,7 +37,18 @@ const (
 // Env is what a check may use: the inputs, the shared cluster snapshot and
 // the host environment. Tests build it directly.
 type Env struct {
-	Inputs  Inputs
+	// Inputs is what the chart will get (internal/plan): never how the run
+	// was invoked.
+	Inputs Inputs
+	// Mode is the run's mode, exactly one of ModePre (the zero value means
+	// it too), ModePost and ModeUpgrade.
+	Mode Mode
+	// HelmMajor is the Helm major version (3 or 4) that will run helm
+	// install or helm upgrade (--helm-major); 0 means the client
+	// helm-version finds.
+	HelmMajor int
+	// Fix are --fix's options that a check's planner reads.
+	Fix     FixOptions
 	Cluster *cluster.Snapshot
 	// Probe makes the outbound network probes (--connect-to, --ca-file,
 	// --request-timeout); nil means probe.New defaults.
@@ -56,6 +67,34 @@ type Env struct {
 	// reads (chart.Start); nil when no chart is used.
 	Chart *chart.Pending
 }
+
+// FixOptions are the options of --fix that planners read.
+type FixOptions struct {
+	// CRDs is which Argo CRDs argo-crds-ownership adopts: "all" (also "")
+	// or "rollouts" (--crds).
+	CRDs string
+	// TLSSecret is the kubernetes.io/tls Secret nginx-tls-secret sets in the
+	// runtime Ingress's spec.tls (--tls-secret).
+	TLSSecret string
+}
+
+// RunMode is the run's single mode: Mode, with the zero value read as
+// ModePre.
+func (e *Env) RunMode() Mode {
+	if e.Mode == 0 {
+		return ModePre
+	}
+	return e.Mode
+}
+
+// Post reports whether the run is --post (post-install diagnostics); checks
+// that run in several modes use it to pick their status (warn before, fail
+// after).
+func (e *Env) Post() bool { return e.Mode == ModePost }
+
+// Upgrading reports whether the run is --upgrade (before helm upgrade of
+// the deployed release).
+func (e *Env) Upgrading() bool { return e.Mode == ModeUpgrade }
 
 // errNoChart is the chart-based checks' reason when the run has no chart.
 var errNoChart = &chart.LoadError{Err: errors.New("no chart given")}

@@ -120,7 +120,7 @@ func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 
 	in := env.Inputs
 	var own []runtimeFinding
-	if in.Upgrade {
+	if env.Upgrading() {
 		found, own = splitOwnRuntime(found, in)
 	}
 	if len(found) == 0 {
@@ -195,7 +195,7 @@ func readPlannedShape(ctx context.Context, env *Env) (plannedShape, error) {
 		return plannedShape{}, err
 	}
 	p := plannedShape{single: env.Inputs.SingleNamespace, installs: env.Inputs.InstallsCRDs}
-	if env.Inputs.Upgrade {
+	if env.Upgrading() {
 		// The upgrade's values are Helm's (reused, reset or given), not
 		// only the flags': read the mode from what the target's templates see.
 		if u, err := env.Upgrade(ctx); err == nil {
@@ -207,7 +207,7 @@ func readPlannedShape(ctx context.Context, env *Env) (plannedShape, error) {
 		p.version, p.crds = c.R.ChartVersion, c.R.CRDs()
 		p.installs = len(p.crds) > 0
 		p.from = c.chartName() + " rendered with these values"
-		if env.Inputs.Upgrade {
+		if env.Upgrading() {
 			p.from = c.chartName() + " rendered with the upgrade's values"
 		}
 	case env.Chart != nil:
@@ -303,7 +303,7 @@ func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (R
 		broken = append(broken, "no runtime installs the cluster-wide parts (CRDs): the first must")
 	}
 	plannedDesc := fmt.Sprintf("the planned runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
-	if in.Upgrade {
+	if env.Upgrading() {
 		plannedDesc = fmt.Sprintf("the upgraded runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
 	}
 	refs := refsOf(found)

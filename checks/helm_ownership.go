@@ -109,7 +109,7 @@ func renderingForChecks(ctx context.Context, env *Env) (*chart.Rendering, *Resul
 // check (chart.Upgrade.InCurrent); before an install every object is
 // created.
 func createdByHelm(ctx context.Context, env *Env) (func(chart.Object) bool, error) {
-	if !env.Inputs.Upgrade {
+	if !env.Upgrading() {
 		return func(chart.Object) bool { return true }, nil
 	}
 	u, err := env.Upgrade(ctx)
@@ -218,7 +218,7 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 // (upgrade-apply tries every change there) and without a REST
 // configuration; who says which Helm, for the pass message.
 func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.Refusal, string, error) {
-	if env.Inputs.Upgrade {
+	if env.Upgrading() {
 		return nil, "", nil
 	}
 	major, from := helmMajor(ctx, env)

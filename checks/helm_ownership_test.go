@@ -237,7 +237,7 @@ metadata:
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			k := newKit(t, tt.live...).objects(helmRelease(t, "ns-a", "rel-a", 1, rspb.StatusDeployed, "")).
-				with(Inputs{HelmMajor: 3}).withChart(targetChart(t, "0.30.0", "", tt.templates)).
+				helm(3).withChart(targetChart(t, "0.30.0", "", tt.templates)).
 				serves("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true}, metav1.APIResource{Name: "secrets", Kind: "Secret", Namespaced: true}).
 				serves("rbac.authorization.k8s.io/v1", metav1.APIResource{Name: "clusterroles", Kind: "ClusterRole"})
 			tt.want.expect(t, k.run(HelmOwnership()))

@@ -23,7 +23,7 @@ const (
 // TestIstioVirtualService runs after the install in service-mesh mode (the
 // chart's codefresh-cm names a non-tunnel host and no Ingress exists).
 func TestIstioVirtualService(t *testing.T) {
-	post := Inputs{Post: true, AccessMode: AccessTunnel}
+	post := Inputs{AccessMode: AccessTunnel}
 	all := []string{"/webhooks", "/app-proxy", "/workflows"}
 	tests := []struct {
 		name string
@@ -42,7 +42,7 @@ func TestIstioVirtualService(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.expect(t, newKit(t, tt.yaml...).with(post).run(IstioVirtualService()))
+			tt.want.expect(t, newKit(t, tt.yaml...).with(post).inMode(ModePost).run(IstioVirtualService()))
 		})
 	}
 }

@@ -57,8 +57,14 @@ type kit struct {
 	// as a snapshot over fakes has.
 	rest *rest.Config
 	// chartRef is the chart the run renders (withChart); "" = none. With
-	// Inputs.Upgrade it is the target of `helm upgrade` of the kit's release.
+	// an upgrade run (inMode(ModeUpgrade)) it is the target of `helm upgrade` of the kit's release.
 	chartRef string
+
+	// mode, helmMajor and fix are how the run was invoked (Env.Mode,
+	// Env.HelmMajor, Env.Fix).
+	mode      Mode
+	helmMajor int
+	fix       FixOptions
 
 	// Kube is the typed fake, for reactors (errors, counting); set by env().
 	Kube *fake.Clientset
@@ -182,6 +188,16 @@ func (k *kit) with(in Inputs) *kit {
 	return k
 }
 
+// inMode sets the run's mode (Env.Mode; default ModePre).
+func (k *kit) inMode(m Mode) *kit { k.mode = m; return k }
+
+// helm sets the Helm major version that will install or upgrade
+// (Env.HelmMajor, --helm-major).
+func (k *kit) helm(major int) *kit { k.helmMajor = major; return k }
+
+// fixing sets the --fix options the planners read (Env.Fix).
+func (k *kit) fixing(o FixOptions) *kit { k.fix = o; return k }
+
 // serverVersion sets the API server's gitVersion (default v1.30.0).
 func (k *kit) serverVersion(v string) *kit { k.version = v; return k }
 
@@ -229,9 +245,9 @@ func (k *kit) env() *Env {
 		})
 	}
 	clients := &cluster.Clients{Kube: k.Kube, Metadata: meta, Dynamic: dyn, Discovery: disc, Config: k.rest}
-	env := &Env{Inputs: k.in, Cluster: cluster.NewSnapshot(context.Background(), clients)}
+	env := &Env{Inputs: k.in, Mode: k.mode, HelmMajor: k.helmMajor, Fix: k.fix, Cluster: cluster.NewSnapshot(context.Background(), clients)}
 	switch {
-	case k.chartRef != "" && k.in.Upgrade:
+	case k.chartRef != "" && k.mode == ModeUpgrade:
 		// --upgrade: Helm's upgrade action over the release's revisions
 		// the kit holds (as internal/run does).
 		snap := env.Cluster

@@ -128,7 +128,7 @@ func tlsSecretProblem(sec cluster.Secret, ns, name, host string) error {
 // its certificate does not cover the host. It never reads out or shows
 // tls.key.
 func PlanNginxTLSSecret(_ context.Context, env *Env) ([]Change, error) {
-	name := env.Inputs.TLSSecret
+	name := env.Fix.TLSSecret
 	if name == "" {
 		return nil, errors.New("nginx-tls-secret: pass the kubernetes.io/tls Secret to use with --tls-secret NAME")
 	}

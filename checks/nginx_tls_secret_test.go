@@ -38,7 +38,8 @@ func TestPlanNginxTLSSecretRefuses(t *testing.T) {
 		"no runtime Ingress": {"good", []runtime.Object{ingressClass("nginx", ControllerNginxF5), good}, "does not apply"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			env, _ := postEnv(t, Inputs{TLSSecret: tc.secret, IngressClass: "nginx"}, tc.objs)
+			env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, tc.objs)
+			env.Fix.TLSSecret = tc.secret
 			changes, err := PlanNginxTLSSecret(context.Background(), env)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("PlanNginxTLSSecret = %v, %v; want error containing %q", changes, err, tc.want)
@@ -56,7 +57,8 @@ func TestPlanNginxTLSSecretPatches(t *testing.T) {
 		{Hosts: []string{testHost, "keep.example.com"}, SecretName: "old"},
 		{Hosts: []string{"b.example.com"}, SecretName: "b"},
 	}
-	env, _ := postEnv(t, Inputs{TLSSecret: "runtime-tls", IngressClass: "nginx"}, nginxObjs(t, existing, good))
+	env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, nginxObjs(t, existing, good))
+	env.Fix.TLSSecret = "runtime-tls"
 	changes, err := PlanNginxTLSSecret(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +99,8 @@ func TestPlanNginxTLSSecretPatches(t *testing.T) {
 func TestPlanNginxTLSSecretIdempotent(t *testing.T) {
 	good := tlsSecret(t, "codefresh", "runtime-tls", corev1.SecretTypeTLS, testHost)
 	tls := []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "runtime-tls"}}
-	env, _ := postEnv(t, Inputs{TLSSecret: "runtime-tls", IngressClass: "nginx"}, nginxObjs(t, tls, good))
+	env, _ := postEnv(t, Inputs{IngressClass: "nginx"}, nginxObjs(t, tls, good))
+	env.Fix.TLSSecret = "runtime-tls"
 	changes, err := PlanNginxTLSSecret(context.Background(), env)
 	if err != nil || len(changes) != 0 {
 		t.Fatalf("PlanNginxTLSSecret on a fixed Ingress = %v, %v; want no changes", changes, err)
@@ -137,7 +140,7 @@ func TestNginxTLSSecretCheck(t *testing.T) {
 // --post run does: a Secret covering the host passes, a missing one fails.
 func TestNginxTLSSecretThroughTheKit(t *testing.T) {
 	good := tlsSecret(t, "codefresh", "good", corev1.SecretTypeTLS, testHost)
-	in := Inputs{IngressClass: "nginx", Post: true}
+	in := Inputs{IngressClass: "nginx"}
 	for _, tc := range []struct {
 		name string
 		tls  []networkingv1.IngressTLS
@@ -147,7 +150,7 @@ func TestNginxTLSSecretThroughTheKit(t *testing.T) {
 		{"secret missing", []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "gone"}}, outcome{StatusFail, []string{"does not exist"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newKit(t).objects(nginxObjs(t, tc.tls, good)...).with(in).run(NginxTLSSecret())
+			r := newKit(t).objects(nginxObjs(t, tc.tls, good)...).with(in).inMode(ModePost).run(NginxTLSSecret())
 			tc.want.expect(t, r)
 		})
 	}

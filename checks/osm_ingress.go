@@ -152,7 +152,7 @@ func runOSMIngress(_ context.Context, env *Env) (Result, error) {
 	// the mesh, and no OSM lookup is spent.
 	mode, class := env.Inputs.AccessMode, env.Inputs.IngressClass
 	var facts RuntimeFacts
-	if env.Inputs.Post {
+	if env.Post() {
 		var err error
 		if facts, err = runtimeFacts(env); err != nil {
 			return Result{}, err
@@ -257,7 +257,7 @@ func osmIngressBackend(env *Env, mesh string, mode AccessMode, class string) (Re
 		msg += ": " + strings.Join(problems, "; ")
 	}
 	hint := "apply after install (kubectl apply -f -):\n" + IngressBackendYAML(ns, src, mode)
-	if env.Inputs.Post {
+	if env.Post() {
 		return Fail("%s", msg).WithHint(hint), nil
 	}
 	return Warn("%s; create it after install", msg).WithHint(hint), nil
@@ -360,7 +360,7 @@ func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts Runti
 	var have map[string]string
 	where := "global.runtime.ingress.annotations"
 	var refs []ObjectRef
-	if env.Inputs.Post && facts.IngressFound {
+	if env.Post() && facts.IngressFound {
 		have = facts.Ingress.Annotations
 		where = "Ingress " + facts.Ingress.Name
 		refs = append(refs, facts.ingressRef())
@@ -394,7 +394,7 @@ func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts Runti
 	msg := fmt.Sprintf("OSM v0.8 (%s/%s) has %s \"true\", so ingress-nginx must reach internal-router over HTTPS: %s: %s",
 		osmNS, osmConfigMapName, osmHTTPSIngress, where, strings.Join(problems, "; "))
 	hint := "set these annotations in your values and run helm upgrade --install:\n" + osmHTTPSValuesYAML(want)
-	if env.Inputs.Post {
+	if env.Post() {
 		return Fail("%s", msg).WithHint(hint).WithObjects(refs...), nil
 	}
 	return Warn("%s", msg).WithHint(hint), nil

@@ -110,29 +110,30 @@ func TestOSMIngress(t *testing.T) {
 	mesh := Inputs{AccessMode: AccessServiceMesh, IngressURL: "https://rt.example.com"}
 	v10 := osmWorld{ibCRD: true, meshConfigCRD: true, controller: true, nsExists: true, monitored: true}
 	with := func(w osmWorld, f func(*osmWorld)) osmWorld { f(&w); return w }
-	post := func(in Inputs) Inputs { in.Post = true; return in }
+	post := func(in Inputs) osmRun { return osmRun{in, ModePost} }
+	pre := func(in Inputs) osmRun { return osmRun{in, ModePre} }
 	httpsAnn := osmHTTPSAnnotations("codefresh", "osm-system")
 	v08 := osmWorld{controller: true, nsExists: true, monitored: true, caBundle: true, osmConfig: map[string]string{"use_https_ingress": "true"}}
 
 	tests := []struct {
 		name  string
 		world osmWorld
-		in    Inputs
+		in    osmRun
 		want  Status
 		text  []string
 	}{
-		{"no OSM", osmWorld{nsExists: true, monitored: true}, ingress, StatusSkip, []string{"Open Service Mesh is not installed"}},
-		{"namespace absent", with(v10, func(w *osmWorld) { w.nsExists = false }), ingress, StatusSkip, []string{"namespace codefresh does not exist yet"}},
-		{"not monitored", with(v10, func(w *osmWorld) { w.monitored = false }), ingress, StatusSkip, []string{"not monitored by Open Service Mesh", "openservicemesh.io/monitored-by"}},
-		{"tunnel", v10, Inputs{AccessMode: AccessTunnel}, StatusSkip, []string{NotApplicable + "access mode is tunnel"}},
+		{"no OSM", osmWorld{nsExists: true, monitored: true}, pre(ingress), StatusSkip, []string{"Open Service Mesh is not installed"}},
+		{"namespace absent", with(v10, func(w *osmWorld) { w.nsExists = false }), pre(ingress), StatusSkip, []string{"namespace codefresh does not exist yet"}},
+		{"not monitored", with(v10, func(w *osmWorld) { w.monitored = false }), pre(ingress), StatusSkip, []string{"not monitored by Open Service Mesh", "openservicemesh.io/monitored-by"}},
+		{"tunnel", v10, pre(Inputs{AccessMode: AccessTunnel}), StatusSkip, []string{NotApplicable + "access mode is tunnel"}},
 		{"tunnel after install", v10, post(Inputs{AccessMode: AccessTunnel}), StatusSkip, []string{"access mode tunnel: the tunnel client"}},
-		{"CRD without MeshConfig is OSM too", osmWorld{ibCRD: true, nsExists: true, monitored: true}, ingress, StatusWarn, []string{"no IngressBackend admits"}},
-		{"controller only: generation unknown", osmWorld{controller: true, nsExists: true, monitored: true}, ingress, StatusSkip, []string{"without the IngressBackend API"}},
-		{"v0.10 no IngressBackend, pre", v10, ingress, StatusWarn, []string{"OSM mesh osm", "no IngressBackend admits the ingress controller's Service ingress-nginx/ingress-nginx-controller to internal-router:8080", "create it after install", "name: ingress-nginx-controller", "number: 8080"}},
+		{"CRD without MeshConfig is OSM too", osmWorld{ibCRD: true, nsExists: true, monitored: true}, pre(ingress), StatusWarn, []string{"no IngressBackend admits"}},
+		{"controller only: generation unknown", osmWorld{controller: true, nsExists: true, monitored: true}, pre(ingress), StatusSkip, []string{"without the IngressBackend API"}},
+		{"v0.10 no IngressBackend, pre", v10, pre(ingress), StatusWarn, []string{"OSM mesh osm", "no IngressBackend admits the ingress controller's Service ingress-nginx/ingress-nginx-controller to internal-router:8080", "create it after install", "name: ingress-nginx-controller", "number: 8080"}},
 		{"v0.10 no IngressBackend, post", v10, post(ingress), StatusFail, []string{"no IngressBackend admits"}},
 		{"v0.10 admitted", with(v10, func(w *osmWorld) {
 			w.backends = []string{ingressBackend("internal-router", "internal-router", 8080, "http", nginxSource)}
-		}), ingress, StatusPass,
+		}), pre(ingress), StatusPass,
 			[]string{"IngressBackend internal-router admits Service ingress-nginx/ingress-nginx-controller to internal-router:8080"}},
 		{"v0.10 admitted, post", with(v10, func(w *osmWorld) {
 			w.backends = []string{ingressBackend("ib", "internal-router", 8080, "http", nginxSource)}
@@ -143,27 +144,27 @@ func TestOSMIngress(t *testing.T) {
 			[]string{"IngressBackend ib has backend internal-router port 80, but OSM matches the target port 8080"}},
 		{"v0.10 https protocol", with(v10, func(w *osmWorld) {
 			w.backends = []string{ingressBackend("ib", "internal-router", 8080, "https", nginxSource)}
-		}), ingress, StatusWarn,
+		}), pre(ingress), StatusWarn,
 			[]string{`protocol "https", but internal-router serves http`}},
 		{"v0.10 other source", with(v10, func(w *osmWorld) {
 			w.backends = []string{ingressBackend("ib", "internal-router", 8080, "http", "  - kind: Service\n    namespace: other\n    name: gw\n")}
 		}), post(ingress), StatusFail, []string{"IngressBackend ib admits Service other/gw, not the ingress controller's Service ingress-nginx/ingress-nginx-controller"}},
-		{"v0.10 other backend only", with(v10, func(w *osmWorld) { w.backends = []string{ingressBackend("ib", "httpbin", 14001, "http", nginxSource)} }), ingress, StatusWarn, []string{"no IngressBackend admits"}},
+		{"v0.10 other backend only", with(v10, func(w *osmWorld) { w.backends = []string{ingressBackend("ib", "httpbin", 14001, "http", nginxSource)} }), pre(ingress), StatusWarn, []string{"no IngressBackend admits"}},
 		{"v0.10 IP range", with(v10, func(w *osmWorld) {
 			w.backends = []string{ingressBackend("ib", "internal-router", 8080, "http", "  - kind: IPRange\n    name: 10.0.0.0/8\n")}
-		}), ingress, StatusPass, []string{"admits IP range 10.0.0.0/8"}},
+		}), pre(ingress), StatusPass, []string{"admits IP range 10.0.0.0/8"}},
 		{"v0.10 bad IP range", with(v10, func(w *osmWorld) {
 			w.backends = []string{ingressBackend("ib", "internal-router", 8080, "http", "  - kind: IPRange\n    name: ten\n")}
-		}), ingress, StatusWarn, []string{"admits IPRange ten"}},
+		}), pre(ingress), StatusWarn, []string{"admits IPRange ten"}},
 		{"v0.10 service-mesh, any Service", with(v10, func(w *osmWorld) {
 			w.backends = []string{ingressBackend("ib", "internal-router", 8080, "http", "  - kind: Service\n    namespace: istio-system\n    name: gw\n")}
-		}), mesh, StatusPass, []string{"admits Service istio-system/gw"}},
-		{"v0.10 service-mesh, none", v10, mesh, StatusWarn, []string{"no IngressBackend admits your mesh gateway", "<gateway-namespace>"}},
-		{"v0.9", osmWorld{meshConfigCRD: true, controller: true, nsExists: true, monitored: true}, ingress, StatusSkip, []string{"v0.9"}},
-		{"v0.8 http", with(v08, func(w *osmWorld) { w.osmConfig = map[string]string{"use_https_ingress": "false"} }), ingress, StatusPass, []string{"admits HTTP ingress"}},
-		{"v0.8 https, no annotations, pre", v08, ingress, StatusWarn, []string{"use_https_ingress \"true\"", "nginx.ingress.kubernetes.io/backend-protocol is missing", `proxy_ssl_name "internal-router.codefresh.cluster.local";`}},
-		{"v0.8 https, annotations in values", v08, withValues(ingress, httpsAnn), StatusPass, []string{"global.runtime.ingress.annotations carries the HTTPS backend annotations"}},
-		{"v0.8 https, no CA bundle", with(v08, func(w *osmWorld) { w.caBundle = false }), withValues(ingress, httpsAnn), StatusWarn, []string{"Secret osm-system/osm-ca-bundle does not exist"}},
+		}), pre(mesh), StatusPass, []string{"admits Service istio-system/gw"}},
+		{"v0.10 service-mesh, none", v10, pre(mesh), StatusWarn, []string{"no IngressBackend admits your mesh gateway", "<gateway-namespace>"}},
+		{"v0.9", osmWorld{meshConfigCRD: true, controller: true, nsExists: true, monitored: true}, pre(ingress), StatusSkip, []string{"v0.9"}},
+		{"v0.8 http", with(v08, func(w *osmWorld) { w.osmConfig = map[string]string{"use_https_ingress": "false"} }), pre(ingress), StatusPass, []string{"admits HTTP ingress"}},
+		{"v0.8 https, no annotations, pre", v08, pre(ingress), StatusWarn, []string{"use_https_ingress \"true\"", "nginx.ingress.kubernetes.io/backend-protocol is missing", `proxy_ssl_name "internal-router.codefresh.cluster.local";`}},
+		{"v0.8 https, annotations in values", v08, pre(withValues(ingress, httpsAnn)), StatusPass, []string{"global.runtime.ingress.annotations carries the HTTPS backend annotations"}},
+		{"v0.8 https, no CA bundle", with(v08, func(w *osmWorld) { w.caBundle = false }), pre(withValues(ingress, httpsAnn)), StatusWarn, []string{"Secret osm-system/osm-ca-bundle does not exist"}},
 		{"v0.8 https, Ingress without annotations, post", with(v08, func(w *osmWorld) { w.runtimeIngressAnnotations = map[string]string{nginxBackendProtocol: "HTTP"} }), post(ingress), StatusFail,
 			[]string{"Ingress codefresh-gitops-runtime", `backend-protocol is "HTTP", want "HTTPS"`, "proxy-ssl-verify is missing"}},
 		{"v0.8 https, Ingress annotated, post", with(v08, func(w *osmWorld) { w.runtimeIngressAnnotations = httpsAnn }), post(ingress), StatusPass, []string{"Ingress codefresh-gitops-runtime carries"}},
@@ -175,11 +176,12 @@ func TestOSMIngress(t *testing.T) {
 			a[nginxConfigSnippet] = `proxy_ssl_name "httpbin.httpbin.cluster.local";`
 			w.runtimeIngressAnnotations = a
 		}), post(ingress), StatusFail, []string{"configuration-snippet lacks proxy_ssl_name \"internal-router.codefresh.cluster.local\";"}},
-		{"v0.8 https, service-mesh", v08, mesh, StatusSkip, []string{"access mode service-mesh has none"}},
+		{"v0.8 https, service-mesh", v08, pre(mesh), StatusSkip, []string{"access mode service-mesh has none"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := tt.world.env(t, tt.in)
+			env := tt.world.env(t, tt.in.Inputs)
+			env.Mode = tt.in.mode
 			got := runThrough(t, OSMIngress(), env)
 			if got.Status != tt.want {
 				t.Fatalf("status %s (%s; hint %q), want %s", got.Status, got.Message, got.Hint, tt.want)
@@ -230,4 +232,10 @@ func TestIngressBackendYAMLParses(t *testing.T) {
 			t.Errorf("values snippet %s = %q, want %q", k, s, w)
 		}
 	}
+}
+
+// osmRun is a TestOSMIngress row's planned install and the run's mode.
+type osmRun struct {
+	Inputs
+	mode Mode
 }

@@ -26,7 +26,7 @@ func TestReleaseAPIs(t *testing.T) {
 		{"manifest does not parse", "---\napiVersion: v1\nkind: ConfigMap\nmetadata: [1\n", outcome{StatusFail, []string{"the manifest of release " + DefaultReleaseName + " revision 1 does not parse"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			k := newKit(t).objects(deployed{Version: "0.30.0", Manifest: tt.manifest}.record(t)).with(Inputs{Upgrade: true}).
+			k := newKit(t).objects(deployed{Version: "0.30.0", Manifest: tt.manifest}.record(t)).inMode(ModeUpgrade).
 				serves("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true}).
 				serves("apps/v1", metav1.APIResource{Name: "deployments", Kind: "Deployment", Namespaced: true}).
 				serves("networking.k8s.io/v1", metav1.APIResource{Name: "ingresses", Kind: "Ingress", Namespaced: true})
@@ -39,6 +39,6 @@ func TestReleaseAPIs(t *testing.T) {
 	}
 	t.Run("no release", func(t *testing.T) {
 		outcome{StatusSkip, []string{"release " + DefaultReleaseName + " has no revision in namespace " + DefaultNamespace}}.
-			expect(t, newKit(t).with(Inputs{Upgrade: true}).run(ReleaseAPIs()))
+			expect(t, newKit(t).inMode(ModeUpgrade).run(ReleaseAPIs()))
 	})
 }

@@ -34,7 +34,7 @@ func helmRelease(t *testing.T, ns, name string, rev int, st rspb.Status, desc st
 }
 
 func TestReleaseDeployed(t *testing.T) {
-	post := Inputs{Post: true}
+	post := ModePost
 	const rel = DefaultReleaseName
 	tests := []struct {
 		name string
@@ -56,11 +56,11 @@ func TestReleaseDeployed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := post
+			mode := post
 			if tt.name == "not before install" {
-				in = Inputs{}
+				mode = ModePre
 			}
-			tt.want.expect(t, newKit(t).objects(tt.objs...).with(in).run(ReleaseDeployed()))
+			tt.want.expect(t, newKit(t).objects(tt.objs...).inMode(mode).run(ReleaseDeployed()))
 		})
 	}
 }

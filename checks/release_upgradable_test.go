@@ -36,7 +36,7 @@ func TestReleaseUpgradable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.expect(t, newKit(t).with(Inputs{Upgrade: true}).objects(tt.objs...).run(ReleaseUpgradable()))
+			tt.want.expect(t, newKit(t).inMode(ModeUpgrade).objects(tt.objs...).run(ReleaseUpgradable()))
 		})
 	}
 }

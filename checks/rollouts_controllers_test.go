@@ -8,7 +8,7 @@ func TestRolloutsControllers(t *testing.T) {
 	rollouts := func(ns, name string) string {
 		return controllerYAML("Deployment", ns, name, "quay.io/argoproj/argo-rollouts:v1.8.0", nil, nil, 1)
 	}
-	post := Inputs{Post: true}
+	post := ModePost
 	tests := []struct {
 		name string
 		yaml []string
@@ -29,11 +29,11 @@ func TestRolloutsControllers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := post
+			mode := post
 			if tt.name == "not before install" {
-				in = Inputs{}
+				mode = ModePre
 			}
-			tt.want.expect(t, newKit(t, tt.yaml...).with(in).run(RolloutsControllers()))
+			tt.want.expect(t, newKit(t, tt.yaml...).inMode(mode).run(RolloutsControllers()))
 		})
 	}
 }

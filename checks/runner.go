@@ -51,7 +51,7 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 
 	notApplicable := make([]string, len(checks))
 	for i, c := range checks {
-		notApplicable[i] = c.Applies.Reason(c.Modes, env.Inputs)
+		notApplicable[i] = c.Applies.Reason(c.Modes, env.Mode, env.Inputs)
 	}
 
 	fatal := ""

@@ -14,7 +14,7 @@ func runtimeIngressYAML(name, address string) string {
 }
 
 func TestRuntimeIngressStatus(t *testing.T) {
-	post := Inputs{Post: true, AccessMode: AccessTunnel}
+	post := Inputs{AccessMode: AccessTunnel}
 	tests := []struct {
 		name string
 		in   Inputs
@@ -27,7 +27,7 @@ func TestRuntimeIngressStatus(t *testing.T) {
 			outcome{StatusPass, []string{"Ingress codefresh/" + LegacyRuntimeIngressName}}},
 		{"no address", post, []string{runtimeIngressYAML(RuntimeIngressName, "")},
 			outcome{StatusFail, []string{"(class nginx) has no address in status.loadBalancer.ingress", "--only ingress-report-status --ingress-class nginx"}}},
-		{"ingress mode, no Ingress", Inputs{Post: true, AccessMode: AccessIngress}, nil,
+		{"ingress mode, no Ingress", Inputs{AccessMode: AccessIngress}, nil,
 			outcome{StatusFail, []string{"no runtime Ingress (" + RuntimeIngressName + " or " + LegacyRuntimeIngressName + ") in namespace codefresh"}}},
 		{"tunnel runtime", post, nil,
 			outcome{StatusSkip, []string{"not in ingress mode (access mode tunnel)"}}},
@@ -36,7 +36,11 @@ func TestRuntimeIngressStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.expect(t, newKit(t, tt.yaml...).with(tt.in).run(RuntimeIngressStatus()))
+			mode := ModePost
+			if tt.name == "not before install" {
+				mode = ModePre
+			}
+			tt.want.expect(t, newKit(t, tt.yaml...).with(tt.in).inMode(mode).run(RuntimeIngressStatus()))
 		})
 	}
 }

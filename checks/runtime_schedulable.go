@@ -383,7 +383,7 @@ func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
 	// now (the snapshot shares them with every other check).
 	go func() { _, _ = env.Cluster.BoundPodRequests() }()
 	go func() { _, _ = env.Cluster.Nodes() }()
-	if env.Inputs.Upgrade {
+	if env.Upgrading() {
 		return runUpgradeSchedulable(ctx, env)
 	}
 	specs, source, err := RuntimePods(ctx, env)

@@ -100,7 +100,6 @@ func TestRuntimeSchedulableUpgrade(t *testing.T) {
 		Spec:   corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "app", Image: "app:1", Resources: requests("1500m", "256Mi", "")}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	deployed := schedDeployment("app:1", "1500m", 1, "")
-	up := Inputs{Upgrade: true}
 	tests := []struct {
 		name   string
 		target string
@@ -123,7 +122,7 @@ func TestRuntimeSchedulableUpgrade(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			objs := append([]runtime.Object{schedRelease(t, deployed), running}, tt.nodes...)
-			tt.want.expect(t, newKit(t).objects(objs...).with(up).withChart(schedChart(t, tt.target)).run(RuntimeSchedulable()))
+			tt.want.expect(t, newKit(t).objects(objs...).inMode(ModeUpgrade).withChart(schedChart(t, tt.target)).run(RuntimeSchedulable()))
 		})
 	}
 }
@@ -149,10 +148,10 @@ func TestRuntimeSchedulableUpgradeCascade(t *testing.T) {
 	objs := []runtime.Object{schedRelease(t, deployed), pod("app", "n1", "1500m"), pod("b", "n2", "1"), node("n1"), node("n2")}
 	cascade := namedDeployment("app", "new", "1500m", 1, "") + "---\n" + namedDeployment("b", "new", "400m", 1, "")
 	outcome{StatusPass, []string{"2 Deployments rolled one new pod at a time"}}.expect(t,
-		newKit(t).objects(objs...).with(Inputs{Upgrade: true}).withChart(schedChart(t, cascade)).run(RuntimeSchedulable()))
+		newKit(t).objects(objs...).inMode(ModeUpgrade).withChart(schedChart(t, cascade)).run(RuntimeSchedulable()))
 	// b's new pod needs 600m: it goes on n2 beside its old one, which then
 	// leaves n2 1400m free, not the 1500m app's new pod needs.
 	stall := namedDeployment("app", "new", "1500m", 1, "") + "---\n" + namedDeployment("b", "new", "600m", 1, "")
 	outcome{StatusFail, []string{"the new pods of 1 of 2 Deployments with maxUnavailable 0 fit nowhere", "stalls with the old pods kept: app (cpu 1500m, memory 256Mi); closest node n2 has free cpu 1400m"}}.expect(t,
-		newKit(t).objects(objs...).with(Inputs{Upgrade: true}).withChart(schedChart(t, stall)).run(RuntimeSchedulable()))
+		newKit(t).objects(objs...).inMode(ModeUpgrade).withChart(schedChart(t, stall)).run(RuntimeSchedulable()))
 }

@@ -64,7 +64,7 @@ func TestRuntimeWorkloadsSilentNodeAndRepeatedEvents(t *testing.T) {
 // TestRuntimeWorkloads: the release's workloads in the runtime namespace,
 // their pods' reasons when one is down, and the codefresh-token Secret.
 func TestRuntimeWorkloads(t *testing.T) {
-	post := Inputs{Post: true}
+	post := Inputs{}
 	proxy := func(available int) string {
 		return controllerYAML("Deployment", "codefresh", "cap-app-proxy", "quay.io/codefresh/cap-app-proxy:1.0", nil, nil, available)
 	}
@@ -95,11 +95,11 @@ status:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.expect(t, newKit(t, tt.yaml...).with(post).run(RuntimeWorkloads()))
+			tt.want.expect(t, newKit(t, tt.yaml...).with(post).inMode(ModePost).run(RuntimeWorkloads()))
 		})
 	}
 	// The warning's first line says it is expected until the runtime registers.
-	res := newKit(t, proxy(1)).with(post).run(RuntimeWorkloads())
+	res := newKit(t, proxy(1)).with(post).inMode(ModePost).run(RuntimeWorkloads())
 	if first := strings.SplitN(res.Message, "\n", 2)[0]; !strings.Contains(first, "Secret codefresh-token is missing") || !strings.Contains(first, "expected until the runtime registers with the platform") {
 		t.Errorf("first line %q does not say the missing Secret is expected until the runtime registers", first)
 	}

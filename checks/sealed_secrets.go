@@ -89,7 +89,7 @@ func runSealedSecrets(ctx context.Context, env *Env) (Result, error) {
 	}
 	ctrls := FindSealedSecretsControllers(deps)
 	var own, beside []ObjectRef
-	if env.Inputs.Upgrade {
+	if env.Upgrading() {
 		owned := ownedWorkloads(env.Inputs, deps)
 		target, known, err := upgradeTargetWorkloads(ctx, env)
 		if err != nil {
@@ -115,7 +115,7 @@ func runSealedSecrets(ctx context.Context, env *Env) (Result, error) {
 			names[i] = r.Namespace + "/" + r.Name
 		}
 		hint := ""
-		if env.Inputs.Upgrade {
+		if env.Upgrading() {
 			hint = fmt.Sprintf("this controller does not belong to release %s in namespace %s (no Helm ownership annotations naming it); ", env.Inputs.ReleaseName, env.Inputs.Namespace)
 		}
 		return Fail("SealedSecrets controller found: Deployment %s", strings.Join(names, ", Deployment ")).

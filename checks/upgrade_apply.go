@@ -94,8 +94,8 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 // else the client helm-version finds: $HELM_BIN, else PATH; Helm 3 when
 // none is found) and where that came from, for messages.
 func helmMajor(ctx context.Context, env *Env) (int, string) {
-	if env.Inputs.HelmMajor != 0 {
-		return env.Inputs.HelmMajor, "--helm-major"
+	if env.HelmMajor != 0 {
+		return env.HelmMajor, "--helm-major"
 	}
 	if h, r, err := findHelm(ctx, env); err == nil && r == nil {
 		return int(h.Version.Major()), fmt.Sprintf("helm v%s, %s", h.Raw, h.Source)

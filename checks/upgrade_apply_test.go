@@ -37,7 +37,6 @@ func TestUpgradeApplyCannotTry(t *testing.T) {
 	deployedCM := func(t *testing.T) runtime.Object {
 		return deployed{Version: "0.30.0", Manifest: configMapManifest}.record(t)
 	}
-	up := Inputs{Upgrade: true, HelmMajor: 3}
 	for _, tt := range []struct {
 		name  string
 		rel   func(*testing.T) runtime.Object
@@ -57,7 +56,7 @@ func TestUpgradeApplyCannotTry(t *testing.T) {
 			outcome{StatusSkip, []string{"helm upgrade refuses the release (release-upgradable)"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			k := newKit(t).objects(tt.rel(t)).with(up).withChart(tt.chart)
+			k := newKit(t).objects(tt.rel(t)).inMode(ModeUpgrade).helm(3).withChart(tt.chart)
 			if tt.rest != nil {
 				k.withREST(tt.rest(t))
 			}

@@ -39,7 +39,7 @@ func TestArgoComponentsUpgrade(t *testing.T) {
 		"---\n" + deploymentYAML("codefresh", "argo-server", "quay.io/argoproj/argocli:v3.6.1", DefaultReleaseName, "codefresh", "")
 	community := deploymentYAML("argocd", "argocd-server", "quay.io/argoproj/argocd:v3.1.8", "argocd", "argocd", "app.kubernetes.io/part-of: argocd")
 	otherNS := deploymentYAML("gitops", "argo-rollouts", "quay.io/argoproj/argo-rollouts:v1.8.3", DefaultReleaseName, "gitops", "")
-	up := Inputs{Upgrade: true}
+	up := Inputs{}
 	tests := []struct {
 		name string
 		docs []string
@@ -57,7 +57,7 @@ func TestArgoComponentsUpgrade(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.expect(t, newKit(t, tt.docs...).with(tt.in).run(ArgoComponents()))
+			tt.want.expect(t, newKit(t, tt.docs...).with(tt.in).inMode(modeOfName(tt.name)).run(ArgoComponents()))
 		})
 	}
 }
@@ -69,7 +69,7 @@ func TestSealedSecretsUpgrade(t *testing.T) {
 	own := deploymentYAML("codefresh", "sealed-secrets-controller", img, DefaultReleaseName, "codefresh", "app.kubernetes.io/name: sealed-secrets")
 	community := deploymentYAML("kube-system", "sealed-secrets", "docker.io/bitnami/sealed-secrets-controller:0.29.0", "sealed-secrets", "kube-system", "app.kubernetes.io/name: sealed-secrets")
 	unowned := deploymentYAML("codefresh", "sealed-secrets-controller", img, "", "", "")
-	up := Inputs{Upgrade: true}
+	up := Inputs{}
 	tests := []struct {
 		name string
 		docs []string
@@ -87,7 +87,7 @@ func TestSealedSecretsUpgrade(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.want.expect(t, newKit(t, tt.docs...).with(tt.in).run(SealedSecrets()))
+			tt.want.expect(t, newKit(t, tt.docs...).with(tt.in).inMode(modeOfName(tt.name)).run(SealedSecrets()))
 		})
 	}
 }
@@ -101,8 +101,8 @@ func TestExistingRuntimeUpgrade(t *testing.T) {
 	second := runtimeRelease(t, "ns2", "rel-ns2", "0.30.0", true, 0)
 	ownCM := "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: ns1, name: codefresh-cm, annotations: {meta.helm.sh/release-name: rel1, meta.helm.sh/release-namespace: ns1}}\n"
 	strayCM := "apiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: ns1, name: codefresh-cm}\n"
-	upgrade := func(in Inputs) Inputs { in.Upgrade = true; return in }
-	alone := Inputs{Namespace: "ns1", ReleaseName: "rel1", Upgrade: true}
+	upgrade := func(in Inputs) Inputs { return in }
+	alone := Inputs{Namespace: "ns1", ReleaseName: "rel1"}
 	tests := []struct {
 		name string
 		docs []string
@@ -125,7 +125,7 @@ func TestExistingRuntimeUpgrade(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k := newKit(t, tt.docs...).objects(tt.objs...).with(tt.in).withChart(c030)
+			k := newKit(t, tt.docs...).objects(tt.objs...).with(tt.in).inMode(ModeUpgrade).withChart(c030)
 			tt.want.expect(t, k.run(ExistingRuntime()))
 		})
 	}
@@ -133,7 +133,7 @@ func TestExistingRuntimeUpgrade(t *testing.T) {
 	// No values flag: Helm reuses the deployed values, namespaced, though
 	// the flags say nothing of singleNamespace (the target's CRDs default
 	// on, so the rule still breaks, but not on the mode).
-	k := newKit(t).objects(first, second).with(Inputs{Namespace: "ns2", ReleaseName: "rel-ns2", Upgrade: true}).withChart(c030)
+	k := newKit(t).objects(first, second).with(Inputs{Namespace: "ns2", ReleaseName: "rel-ns2"}).inMode(ModeUpgrade).withChart(c030)
 	r := k.run(ExistingRuntime())
 	outcome{StatusFail, []string{"the planned runtime would install the cluster-wide parts"}}.expect(t, r)
 	if strings.Contains(r.Message, "the planned runtime is cluster-wide") {
@@ -153,7 +153,7 @@ func TestConflictsAgainstTheTarget(t *testing.T) {
 	rollouts := deploymentYAML("argo-rollouts", "argo-rollouts", "quay.io/argoproj/argo-rollouts:v1.8.3", "", "", "app.kubernetes.io/name: argo-rollouts")
 	communitySealed := deploymentYAML("kube-system", "sealed-secrets", "docker.io/bitnami/sealed-secrets-controller:0.29.0", "", "", "app.kubernetes.io/name: sealed-secrets")
 	rel := schedRelease(t, argoCD)
-	up := Inputs{Upgrade: true}
+	up := Inputs{}
 	tests := []struct {
 		name    string
 		target  string
@@ -172,8 +172,17 @@ func TestConflictsAgainstTheTarget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k := newKit(t, tt.cluster).objects(rel).with(up).withChart(schedChart(t, tt.target))
+			k := newKit(t, tt.cluster).objects(rel).with(up).inMode(ModeUpgrade).withChart(schedChart(t, tt.target))
 			tt.want.expect(t, k.run(tt.check))
 		})
 	}
+}
+
+// modeOfName is the run mode a table row's name begins with: "pre-install:"
+// rows run before the install, the others before helm upgrade.
+func modeOfName(name string) Mode {
+	if strings.HasPrefix(name, "pre-install:") {
+		return ModePre
+	}
+	return ModeUpgrade
 }

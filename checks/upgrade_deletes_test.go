@@ -78,7 +78,7 @@ spec:
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rel := deployed{Version: "0.30.0", Manifest: configMapManifest + tt.manifest}.record(t)
-			k := newKit(t, tt.live...).objects(rel).with(Inputs{Upgrade: true}).withChart(targetChart(t, "0.31.0", "", configMapTemplate)).
+			k := newKit(t, tt.live...).objects(rel).inMode(ModeUpgrade).withChart(targetChart(t, "0.31.0", "", configMapTemplate)).
 				serves("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true}).
 				serves("apps/v1", metav1.APIResource{Name: "deployments", Kind: "Deployment", Namespaced: true}).
 				serves("apiextensions.k8s.io/v1", metav1.APIResource{Name: "customresourcedefinitions", Kind: "CustomResourceDefinition"}).

@@ -26,12 +26,12 @@ func TestUpgradePath(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := targetChart(t, tt.to, "", configMapTemplate)
 			rel := deployed{Version: tt.from, Manifest: configMapManifest}.record(t)
-			tt.want.expect(t, newKit(t).objects(rel).with(Inputs{Upgrade: true, Chart: c}).withChart(c).run(UpgradePath()))
+			tt.want.expect(t, newKit(t).objects(rel).with(Inputs{Chart: c}).inMode(ModeUpgrade).withChart(c).run(UpgradePath()))
 		})
 	}
 	t.Run("no chart", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "missing")
 		rel := deployed{Version: "0.26.0", Manifest: configMapManifest}.record(t)
-		outcome{StatusSkip, []string{"missing"}}.expect(t, newKit(t).objects(rel).with(Inputs{Upgrade: true, Chart: missing}).withChart(missing).run(UpgradePath()))
+		outcome{StatusSkip, []string{"missing"}}.expect(t, newKit(t).objects(rel).with(Inputs{Chart: missing}).inMode(ModeUpgrade).withChart(missing).run(UpgradePath()))
 	})
 }

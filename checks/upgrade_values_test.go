@@ -101,7 +101,7 @@ func TestUpgradeValues(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rel := deployed{Version: "0.30.0", Config: tt.config, Manifest: configMapManifest}.record(t)
-			r := newKit(t).objects(rel).with(Inputs{Upgrade: true, Values: tt.given, RenderValues: tt.given}).withChart(upgradeValuesChart(t)).run(UpgradeValues())
+			r := newKit(t).objects(rel).with(Inputs{Values: tt.given, RenderValues: tt.given}).inMode(ModeUpgrade).withChart(upgradeValuesChart(t)).run(UpgradeValues())
 			tt.want.expect(t, r)
 			if strings.Contains(r.Message+r.Hint, secretToken) {
 				t.Errorf("the user token is printed: %q / %q", r.Message, r.Hint)

@@ -50,7 +50,8 @@ func TestValidateValuesJobLogTail(t *testing.T) {
 }
 
 func TestValidateValuesJobPodGone(t *testing.T) {
-	env, _ := postEnv(t, Inputs{Post: true}, []runtime.Object{failedJob("validate-usage")})
+	env, _ := postEnv(t, Inputs{}, []runtime.Object{failedJob("validate-usage")})
+	env.Mode = ModePost
 	r := runThrough(t, ValidateValuesJob(), env)
 	if r.Status != StatusFail || !strings.Contains(r.Message, "Job validate-usage failed") ||
 		!strings.Contains(r.Message, "pod is gone") || !strings.Contains(r.Message, "kubectl logs jobs/validate-usage -n codefresh --tail=50") {
@@ -59,7 +60,8 @@ func TestValidateValuesJobPodGone(t *testing.T) {
 }
 
 func TestValidateValuesJobPasses(t *testing.T) {
-	env, _ := postEnv(t, Inputs{Post: true}, nil)
+	env, _ := postEnv(t, Inputs{}, nil)
+	env.Mode = ModePost
 	if r := runThrough(t, ValidateValuesJob(), env); r.Status != StatusPass {
 		t.Fatalf("= %+v", r)
 	}

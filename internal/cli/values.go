@@ -8,6 +8,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
@@ -45,8 +46,9 @@ func (o *Options) completeValues(ctx context.Context, ns string, namespaceChange
 		}
 		return usageError("%v", err)
 	}
-	in.CRDs, in.TLSSecret, in.ArgoCDVersionRange, in.Post, in.Upgrade = crds, o.TLSSecret, o.ArgoCDVersionRange, o.Post, o.Upgrade
-	in.HelmMajor = o.HelmMajor
+	in.ArgoCDVersionRange = o.ArgoCDVersionRange
+	o.config.HelmMajor = o.HelmMajor
+	o.config.Fix.Options = checks.FixOptions{CRDs: crds, TLSSecret: o.TLSSecret}
 	o.config.Inputs = in
 	if _, err := semver.NewConstraint(o.ArgoCDVersionRange); o.ArgoCDVersionRange != "" && err != nil {
 		return usageError("--argocd-version-range %q: %v", o.ArgoCDVersionRange, err)

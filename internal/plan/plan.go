@@ -163,20 +163,6 @@ type Install struct {
 	// "" (the default) means the chart's own (REQUIRED_VERSION_CONSTRAINT of
 	// the rendered hook).
 	ArgoCDVersionRange string
-
-	// Fix options (--fix). CRDs is "all" or "rollouts" (--crds); TLSSecret is
-	// --tls-secret for nginx-tls-secret.
-	CRDs      string
-	TLSSecret string
-
-	// Post is true for a --post run (post-install diagnostics); checks that
-	// run in both modes use it to pick their status (warn before, fail after).
-	Post bool
-	// Upgrade is true for an --upgrade run (before helm upgrade of the
-	// deployed release); HelmMajor is the Helm major version that will run
-	// it (--helm-major; 0 = the client helm-version finds).
-	Upgrade   bool
-	HelmMajor int
 }
 
 // HasValues reports whether chart values were given (-f/--values, --set,

@@ -19,6 +19,9 @@ type Config struct {
 	// Upgrade are `helm upgrade`'s values flags of an --upgrade run
 	// (--reuse-values, --reset-values, --reset-then-reuse-values).
 	Upgrade chart.UpgradeValues
+	// HelmMajor is the Helm major version (3 or 4) that will run helm
+	// install or helm upgrade (--helm-major); 0 means the client found.
+	HelmMajor int
 	// Registry is the catalogue; --fix looks the fixed checks up in it.
 	Registry *checks.Registry
 	// Selected are the checks to run, in catalogue order (--only, --skip).
@@ -65,6 +68,8 @@ type Fix struct {
 	// Yes applies the plan without asking (--yes); DryRun sends every change
 	// as a server-side dry run and changes nothing (--dry-run).
 	Yes, DryRun bool
+	// Options are the fix options the planners read (--crds, --tls-secret).
+	Options checks.FixOptions
 	// PlanOut receives the plan and the per-object results.
 	PlanOut io.Writer
 	// Confirm asks, on PlanOut, whether to apply the plan (when neither Yes
