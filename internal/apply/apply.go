@@ -13,14 +13,10 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -37,7 +33,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
 )
 
 // Method is how Helm applies an upgrade's objects.
@@ -78,9 +74,9 @@ type Upgrade struct {
 // server takes it). The error is a failure to try at all (the manifests do
 // not build against the cluster's API, the API server is unreachable).
 func DryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refusal, error) {
-	cfg, unanswered := dryRunConfig(cfg)
+	cfg, unanswered := dryrun.Config(cfg)
 	refused, err := dryRun(ctx, cfg, u, m)
-	if err := unanswered.err(); err != nil {
+	if err := unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
@@ -158,9 +154,9 @@ type Existing struct {
 // with the API server's reason ("Apply failed with 1 conflict: conflict
 // with \"kubectl\" ...: .spec.versions"); the error is a failure to try.
 func DryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusal, error) {
-	cfg, unanswered := dryRunConfig(cfg)
+	cfg, unanswered := dryrun.Config(cfg)
 	refused, err := dryRunExisting(ctx, cfg, e)
-	if err := unanswered.err(); err != nil {
+	if err := unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
@@ -262,43 +258,6 @@ func releaseMetadata(release, namespace string) resource.VisitorFunc {
 	}
 }
 
-// dryRunTransport makes every write a server-side dry run.
-type dryRunTransport struct{ next http.RoundTripper }
-
-func (t dryRunTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return t.next.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	q := r.URL.Query()
-	q.Set("dryRun", metav1.DryRunAll)
-	r.URL.RawQuery = q.Encode()
-	if r.Method == http.MethodDelete && r.Body != nil && r.Body != http.NoBody {
-		// The API server reads a DELETE's options from its body when it has
-		// one, and then ignores the query: the dry run goes in the body too.
-		body, err := io.ReadAll(r.Body)
-		_ = r.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(body)) > 0 {
-			var opts map[string]any
-			if err := json.Unmarshal(body, &opts); err != nil {
-				return nil, fmt.Errorf("refusing a DELETE of %s whose options are not JSON: its dry run cannot be enforced", r.URL.Path)
-			}
-			opts["dryRun"] = []string{metav1.DryRunAll}
-			if body, err = json.Marshal(opts); err != nil {
-				return nil, err
-			}
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	}
-	return t.next.RoundTrip(r)
-}
-
 // getter is the RESTClientGetter Helm's kube client builds its clients
 // from: cfg (whose transport makes every write a dry run), its discovery
 // cached in memory, and a namespace.
@@ -328,52 +287,3 @@ func (g *getter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	return clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
 }
 
-// dryRunConfig returns a copy of cfg whose writes are server-side dry runs,
-// and the record of the requests a replay had no answer for.
-func dryRunConfig(cfg *rest.Config) (*rest.Config, *unanswered) {
-	cfg = rest.CopyConfig(cfg)
-	u := &unanswered{}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{rt} })
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return unansweredTransport{rt, u} })
-	return cfg, u
-}
-
-// unanswered keeps the first request of a dry run that a replay had no
-// recorded answer for (a *cluster.NotRecordedError): Helm's kube client
-// turns a failed request into the text of a refusal ("could not get
-// information about the resource: ..."), and a request with no answer is
-// no refusal by the API server. The dry run then fails with that error,
-// and the check reports it rather than a verdict.
-type unanswered struct {
-	mu    sync.Mutex
-	first error
-}
-
-func (u *unanswered) err() error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.first == nil {
-		return nil
-	}
-	return fmt.Errorf("the dry run could not be sent: %w", u.first)
-}
-
-type unansweredTransport struct {
-	next http.RoundTripper
-	u    *unanswered
-}
-
-func (t unansweredTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(r)
-	if _, ok := cluster.AsNotRecorded(err); ok {
-		t.u.mu.Lock()
-		if t.u.first == nil {
-			t.u.first = err
-		}
-		t.u.mu.Unlock()
-	}
-	return resp, err
-}
-
-// WrappedRoundTripper lets client-go's utilities see through the wrapper.
-func (t unansweredTransport) WrappedRoundTripper() http.RoundTripper { return t.next }

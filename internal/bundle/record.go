@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
@@ -24,13 +25,17 @@ type Exchange struct {
 	Method  string `json:"method"`
 	URI     string `json:"uri"`
 	Accept  string `json:"accept,omitempty"`
+	// A dry run is identified by its replay key (cluster.ReplayKeyHeader)
+	// in place of its body's digest.
 	BodySHA string `json:"bodySHA256,omitempty"`
-	// Status, ContentType and Body are the answer; Err is the transport
+	// Status, ContentType, Warnings (the Warning headers: an admission
+	// plugin's warnings) and Body are the answer; Err is the transport
 	// error when there was no answer.
-	Status      int    `json:"status,omitempty"`
-	ContentType string `json:"contentType,omitempty"`
-	Body        []byte `json:"body,omitempty"`
-	Err         string `json:"error,omitempty"`
+	Status      int      `json:"status,omitempty"`
+	ContentType string   `json:"contentType,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+	Body        []byte   `json:"body,omitempty"`
+	Err         string   `json:"error,omitempty"`
 }
 
 func (e *Exchange) key() string {
@@ -89,6 +94,10 @@ func NewRecorder() *Recorder {
 // requestKey identifies r; it consumes and restores r's body.
 func requestKey(r *http.Request) (*Exchange, error) {
 	e := &Exchange{Method: r.Method, URI: uriOf(r.URL), Accept: r.Header.Get("Accept")}
+	if k := r.Header.Get(cluster.ReplayKeyHeader); k != "" {
+		e.BodySHA = "replay-key:" + k
+		return e, nil
+	}
 	if r.Body != nil && r.Body != http.NoBody {
 		b, err := io.ReadAll(r.Body)
 		r.Body.Close()
@@ -131,13 +140,18 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
+	if req.Header.Get(cluster.ReplayKeyHeader) != "" {
+		// The key is the bundle's: the API server never sees it.
+		req = req.Clone(req.Context())
+		req.Header.Del(cluster.ReplayKeyHeader)
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		e.Err = err.Error()
 		t.r.add(e)
 		return nil, err
 	}
-	e.Status, e.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
+	e.Status, e.ContentType, e.Warnings = resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Values("Warning")
 	// The answer is kept as the client reads it, and recorded when the
 	// client is done with it: at its end, its error or its Close (a
 	// streaming list is closed by the client once it has read what it

@@ -46,6 +46,9 @@ var podLogPath = regexp.MustCompile(`^/api/v1/namespaces/[^/]+/pods/[^/]+/log(?:
 // Secrets that cannot be decoded is dropped (replayed as an error), never
 // written as is.
 func redactExchange(e *Exchange) {
+	for i, w := range e.Warnings {
+		e.Warnings[i] = redact.String(w)
+	}
 	if podLogPath.MatchString(e.URI) {
 		e.Body = []byte(redactLog(string(e.Body)))
 		return

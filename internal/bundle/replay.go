@@ -80,6 +80,9 @@ func (t replayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if e.ContentType != "" {
 		h.Set("Content-Type", e.ContentType)
 	}
+	for _, w := range e.Warnings {
+		h.Add("Warning", w)
+	}
 	return &http.Response{
 		Status: fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status)), StatusCode: e.Status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
