@@ -6,6 +6,8 @@ import (
 	"net"
 	"os/exec"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
@@ -66,6 +68,12 @@ type Env struct {
 	// Chart is the chart rendering of the run, started with the cluster
 	// reads (chart.Start); nil when no chart is used.
 	Chart *chart.Pending
+	// DryRunAs is the identity the admission checks' dry runs are sent as:
+	// the REST config of whoever will run helm install or helm upgrade.
+	// nil means the run's own clients (the kubeconfig's user, or
+	// --as/--as-group). Another identity's config (its credentials, or
+	// impersonation of it) judges what that identity may create.
+	DryRunAs *rest.Config
 }
 
 // FixOptions are the options of --fix that planners read.

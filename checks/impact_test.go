@@ -34,8 +34,10 @@ func TestImpactOfEveryCheck(t *testing.T) {
 	// validate-values hook, the rights to create what the chart renders, a
 	// reachable API server, the Helm client's version, an existing Argo CD
 	// outside the range the hook accepts, a leftover runtime token that
-	// switches the hook's mode, the platform refusing what the hook asks.
-	wantInstallFails := []string{"cluster-reachable", "cluster-admin", "helm-version", "argo-crds-ownership", "argocd-version",
+	// switches the hook's mode, the platform refusing what the hook asks,
+	// the admission chain refusing an object, a hook pod or a webhook call
+	// (their results say runtime-breaks when only the runtime's pods are).
+	wantInstallFails := []string{"admission-objects", "admission-pods", "admission-webhooks", "cluster-reachable", "cluster-admin", "helm-version", "argo-crds-ownership", "argocd-version",
 		"helm-ownership", "existing-runtime", "leftover-runtime-token", "platform-user-token", "runtime-name", "runtime-namespace", "values", "chart-renders",
 		"release-deployed", "validate-values-job"}
 	var gotInstallFails []string

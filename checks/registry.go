@@ -34,6 +34,11 @@ func All() []Check {
 		ValidationHooks(),
 		UserTokenSecret(),
 		PlatformUserToken(),
+		// admission: what the cluster's admission chain refuses (dry runs)
+		AdmissionObjects(),
+		AdmissionPods(),
+		ResourceQuota(),
+		AdmissionWebhooks(),
 		// access modes: ingress, service-mesh, tunnel, existing Argo CD
 		IngressClassCheck(),
 		IngressControllerCheck(),

@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
@@ -28,6 +30,10 @@ type Config struct {
 	Selected []checks.Check
 	// Inputs is the planned install (internal/plan).
 	Inputs checks.Inputs
+	// DryRunAs is the identity the admission checks' dry runs are sent as
+	// (checks.Env.DryRunAs): the REST config of whoever will run helm
+	// install or helm upgrade; nil means the run's own clients.
+	DryRunAs *rest.Config
 	// Prober dials the network probes (--connect-to, --ca-file, proxies).
 	Prober *probe.Prober
 	// Chart loads and renders the chart; nil when no selected check reads

@@ -1,0 +1,195 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// AdmissionPods passes when the API server admits the pod each workload's
+// controller will create (Deployments, StatefulSets, DaemonSets and Jobs,
+// the hook Jobs included), each sent as a server-side dry-run create in
+// its namespace as the identity that installs, and no mutating webhook
+// adds to a Job's pod a container that is not a native sidecar (such a
+// pod never completes, so a hook Job never does). Helm never sends these
+// pods itself: their controllers do, after helm has created the workloads
+// (docs/checks/admission-pods.md). A refused hook pod stops helm install
+// (it waits for the hook until --timeout): install-fails (upgrade-fails);
+// a refused runtime pod leaves the install "deployed" with no pods:
+// runtime-breaks. When the namespace does not exist yet, PodSecurity is
+// evaluated here (k8s.io/pod-security-admission) for the labels it will
+// get.
+func AdmissionPods() Check {
+	return Check{
+		Meta: Meta{
+			ID:         "admission-pods",
+			Impact:     ImpactInstallFails,
+			ReadsChart: true,
+			Category:   CategoryAdmission,
+			Modes:      ModePre | ModeUpgrade,
+			Title:      "The API server admits the pods the release's workloads and hook Jobs will create (server-side dry run)",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
+		},
+		Run: runAdmissionPods,
+	}
+}
+
+// plannedPods are the pods of the plan's workloads, as podOf builds them.
+func plannedPods(_ *Env, p *admissionPlan) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(p.Workloads))
+	for i, w := range p.Workloads {
+		out[i], _ = podOf(w, p)
+	}
+	return out
+}
+
+// answeredPod is the pod as the API server would store it (mutated,
+// LimitRange defaults applied) when the dry run was admitted, else the pod
+// sent.
+func answeredPod(runs *podRuns, i int) *corev1.Pod {
+	if v := runs.verdicts[i]; v.Object != nil {
+		var pod corev1.Pod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(v.Object.Object, &pod); err == nil {
+			return &pod
+		}
+	}
+	return runs.pods[i]
+}
+
+// addedContainers returns the containers of got that sent does not have:
+// what a mutating webhook added. Native sidecars (init containers with
+// restartPolicy Always) end with the pod and are not returned.
+func addedContainers(sent, got *corev1.Pod) []string {
+	have := map[string]bool{}
+	for _, c := range sent.Spec.Containers {
+		have[c.Name] = true
+	}
+	var out []string
+	for _, c := range got.Spec.Containers {
+		if !have[c.Name] {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
+	p, skip, err := admissionSetup(ctx, env)
+	if skip != nil || err != nil {
+		return derefResult(skip), err
+	}
+	if len(p.Workloads) == 0 {
+		what := "the release starts no pods"
+		if env.Upgrading() {
+			what = fmt.Sprintf("the upgrade starts no new pods (%d workloads keep theirs)", p.Kept)
+		}
+		return Pass("%s", what), nil
+	}
+	runs, err := dryRunPods(ctx, env, p)
+	if err != nil {
+		return Result{}, err
+	}
+	e, err := dryRunEngine(env)
+	if err != nil {
+		return Result{}, err
+	}
+	who := e.Identity(ctx)
+	ns := p.Namespace
+	level, err := strictestLevel(runs.pods)
+	if err != nil {
+		return Result{}, err
+	}
+	var refused, rbac, hints, notes []string
+	var refs []ObjectRef
+	hookFails := false
+	warned := map[string][]string{}
+	local := !p.NamespaceExists
+	nsPolicy := namespacePolicy(p.NamespaceLabels)
+	sent := 0
+	for i, w := range p.Workloads {
+		v := runs.verdicts[i]
+		if local {
+			r, warnings, err := evaluateLocally(runs.pods[i], nsPolicy)
+			if err != nil {
+				return Result{}, err
+			}
+			v = verdict{Refused: r, Warnings: warnings}
+		} else if v.NotJudged != "" {
+			notes = append(notes, w.label()+": not judged: "+v.NotJudged)
+			continue
+		}
+		if v.Refused != nil && v.Refused.Layer == LayerRBAC {
+			rbac = append(rbac, v.Refused.Policy)
+			continue
+		}
+		sent++
+		for _, wn := range v.Warnings {
+			warned[wn] = append(warned[wn], w.label())
+		}
+		if v.Refused != nil {
+			refused = append(refused, fmt.Sprintf("%s: %s: %s", w.label(), v.Refused.Short(), v.Refused.Detail))
+			refs = append(refs, w.ref())
+			hints = appendUnique(hints, fixFor(*v.Refused, w.Spec.Name, true, p, ns, level))
+			hookFails = hookFails || w.isHook()
+			continue
+		}
+		if w.Spec.Kind == "Job" && v.Object != nil {
+			if added := addedContainers(runs.pods[i], answeredPod(runs, i)); len(added) > 0 {
+				by := mutatingWebhooksFor(env, "pods", ns, p.NamespaceLabels)
+				refused = append(refused, fmt.Sprintf("%s: %s adds container %s, which is not a native sidecar: the Job's pod never completes (its own container exits, %s does not)",
+					w.label(), by, strings.Join(added, ", "), strings.Join(added, ", ")))
+				refs = append(refs, w.ref())
+				hints = appendUnique(hints, fmt.Sprintf("exclude the release's Jobs from %s (its namespaceSelector or objectSelector; for Istio the pod label sidecar.istio.io/inject=false), or have it inject a native sidecar (an init container with restartPolicy: Always, Kubernetes 1.29+)", by))
+				hookFails = hookFails || w.isHook()
+			}
+		}
+	}
+	if len(runs.defaultSA) > 0 {
+		var sas []string
+		for i, sa := range runs.defaultSA {
+			sas = append(sas, fmt.Sprintf("%s (ServiceAccount %s)", p.Workloads[i].Spec.Name, sa))
+		}
+		sort.Strings(sas)
+		notes = append(notes, fmt.Sprintf("the release creates the ServiceAccount of %s: their pods were sent with ServiceAccount default (the pull secrets and token settings of theirs are not modelled)", strings.Join(first(sas, 4), ", ")))
+	}
+	notes = append(notes, namespaceNotes(p)...)
+	if local {
+		notes = append(notes, fmt.Sprintf("PodSecurity for namespace %s was evaluated here with k8s.io/pod-security-admission for its labels; a cluster-wide default set in the API server's admission configuration is invisible to a client", ns))
+	}
+	if len(refused) > 0 {
+		effect := ImpactRuntimeBreaks
+		tail := "helm reports success and these workloads have no pods (their controllers' FailedCreate events repeat the refusal)"
+		if hookFails {
+			effect = helmFails(env)
+			tail = "helm waits for the hook Jobs until --timeout and fails (the Job controller's FailedCreate events repeat the refusal)"
+		}
+		msg := fmt.Sprintf("%s of the %d workloads will not run as %s: %s:\n%s", plural(len(refused), "pod"), sent, who, tail, strings.Join(first(refused, 8), "\n"))
+		return Fail("%s", withNotes(msg, notes)).WithHint(strings.Join(hints, " | ")).WithObjects(refs...).WithEffect(effect), nil
+	}
+	if len(rbac) > 0 && sent == 0 {
+		return rbacSkip(env, who, rbac), nil
+	}
+	if len(warned) > 0 {
+		var lines []string
+		for wn, ws := range warned {
+			lines = append(lines, fmt.Sprintf("%s: %s", strings.Join(first(ws, 3), ", "), wn))
+		}
+		sort.Strings(lines)
+		msg := fmt.Sprintf("the API server admits the pods of all %d workloads as %s, with %s:\n%s", sent, who, plural(len(warned), "warning"), strings.Join(first(lines, 8), "\n"))
+		hint := fmt.Sprintf("a PodSecurity warning is what namespace %s's enforce label would refuse", ns)
+		if level != "restricted" {
+			hint += fmt.Sprintf("; every pod of the release meets %s", level)
+		}
+		return Warn("%s", withNotes(msg, notes)).WithHint(hint), nil
+	}
+	msg := fmt.Sprintf("the API server admits the pods of all %d workloads (dry runs as %s)", sent, who)
+	if len(rbac) > 0 {
+		msg += fmt.Sprintf("; not judged for lack of rights: %s", strings.Join(first(dedupe(sortedCopy(rbac)), 4), ", "))
+	}
+	return Pass("%s", withNotes(msg, notes)), nil
+}

@@ -1,0 +1,303 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+)
+
+// ResourceQuota passes when what the install (or upgrade) starts fits the
+// room every ResourceQuota of the release namespace has left (spec.hard
+// minus status.used, the quota controller's figure): at its peak, the pods
+// of the release's workloads × replicas (an upgrade: the new workloads, the
+// changed Deployments' rollout surge beside their old pods), with the
+// requests and limits the pods' dry runs came back with (LimitRange
+// defaults applied, sidecars a webhook adds included); before them each
+// pre-install hook Job's pod alone (Helm runs hooks one at a time); after
+// them the post-install hooks; and the objects the release creates, counted
+// (count/<resource>, services, secrets, configmaps, ...). A dry run of one
+// pod cannot see a sum (docs/checks/resource-quota.md). A quota's scopes
+// (Terminating, NotTerminating, BestEffort, NotBestEffort, PriorityClass)
+// select the pods it counts.
+func ResourceQuota() Check {
+	return Check{
+		Meta: Meta{
+			ID:         "resource-quota",
+			Impact:     ImpactRuntimeBreaks,
+			ReadsChart: true,
+			Category:   CategoryAdmission,
+			Modes:      ModePre | ModeUpgrade,
+			Title:      "The release's pods and objects fit every ResourceQuota of its namespace",
+			Severity:   SeverityFail,
+			Requires:   []string{"cluster-reachable"},
+		},
+		Run: runResourceQuota,
+	}
+}
+
+// quotaPhase is one moment of the install: the pods that run together and
+// the objects that exist then.
+type quotaPhase struct {
+	name string
+	pods []quotaPod
+	// objects counts the release's objects by resource (group/resource).
+	objects map[string]int
+	// helm says whether helm itself meets a refusal here (its hooks, its
+	// objects) rather than a controller (the runtime's pods).
+	helm bool
+}
+
+type quotaPod struct {
+	pod   *corev1.Pod
+	count int
+	label string
+}
+
+func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
+	p, skip, err := admissionSetup(ctx, env)
+	if skip != nil || err != nil {
+		return derefResult(skip), err
+	}
+	ns := p.Namespace
+	if !p.NamespaceExists {
+		return Pass("namespace %s does not exist yet, so it has no ResourceQuota (a policy engine that adds quotas to new namespaces, a Kyverno generate rule say, is not visible before it exists)", ns), nil
+	}
+	quotas, err := env.Cluster.ResourceQuotas(ns)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(quotas) == 0 {
+		return Pass("namespace %s has no ResourceQuota", ns), nil
+	}
+	runs, err := dryRunPods(ctx, env, p)
+	if err != nil {
+		return Result{}, err
+	}
+	phases := quotaPhases(p, runs)
+	var over []string
+	var refs []ObjectRef
+	helmMeets := false
+	checked := 0
+	for _, q := range quotas {
+		refs0 := len(over)
+		for _, ph := range phases {
+			need := quotaNeed(q, ph)
+			for _, name := range sortedResources(q.Spec.Hard) {
+				n, ok := need[name]
+				if !ok || n.IsZero() {
+					continue
+				}
+				hard := q.Spec.Hard[name]
+				used := q.Status.Used[name]
+				room := hard.DeepCopy()
+				room.Sub(used)
+				if n.Cmp(room) > 0 {
+					over = append(over, fmt.Sprintf("ResourceQuota %s: %s needs %s %s, room %s (hard %s, used %s)", q.Name, ph.name, name, n.String(), room.String(), hard.String(), used.String()))
+					helmMeets = helmMeets || ph.helm
+				}
+			}
+		}
+		if len(over) > refs0 {
+			refs = append(refs, ObjectRef{Kind: "ResourceQuota", Namespace: ns, Name: q.Name})
+		}
+		checked++
+	}
+	if len(over) > 0 {
+		effect := ImpactRuntimeBreaks
+		if helmMeets {
+			effect = helmFails(env)
+		}
+		return Fail("the release does not fit %s of namespace %s:\n%s", plural(len(refs), "ResourceQuota"), ns, strings.Join(first(over, 8), "\n")).
+			WithHint(fmt.Sprintf("raise the quota's hard limits (kubectl edit resourcequota -n %s), or lower the release's replicas and requests in the values", ns)).
+			WithObjects(refs...).WithEffect(effect), nil
+	}
+	return Pass("the release fits all %s of namespace %s (%s)", plural(checked, "ResourceQuota"), ns, phaseSummary(phases)), nil
+}
+
+// quotaPhases are the moments of the install (upgrade) that need room: each
+// pre hook alone, then the release's pods with the objects, then with each
+// post hook.
+func quotaPhases(p *admissionPlan, runs *podRuns) []quotaPhase {
+	var pre, post, main []quotaPod
+	for i, w := range p.Workloads {
+		qp := quotaPod{pod: answeredPod(runs, i), count: w.Pods, label: w.label()}
+		before, _ := hookPhase(w.Spec.Hook)
+		switch {
+		case !w.isHook():
+			main = append(main, qp)
+		case before:
+			pre = append(pre, qp)
+		default:
+			post = append(post, qp)
+		}
+	}
+	objects := map[string]int{}
+	preObjects := map[string]int{}
+	for _, o := range p.Objects {
+		if !o.Served {
+			continue
+		}
+		key := o.Resource.GroupResource().String()
+		if o.Hook == "" {
+			objects[key]++
+			continue
+		}
+		if before, _ := hookPhase(o.Hook); before {
+			preObjects[key]++
+			if !chart.HasHookPolicy(o.Obj.DeletePolicies, "hook-succeeded") {
+				objects[key]++
+			}
+		}
+	}
+	var out []quotaPhase
+	for _, h := range pre {
+		out = append(out, quotaPhase{name: "pre hook " + h.label, pods: []quotaPod{h}, objects: preObjects, helm: true})
+	}
+	if len(pre) == 0 && len(preObjects) > 0 {
+		out = append(out, quotaPhase{name: "the pre hooks", objects: preObjects, helm: true})
+	}
+	out = append(out, quotaPhase{name: "the release's pods", pods: main, objects: objects, helm: false})
+	for _, h := range post {
+		out = append(out, quotaPhase{name: "the release's pods with " + h.label, pods: append(append([]quotaPod(nil), main...), h), objects: objects, helm: true})
+	}
+	return out
+}
+
+// hookPhase reports whether hook events run before the release's objects.
+func hookPhase(events string) (before bool, runs bool) {
+	for _, e := range strings.Split(events, ",") {
+		switch strings.TrimSpace(e) {
+		case "pre-install", "pre-upgrade":
+			return true, true
+		case "post-install", "post-upgrade":
+			runs = true
+		}
+	}
+	return false, runs
+}
+
+// quotaNeed sums what phase ph needs of each resource quota q tracks.
+func quotaNeed(q corev1.ResourceQuota, ph quotaPhase) map[corev1.ResourceName]resource.Quantity {
+	need := map[corev1.ResourceName]resource.Quantity{}
+	add := func(name corev1.ResourceName, v resource.Quantity) {
+		if _, tracked := q.Spec.Hard[name]; !tracked {
+			return
+		}
+		cur := need[name]
+		cur.Add(v)
+		need[name] = cur
+	}
+	for _, qp := range ph.pods {
+		if !quotaSelects(q, qp.pod) || qp.count == 0 {
+			continue
+		}
+		req := resourcehelper.PodRequests(qp.pod, resourcehelper.PodResourcesOptions{})
+		lim := resourcehelper.PodLimits(qp.pod, resourcehelper.PodResourcesOptions{})
+		for i := 0; i < qp.count; i++ {
+			add(corev1.ResourcePods, resource.MustParse("1"))
+			add("count/pods", resource.MustParse("1"))
+			for name, v := range req {
+				add(name, v)
+				add(corev1.ResourceName("requests."+string(name)), v)
+			}
+			for name, v := range lim {
+				add(corev1.ResourceName("limits."+string(name)), v)
+			}
+		}
+	}
+	core := map[string]corev1.ResourceName{"services": corev1.ResourceServices, "secrets": corev1.ResourceSecrets, "configmaps": corev1.ResourceConfigMaps,
+		"persistentvolumeclaims": corev1.ResourcePersistentVolumeClaims, "replicationcontrollers": corev1.ResourceReplicationControllers, "resourcequotas": corev1.ResourceQuotas}
+	for gr, n := range ph.objects {
+		v := *resource.NewQuantity(int64(n), resource.DecimalSI)
+		add(corev1.ResourceName("count/"+gr), v)
+		if name, ok := core[gr]; ok {
+			add(name, v)
+		}
+	}
+	return need
+}
+
+// quotaSelects reports whether q's scopes count pod (the quota
+// controller's pod scopes; CrossNamespacePodAffinity is taken to match).
+func quotaSelects(q corev1.ResourceQuota, pod *corev1.Pod) bool {
+	terminating := pod.Spec.ActiveDeadlineSeconds != nil
+	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	lim := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
+	bestEffort := len(req) == 0 && len(lim) == 0
+	scope := func(s corev1.ResourceQuotaScope, op corev1.ScopeSelectorOperator, values []string) bool {
+		switch s {
+		case corev1.ResourceQuotaScopeTerminating:
+			return terminating
+		case corev1.ResourceQuotaScopeNotTerminating:
+			return !terminating
+		case corev1.ResourceQuotaScopeBestEffort:
+			return bestEffort
+		case corev1.ResourceQuotaScopeNotBestEffort:
+			return !bestEffort
+		case corev1.ResourceQuotaScopePriorityClass:
+			pc := pod.Spec.PriorityClassName
+			switch op {
+			case corev1.ScopeSelectorOpExists:
+				return pc != ""
+			case corev1.ScopeSelectorOpDoesNotExist:
+				return pc == ""
+			case corev1.ScopeSelectorOpNotIn:
+				for _, v := range values {
+					if v == pc {
+						return false
+					}
+				}
+				return true
+			default:
+				for _, v := range values {
+					if v == pc {
+						return true
+					}
+				}
+				return false
+			}
+		}
+		return true
+	}
+	for _, s := range q.Spec.Scopes {
+		if !scope(s, corev1.ScopeSelectorOpExists, nil) {
+			return false
+		}
+	}
+	if q.Spec.ScopeSelector != nil {
+		for _, e := range q.Spec.ScopeSelector.MatchExpressions {
+			if !scope(e.ScopeName, e.Operator, e.Values) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sortedResources(l corev1.ResourceList) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(l))
+	for n := range l {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func phaseSummary(phases []quotaPhase) string {
+	pods := 0
+	for _, ph := range phases {
+		if ph.name == "the release's pods" {
+			for _, qp := range ph.pods {
+				pods += qp.count
+			}
+		}
+	}
+	return fmt.Sprintf("%s of the release and each hook Job's pod, with the requests and limits their dry runs came back with", plural(pods, "pod"))
+}

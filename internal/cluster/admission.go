@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"context"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The reads of the admission checks: the webhook configurations (whole:
+// their rules and selectors are what matters), the EndpointSlices of a
+// webhook's Service, and the ResourceQuotas and LimitRanges of a
+// namespace. Each is listed once per snapshot.
+
+// Webhooks are the cluster's webhook configurations.
+type Webhooks struct {
+	Validating []admissionregistrationv1.ValidatingWebhookConfiguration
+	Mutating   []admissionregistrationv1.MutatingWebhookConfiguration
+}
+
+// WebhookConfigurations lists the Validating and Mutating webhook
+// configurations once per snapshot.
+func (s *Snapshot) WebhookConfigurations() (*Webhooks, error) {
+	return Memo(s, "admission/webhooks", func() (*Webhooks, error) {
+		w := &Webhooks{}
+		err := each(s.ctx, "validatingwebhookconfigurations", "", metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				w.Validating = append(w.Validating, *obj.(*admissionregistrationv1.ValidatingWebhookConfiguration))
+				return nil
+			})
+		if err != nil {
+			return nil, err
+		}
+		err = each(s.ctx, "mutatingwebhookconfigurations", "", metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				w.Mutating = append(w.Mutating, *obj.(*admissionregistrationv1.MutatingWebhookConfiguration))
+				return nil
+			})
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
+	})
+}
+
+// ServiceEndpoints counts the ready and not-ready endpoints of a Service
+// (its EndpointSlices, label kubernetes.io/service-name), once per
+// snapshot and Service. An endpoint whose ready condition is unset counts
+// as ready, as the API server's service resolver does.
+func (s *Snapshot) ServiceEndpoints(namespace, name string) (ready, notReady int, err error) {
+	type counts struct{ ready, notReady int }
+	c, err := Memo(s, "admission/endpoints/"+namespace+"/"+name, func() (counts, error) {
+		var c counts
+		opts := metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name}
+		err := each(s.ctx, "endpointslices", namespace, opts,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.DiscoveryV1().EndpointSlices(namespace).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				for _, e := range obj.(*discoveryv1.EndpointSlice).Endpoints {
+					if e.Conditions.Ready == nil || *e.Conditions.Ready {
+						c.ready++
+					} else {
+						c.notReady++
+					}
+				}
+				return nil
+			})
+		return c, err
+	})
+	return c.ready, c.notReady, err
+}
+
+// ResourceQuotas lists the ResourceQuotas of a namespace once per snapshot.
+func (s *Snapshot) ResourceQuotas(namespace string) ([]corev1.ResourceQuota, error) {
+	return Memo(s, "admission/quotas/"+namespace, func() ([]corev1.ResourceQuota, error) {
+		var out []corev1.ResourceQuota
+		err := each(s.ctx, "resourcequotas", namespace, metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Kube.CoreV1().ResourceQuotas(namespace).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				out = append(out, *obj.(*corev1.ResourceQuota))
+				return nil
+			})
+		return out, err
+	})
+}
