@@ -99,8 +99,8 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 	}
 	switch {
 	case len(refused) > 0:
-		msg := fmt.Sprintf("the API server refuses %s of the %d %s dry-run as %s; helm stops at the first:\n%s",
-			plural(len(refused), "object"), sent, pluralWord(sent, what), who, strings.Join(first(refused, 8), "\n"))
+		msg := fmt.Sprintf("the API server refuses %d of the %d %s (dry runs as %s); helm stops at the first:\n%s",
+			len(refused), sent, pluralWord(sent, what), who, strings.Join(first(refused, 8), "\n"))
 		return Fail("%s", withNotes(msg, notes)).WithHint(strings.Join(hints, " | ")).WithObjects(refs...).WithEffect(helmFails(env)), nil
 	case len(rbac) > 0 && sent == 0:
 		return rbacSkip(env, who, rbac), nil
@@ -115,7 +115,7 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 		if level != "" && level != "restricted" {
 			hint += fmt.Sprintf("; every pod of the release meets %s", level)
 		}
-		msg := fmt.Sprintf("the API server admits the %d %s dry-run as %s, with %s:\n%s", sent, pluralWord(sent, what), who, plural(len(warned), "warning"), strings.Join(first(lines, 8), "\n"))
+		msg := fmt.Sprintf("the API server admits the %d %s (dry runs as %s), with %s:\n%s", sent, pluralWord(sent, what), who, plural(len(warned), "warning"), strings.Join(first(lines, 8), "\n"))
 		return Warn("%s", withNotes(msg, notes)).WithHint(hint), nil
 	}
 	msg := fmt.Sprintf("the API server admits all %d %s (dry runs as %s)", sent, pluralWord(sent, what), who)

@@ -105,6 +105,7 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	lines := []string{fmt.Sprintf("%d of %d runtime workloads not available:", len(down), len(mine))}
+	var admissionHint []string
 	var refs []ObjectRef
 	firstPod := ""
 	for _, w := range down {
@@ -134,6 +135,12 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 				times = fmt.Sprintf(" (x%d)", e.Count)
 			}
 			lines = append(lines, fmt.Sprintf("  event %s/%s %s%s: %s", e.Kind, e.Name, e.Reason, times, clip(e.Message)))
+			if e.Reason == "FailedCreate" {
+				if r := ParseRefusal(e.Message); r.Layer != LayerOther {
+					lines = append(lines, "    refused by "+r.Short())
+					admissionHint = appendUnique(admissionHint, fixFor(r, w.Name, true, &admissionPlan{Chart: "gitops-runtime"}, ns, ""))
+				}
+			}
 		}
 	}
 	if tokenKnown && !hasToken {
@@ -145,6 +152,9 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 	}
 	if tokenKnown && !hasToken {
 		hint += " ; " + tokenHint
+	}
+	if len(admissionHint) > 0 {
+		hint = strings.Join(admissionHint, " | ") + " ; " + hint
 	}
 	return Fail("%s", strings.Join(lines, "\n")).WithHint(hint).WithObjects(refs...), nil
 }

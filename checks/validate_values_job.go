@@ -44,6 +44,7 @@ func runValidateValuesJob(ctx context.Context, env *Env) (Result, error) {
 	ns := env.Inputs.Namespace
 	var failed []cluster.Job
 	var present []string
+	var refusedJobs []Result
 	for _, name := range ValidationJobs {
 		job, found, err := env.Cluster.Job(ns, name)
 		if err != nil {
@@ -59,8 +60,22 @@ func runValidateValuesJob(ctx context.Context, env *Env) (Result, error) {
 		state := "succeeded"
 		if !job.Complete {
 			state = "running"
+			if r, ok, err := refusedJobPod(env, job); err != nil {
+				return Result{}, err
+			} else if ok {
+				refusedJobs = append(refusedJobs, r)
+				continue
+			}
 		}
 		present = append(present, fmt.Sprintf("%s %s", name, state))
+	}
+	if len(refusedJobs) > 0 && len(failed) == 0 {
+		r := refusedJobs[0]
+		for _, x := range refusedJobs[1:] {
+			r.Message += "\n" + x.Message
+			r.Objects = append(r.Objects, x.Objects...)
+		}
+		return r, nil
 	}
 	if len(failed) == 0 {
 		if len(present) == 0 {
@@ -162,3 +177,29 @@ func rootCause(err error) string {
 // debug log can echo its inputs. It is redact.String; reporters apply it
 // again to everything they print (README "JSON output": no secret value).
 func RedactSecrets(line string) string { return redact.String(line) }
+
+// refusedJobPod reports a running validation Job whose pod the API server
+// refuses: the Job controller's FailedCreate events, parsed into the layer
+// and policy that refused, as the admission checks name them before the
+// install. helm waits for such a hook until --timeout.
+func refusedJobPod(env *Env, job cluster.Job) (Result, bool, error) {
+	events, err := env.Cluster.WarningEvents(job.Namespace)
+	if cluster.IsForbidden(err) {
+		return Result{}, false, nil
+	}
+	if err != nil {
+		return Result{}, false, err
+	}
+	for _, e := range events {
+		if e.Kind != "Job" || e.Name != job.Name || e.Reason != "FailedCreate" {
+			continue
+		}
+		r := ParseRefusal(e.Message)
+		p := &admissionPlan{Chart: "gitops-runtime"}
+		msg := fmt.Sprintf("Job %s has no pod: the API server refuses it (%s, FailedCreate x%d): %s; helm waits for the hook until --timeout",
+			job.Name, r.Short(), max(e.Count, 1), r.Detail)
+		hint := fixFor(r, job.Name, true, p, job.Namespace, "")
+		return Fail("%s", msg).WithHint(hint).WithObjects(ObjectRef{Kind: "Job", Namespace: job.Namespace, Name: job.Name}), true, nil
+	}
+	return Result{}, false, nil
+}

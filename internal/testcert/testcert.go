@@ -14,6 +14,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"testing"
 	"time"
 )
@@ -68,8 +69,9 @@ func NewCA(t testing.TB, cn string) *CA {
 	return &CA{Cert: cert, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), key: key}
 }
 
-// Leaf issues a server certificate (serverAuth) for host, valid from
-// notBefore to notAfter: as a tls.Certificate for a server, and PEM.
+// Leaf issues a server certificate (serverAuth) for host (a DNS name, or
+// an IP address such as 127.0.0.1), valid from notBefore to notAfter: as a
+// tls.Certificate for a server, and PEM.
 func (ca *CA) Leaf(t testing.TB, host string, notBefore, notAfter time.Time) (tls.Certificate, []byte) {
 	t.Helper()
 	key := newKey(t)
@@ -77,6 +79,9 @@ func (ca *CA) Leaf(t testing.TB, host string, notBefore, notAfter time.Time) (tl
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
 		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		tpl.DNSNames, tpl.IPAddresses = nil, []net.IP{ip}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tpl, ca.Cert, &key.PublicKey, ca.key)
 	if err != nil {

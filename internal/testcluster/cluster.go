@@ -103,13 +103,24 @@ func StartBareAudited(t testing.TB) *Cluster {
 	return startWith(t, false, true)
 }
 
+// StartAudited is Start (controller-manager, scheduler and kwok beside
+// the API server) with the API server's audit log on, for AuditEvents.
+func StartAudited(t testing.TB) *Cluster {
+	t.Helper()
+	return startWith(t, true, true)
+}
+
 // AuditEvent is what AuditEvents returns of one audit log event: who sent
 // the request (the authenticated user name, "system:anonymous" when none),
-// its user agent and URI.
+// its user agent, URI and verb ("create", "patch", "delete", "get",
+// "list", ...), and for a delete the body it carried (its DeleteOptions,
+// raw JSON; nil for other verbs or when it had none).
 type AuditEvent struct {
 	User       string
 	UserAgent  string
 	RequestURI string
+	Verb       string
+	Body       []byte
 }
 
 // AuditEvents reads the audit log of a cluster started by StartBareAudited,
@@ -129,10 +140,12 @@ func (c *Cluster) AuditEvents(t testing.TB) []AuditEvent {
 			continue
 		}
 		var ev struct {
-			Stage      string `json:"stage"`
-			RequestURI string `json:"requestURI"`
-			UserAgent  string `json:"userAgent"`
-			User       struct {
+			Stage         string          `json:"stage"`
+			RequestURI    string          `json:"requestURI"`
+			UserAgent     string          `json:"userAgent"`
+			Verb          string          `json:"verb"`
+			RequestObject json.RawMessage `json:"requestObject"`
+			User          struct {
 				Username string `json:"username"`
 			} `json:"user"`
 		}
@@ -140,16 +153,19 @@ func (c *Cluster) AuditEvents(t testing.TB) []AuditEvent {
 			t.Fatalf("audit log line %q: %v", line, err)
 		}
 		if ev.Stage == "ResponseComplete" {
-			out = append(out, AuditEvent{User: ev.User.Username, UserAgent: ev.UserAgent, RequestURI: ev.RequestURI})
+			out = append(out, AuditEvent{User: ev.User.Username, UserAgent: ev.UserAgent, RequestURI: ev.RequestURI, Verb: ev.Verb, Body: ev.RequestObject})
 		}
 	}
 	return out
 }
 
-// auditPolicy logs every request's metadata.
+// auditPolicy logs every request's metadata, and a delete's body too (its
+// DeleteOptions, where a dry run may be asked for instead of the query).
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 rules:
+- level: Request
+  verbs: ["delete", "deletecollection"]
 - level: Metadata
 `
 

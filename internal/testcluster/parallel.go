@@ -12,6 +12,18 @@ import (
 // once: n control planes take about as long to start as one.
 func StartBareAuditedN(t testing.TB, n int) []*Cluster {
 	t.Helper()
+	return startN(t, n, false)
+}
+
+// StartAuditedN starts n clusters as StartAudited does (controller-manager,
+// scheduler and kwok beside each), all at once.
+func StartAuditedN(t testing.TB, n int) []*Cluster {
+	t.Helper()
+	return startN(t, n, true)
+}
+
+func startN(t testing.TB, n int, full bool) []*Cluster {
+	t.Helper()
 	AssetsDir(t) // its instructions, once, from the test's goroutine
 	out := make([]*Cluster, n)
 	var wg sync.WaitGroup
@@ -20,7 +32,7 @@ func StartBareAuditedN(t testing.TB, n int) []*Cluster {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = startWith(g, false, true)
+			out[i] = startWith(g, full, true)
 		}()
 	}
 	wg.Wait()

@@ -1,0 +1,311 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+)
+
+// The admission scenarios of the real gitops-runtime chart 0.30.0 on a
+// live cluster (scheduler, controllers, kwok; the API server's own
+// PodSecurity, ResourceQuota, LimitRanger and ValidatingAdmissionPolicy
+// plugins and its webhook dispatchers): each layer refusing, the plugin's
+// admission checks (replayed from their bundle) against real `helm
+// install` with its hooks, `--wait` and a short `--timeout`, with the
+// FailedCreate events read back; then every layer in the form that lets
+// Helm install; then `helm upgrade` under PodSecurity. Helm 3 and Helm 4
+// each run the whole sequence on a cluster of their own, at once. The
+// audit log shows that every write of the plugin was a dry run.
+
+// admissionTimeout bounds a helm install or upgrade the plugin expects to
+// fail: the hook Job whose pod is refused never completes.
+const admissionTimeout = "20s"
+
+func TestAdmissionAgreesWithHelm(t *testing.T) {
+	helms := []struct{ major, bin string }{{"3", tc.HelmBinary(t)}, {"4", tc.Helm4Binary(t)}}
+	clusters := tc.StartAuditedN(t, len(helms))
+	for i, h := range helms {
+		c := clusters[i]
+		t.Run("Helm "+h.major, func(t *testing.T) {
+			t.Parallel()
+			admissionScenarios(t, c, h.bin, h.major)
+		})
+	}
+}
+
+func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
+	c.AddNode(t, tc.NodeSpec{Name: "worker-1", CPU: "8", Memory: "16Gi"})
+	c.AddNode(t, tc.NodeSpec{Name: "worker-2", CPU: "8", Memory: "16Gi"})
+	values := runtimeValues(t, "")
+	chart := fixtureChart(t)
+	ns := runtimeNS
+	plugin := func(t *testing.T, args ...string) (tc.Result, reporters.Document) {
+		t.Helper()
+		all := append([]string{"--only", admissionChecks, "--chart", chart, "-f", values, "-n", ns, "--release-name", runtimeRelease, "--helm-major", major}, args...)
+		return c.RunJSONReplayed(t, nil, all...)
+	}
+	install := func(t *testing.T, wantOK bool) string {
+		t.Helper()
+		timeout := admissionTimeout
+		if wantOK {
+			timeout = "3m"
+		}
+		start := time.Now()
+		out, code := helmCmd(t, c, helmBin, "install", runtimeRelease, chart, "-n", ns, "--create-namespace", "-f", values, "--wait", "--timeout", timeout)
+		t.Logf("helm %s install: exit %d in %s", major, code, time.Since(start).Round(100*time.Millisecond))
+		if (code == 0) != wantOK {
+			t.Errorf("helm install: exit %d, want ok=%v\n%s", code, wantOK, out)
+		}
+		return out
+	}
+	// uninstall removes the release and what a failed install left (its
+	// hook Jobs, still retrying), so that the next scenario starts clean.
+	uninstall := func(t *testing.T) {
+		t.Helper()
+		_, _ = helmCmd(t, c, helmBin, "uninstall", runtimeRelease, "-n", ns, "--no-hooks", "--wait", "--timeout", "60s")
+		c.Kubectl(t, "delete", "jobs,events", "--all", "-n", ns, "--wait=true")
+	}
+	agreeInstall := func(t *testing.T, res tc.Result, helmOK bool) {
+		t.Helper()
+		if (res.Code == cli.ExitOK) != helmOK {
+			t.Errorf("plugin exit %d, helm install ok=%v\n%s", res.Code, helmOK, res.Stdout)
+		}
+	}
+
+	t.Run("a namespace that does not exist yet", func(t *testing.T) {
+		res, doc := plugin(t)
+		expectCheck(t, doc, "admission-objects", "pass", "namespace codefresh does not exist yet", "kubectl create namespace codefresh first")
+		expectCheck(t, doc, "admission-pods", "pass", "evaluated here with k8s.io/pod-security-admission")
+		expectCheck(t, doc, "resource-quota", "pass", "does not exist yet")
+		agreeInstall(t, res, true)
+		install(t, true)
+		uninstall(t)
+	})
+
+	t.Run("PodSecurity enforces restricted", func(t *testing.T) {
+		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "--overwrite")
+		defer c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce-")
+		res, doc := plugin(t)
+		pods := expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values", `PodSecurity restricted:latest`,
+			"installer.skipValidation=true", "pod-security.kubernetes.io/enforce=baseline")
+		if pods.Impact != "install-fails" {
+			t.Errorf("admission-pods impact %s, want install-fails", pods.Impact)
+		}
+		agreeInstall(t, res, false)
+		out := install(t, false)
+		ev := waitFailedCreate(t, c, ns, `violates PodSecurity "restricted:latest"`)
+		t.Logf("helm: %s\nevent: %s", lastLine(out), ev)
+		// --post names the same policy for the hook Job that has no pod.
+		_, pd := c.RunJSON(t, nil, "--post", "--only", "validate-values-job", "-n", ns)
+		expectCheck(t, pd, "validate-values-job", "fail", "PodSecurity restricted:latest")
+		uninstall(t)
+	})
+
+	t.Run("a ResourceQuota without LimitRange defaults", func(t *testing.T) {
+		quota(t, c, ns)
+		defer c.Kubectl(t, "delete", "resourcequota", "compute", "-n", ns)
+		res, doc := plugin(t)
+		expectCheck(t, doc, "admission-pods", "fail", "ResourceQuota compute", "must specify", "LimitRange")
+		agreeInstall(t, res, false)
+		out := install(t, false)
+		ev := waitFailedCreate(t, c, ns, "failed quota: compute: must specify")
+		t.Logf("helm: %s\nevent: %s", lastLine(out), ev)
+		uninstall(t)
+	})
+
+	t.Run("a ValidatingAdmissionPolicy denying wildcard verbs", func(t *testing.T) {
+		wildcardPolicy(t, c, "Deny")
+		res, doc := plugin(t)
+		objs := expectCheck(t, doc, "admission-objects", "fail", "ClusterRole validate-values-cr", "ValidatingAdmissionPolicy e2e-restrict-wildcard-verbs (binding e2e-restrict-wildcard-verbs)",
+			"installer.skipValidation=true")
+		if objs.Impact != "install-fails" {
+			t.Errorf("admission-objects impact %s", objs.Impact)
+		}
+		agreeInstall(t, res, false)
+		out := install(t, false)
+		if !strings.Contains(out, "e2e-restrict-wildcard-verbs") {
+			t.Errorf("helm install did not meet the policy:\n%s", out)
+		}
+		uninstall(t)
+	})
+
+	t.Run("a validating webhook that denies the pods", func(t *testing.T) {
+		ws := serveWebhook(t, gatekeeperDeny)
+		validatingWebhook(t, c, "validation.gatekeeper.sh", ns, urlClient(ws, "/v1/admit"), admissionregistrationv1.Fail)
+		res, doc := plugin(t)
+		expectCheck(t, doc, "admission-pods", "fail", "Gatekeeper constraint psp-pods-allowed-user-ranges", "excludedNamespaces")
+		expectCheck(t, doc, "admission-webhooks", "pass", "validation.gatekeeper.sh")
+		agreeInstall(t, res, false)
+		install(t, false)
+		waitFailedCreate(t, c, ns, "psp-pods-allowed-user-ranges")
+		uninstall(t)
+		_ = c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(bg, "validation.gatekeeper.sh", metav1.DeleteOptions{})
+	})
+
+	t.Run("a validating webhook with no ready endpoint that fails closed", func(t *testing.T) {
+		validatingWebhook(t, c, "policy.e2e.example", ns, endpointlessService(t, c, "policy-system", "policy-webhook"), admissionregistrationv1.Fail)
+		res, doc := plugin(t)
+		expectCheck(t, doc, "admission-webhooks", "fail", "policy.e2e.example", "no ready endpoint", "hook Job validate-values")
+		expectCheck(t, doc, "admission-pods", "fail", "webhook policy.e2e.example (unreachable)")
+		agreeInstall(t, res, false)
+		install(t, false)
+		waitFailedCreate(t, c, ns, `failed calling webhook "policy.e2e.example"`)
+		uninstall(t)
+		_ = c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(bg, "policy.e2e.example", metav1.DeleteOptions{})
+	})
+
+	t.Run("a mutating webhook that adds a container to every pod", func(t *testing.T) {
+		ws := serveWebhook(t, addSidecar)
+		mutatingWebhook(t, c, "inject.mesh.e2e.example", ns, urlClient(ws, "/inject"))
+		res, doc := plugin(t)
+		expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values", "mutating webhook inject.mesh.e2e.example adds container e2e-proxy", "never completes")
+		agreeInstall(t, res, false)
+		out := install(t, false)
+		t.Logf("helm: %s", lastLine(out))
+		uninstall(t)
+		_ = c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(bg, "inject.mesh.e2e.example", metav1.DeleteOptions{})
+	})
+
+	// Every layer in the form that lets Helm install: PodSecurity warn and
+	// audit only, a LimitRange giving the quota's defaults, the policy in
+	// Warn mode, a webhook that admits, and one with no endpoint that
+	// fails open.
+	t.Run("every layer in the form Helm installs through", func(t *testing.T) {
+		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/warn=restricted", "pod-security.kubernetes.io/audit=restricted", "--overwrite")
+		quota(t, c, ns)
+		limitRange(t, c, ns)
+		wildcardPolicy(t, c, "Warn")
+		ws := serveWebhook(t, allow)
+		validatingWebhook(t, c, "admit.e2e.example", ns, urlClient(ws, "/admit"), admissionregistrationv1.Fail)
+		validatingWebhook(t, c, "optional.e2e.example", ns, endpointlessService(t, c, "policy-system", "optional-webhook"), admissionregistrationv1.Ignore)
+		res, doc := plugin(t)
+		expectCheck(t, doc, "admission-objects", "warn", `would violate PodSecurity "restricted:latest"`, "e2e-restrict-wildcard-verbs")
+		expectCheck(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
+		expectCheck(t, doc, "resource-quota", "pass", "ResourceQuota")
+		expectCheck(t, doc, "admission-webhooks", "warn", "optional.e2e.example", "failurePolicy Ignore")
+		agreeInstall(t, res, true)
+		install(t, true)
+	})
+
+	// The release is deployed: an upgrade into a namespace that now
+	// enforces restricted fails in its pre-upgrade hook; labelled as the
+	// hint says, it goes through.
+	t.Run("helm upgrade under PodSecurity", func(t *testing.T) {
+		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "--overwrite")
+		res, doc := plugin(t, "--upgrade")
+		pods := expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values (pre-install,pre-upgrade)", "PodSecurity restricted:latest", "pod-security.kubernetes.io/enforce=baseline")
+		if pods.Impact != "upgrade-fails" {
+			t.Errorf("admission-pods impact %s, want upgrade-fails", pods.Impact)
+		}
+		out, code := helmCmd(t, c, helmBin, "upgrade", runtimeRelease, chart, "-n", ns, "-f", values, "--wait", "--timeout", admissionTimeout)
+		if code == 0 {
+			t.Errorf("helm upgrade succeeded under enforce=restricted:\n%s", out)
+		}
+		agreeUpgrade(t, "enforce restricted", res, out, code == 0)
+		waitFailedCreate(t, c, ns, `violates PodSecurity "restricted:latest"`)
+		c.Kubectl(t, "delete", "jobs", "--all", "-n", ns)
+		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "--overwrite")
+		res, doc = plugin(t, "--upgrade")
+		expectCheck(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
+		out, code = helmCmd(t, c, helmBin, "upgrade", runtimeRelease, chart, "-n", ns, "-f", values, "--wait", "--timeout", "3m")
+		agreeUpgrade(t, "enforce baseline", res, out, code == 0)
+	})
+
+	if n := auditedDryRuns(t, c); n < 50 {
+		t.Errorf("the audit log holds %d writes of the plugin: the dry runs did not reach the API server", n)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// quota creates ResourceQuota compute (cpu and memory requests and limits,
+// room for the release) in ns.
+func quota(t *testing.T, c *tc.Cluster, ns string) {
+	t.Helper()
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "compute", Namespace: ns}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+		corev1.ResourceRequestsCPU: resource.MustParse("20"), corev1.ResourceRequestsMemory: resource.MustParse("40Gi"),
+		corev1.ResourceLimitsCPU: resource.MustParse("40"), corev1.ResourceLimitsMemory: resource.MustParse("80Gi"),
+	}}}
+	if _, err := c.Kube.CoreV1().ResourceQuotas(ns).Create(bg, q, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The quota controller computes status.used; until then the quota
+	// admission refuses every pod ("status unknown").
+	waitFor(t, 30*time.Second, "quota status", func() bool {
+		got, err := c.Kube.CoreV1().ResourceQuotas(ns).Get(bg, "compute", metav1.GetOptions{})
+		return err == nil && got.Status.Hard != nil
+	})
+}
+
+// limitRange gives every container of ns default requests and limits.
+func limitRange(t *testing.T, c *tc.Cluster, ns string) {
+	t.Helper()
+	lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: ns}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type:           corev1.LimitTypeContainer,
+		Default:        corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+	}}}}
+	if _, err := c.Kube.CoreV1().LimitRanges(ns).Create(bg, lr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wildcardPolicy creates the ValidatingAdmissionPolicy (and its binding,
+// with validation action action) that refuses Roles and ClusterRoles
+// granting the verb "*" (Kyverno's restrict-wildcard-verbs, CIS
+// "minimize wildcard use in Roles and ClusterRoles"), replacing one an
+// earlier scenario made.
+func wildcardPolicy(t *testing.T, c *tc.Cluster, action string) {
+	t.Helper()
+	name := "e2e-restrict-wildcard-verbs"
+	c.Kubectl(t, "delete", "validatingadmissionpolicy,validatingadmissionpolicybinding", name, "--ignore-not-found")
+	fail := admissionregistrationv1.Fail
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"rbac.authorization.k8s.io"}, APIVersions: []string{"v1"}, Resources: []string{"roles", "clusterroles"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: `!has(object.rules) || object.rules.all(r, !r.verbs.exists(v, v == "*"))`,
+				Message:    "Use of a wildcard ('*') in verbs is forbidden",
+			}},
+		},
+	}
+	if _, err := c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(bg, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.ValidationAction(action)}},
+	}
+	if action == "Warn" {
+		binding.Spec.ValidationActions = append(binding.Spec.ValidationActions, admissionregistrationv1.Audit)
+	}
+	if _, err := c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(bg, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(bg, name, metav1.DeleteOptions{})
+		_ = c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(bg, name, metav1.DeleteOptions{})
+	})
+	// The policy plugin learns of new policies through an informer.
+	time.Sleep(2 * time.Second)
+}
