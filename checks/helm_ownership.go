@@ -225,8 +225,7 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 	if major < 4 {
 		return nil, "", nil
 	}
-	cfg := env.Cluster.Clients().Config
-	if cfg == nil {
+	if env.Cluster.Clients().Config == nil && env.DryRunAs == nil {
 		return nil, "", nil
 	}
 	api, err := env.Cluster.APIResources()
@@ -257,7 +256,11 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 	if len(docs) == 0 {
 		return nil, who, nil
 	}
-	refused, err := apply.DryRunExisting(ctx, cfg, apply.Existing{Release: env.Inputs.ReleaseName, Namespace: env.Inputs.Namespace,
+	e, err := dryRunEngine(env)
+	if err != nil {
+		return nil, "", err
+	}
+	refused, err := apply.DryRunExisting(ctx, e, apply.Existing{Release: env.Inputs.ReleaseName, Namespace: env.Inputs.Namespace,
 		Manifest: strings.Join(docs, "\n---\n")})
 	if err != nil {
 		return nil, "", fmt.Errorf("trying the existing objects with server-side apply: %w", err)

@@ -11,6 +11,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 // ResourceQuota passes when what the install (or upgrade) starts fits the
@@ -89,13 +90,13 @@ func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
 		refs0 := len(over)
 		for _, ph := range phases {
 			need := quotaNeed(q, ph)
-			for _, name := range sortedResources(q.Spec.Hard) {
+			for _, name := range sortedResources(q.Hard) {
 				n, ok := need[name]
 				if !ok || n.IsZero() {
 					continue
 				}
-				hard := q.Spec.Hard[name]
-				used := q.Status.Used[name]
+				hard := q.Hard[name]
+				used := q.Used[name]
 				room := hard.DeepCopy()
 				room.Sub(used)
 				if n.Cmp(room) > 0 {
@@ -184,10 +185,10 @@ func hookPhase(events string) (before bool, runs bool) {
 }
 
 // quotaNeed sums what phase ph needs of each resource quota q tracks.
-func quotaNeed(q corev1.ResourceQuota, ph quotaPhase) map[corev1.ResourceName]resource.Quantity {
+func quotaNeed(q cluster.Quota, ph quotaPhase) map[corev1.ResourceName]resource.Quantity {
 	need := map[corev1.ResourceName]resource.Quantity{}
 	add := func(name corev1.ResourceName, v resource.Quantity) {
-		if _, tracked := q.Spec.Hard[name]; !tracked {
+		if _, tracked := q.Hard[name]; !tracked {
 			return
 		}
 		cur := need[name]
@@ -226,7 +227,7 @@ func quotaNeed(q corev1.ResourceQuota, ph quotaPhase) map[corev1.ResourceName]re
 
 // quotaSelects reports whether q's scopes count pod (the quota
 // controller's pod scopes; CrossNamespacePodAffinity is taken to match).
-func quotaSelects(q corev1.ResourceQuota, pod *corev1.Pod) bool {
+func quotaSelects(q cluster.Quota, pod *corev1.Pod) bool {
 	terminating := pod.Spec.ActiveDeadlineSeconds != nil
 	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	lim := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
@@ -266,16 +267,14 @@ func quotaSelects(q corev1.ResourceQuota, pod *corev1.Pod) bool {
 		}
 		return true
 	}
-	for _, s := range q.Spec.Scopes {
+	for _, s := range q.Scopes {
 		if !scope(s, corev1.ScopeSelectorOpExists, nil) {
 			return false
 		}
 	}
-	if q.Spec.ScopeSelector != nil {
-		for _, e := range q.Spec.ScopeSelector.MatchExpressions {
-			if !scope(e.ScopeName, e.Operator, e.Values) {
-				return false
-			}
+	for _, e := range q.Selector {
+		if !scope(e.Scope, e.Operator, e.Names) {
+			return false
 		}
 	}
 	return true

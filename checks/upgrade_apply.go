@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,9 +46,12 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cfg := env.Cluster.Clients().Config
-	if cfg == nil {
-		return Skip("no REST configuration to send dry runs with"), nil
+	e, err := dryRunEngine(env)
+	if errors.Is(err, errNoREST) {
+		return Skip("%v", errNoREST), nil
+	}
+	if err != nil {
+		return Result{}, err
 	}
 	major, from := helmMajor(ctx, env)
 	method := apply.MergePatch
@@ -62,7 +66,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 		}
 	}
 	who := fmt.Sprintf("Helm %d (%s), %s", major, from, method)
-	refused, err := apply.DryRun(ctx, cfg, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
+	refused, err := apply.DryRun(ctx, e, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
 		Current: up.Current.Manifest, Target: up.TargetManifest}, method)
 	if _, ok := cluster.AsNotRecorded(err); ok {
 		// A replay without the answer: an error naming the request.

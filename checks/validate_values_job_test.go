@@ -81,3 +81,18 @@ func TestValidateValuesJobPodNeverScheduled(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateValuesJobPodRefused: a running hook Job whose pod the API
+// server refuses (the Job controller's FailedCreate event) fails, naming
+// the policy as the admission checks do before the install.
+func TestValidateValuesJobPodRefused(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "validate-values"}}}}}}
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: "validate-values.1"}, Type: corev1.EventTypeWarning, Reason: "FailedCreate", Count: 4,
+		InvolvedObject: corev1.ObjectReference{Kind: "Job", Namespace: "codefresh", Name: "validate-values"},
+		Message:        `Error creating: pods "validate-values-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "validate-values" must set securityContext.runAsNonRoot=true)`}
+	env, _ := postEnv(t, Inputs{}, []runtime.Object{job, ev})
+	env.Mode = ModePost
+	r := runThrough(t, ValidateValuesJob(), env)
+	outcome{StatusFail, []string{"Job validate-values has no pod", "PodSecurity restricted:latest", "x4", "installer.skipValidation=true"}}.expect(t, r)
+}

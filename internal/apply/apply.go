@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
-
 	"helm.sh/helm/v3/pkg/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -69,26 +67,26 @@ type Upgrade struct {
 	Current, Target    string
 }
 
-// DryRun sends the upgrade u to the cluster of cfg with method m, every
-// write a server-side dry run, and returns the refusals (none: the API
-// server takes it). The error is a failure to try at all (the manifests do
-// not build against the cluster's API, the API server is unreachable).
-func DryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refusal, error) {
-	cfg, unanswered := dryrun.Config(cfg)
-	refused, err := dryRun(ctx, cfg, u, m)
-	if err := unanswered(); err != nil {
+// DryRun sends the upgrade u through the engine e (its identity, every
+// write a dry run) with method m, and returns the refusals (none: the API
+// server takes it). Each changed or created object is its own request, up
+// to dryrun.Limit at once; the objects Helm reads before it writes are read
+// once, by kind and namespace (live). The error is a failure to try at all
+// (the manifests do not build against the cluster's API, the API server
+// is unreachable, a replay had no answer).
+func DryRun(ctx context.Context, e *dryrun.Engine, u Upgrade, m Method) ([]Refusal, error) {
+	refused, err := dryRun(ctx, e, u, m)
+	if err := e.Unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
 }
 
-func dryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refusal, error) {
-	getter, err := newGetter(cfg, u.Namespace)
+func dryRun(ctx context.Context, e *dryrun.Engine, u Upgrade, m Method) ([]Refusal, error) {
+	c, l, err := newClient(e, u.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	c := kube.New(getter)
-	c.Namespace = u.Namespace
 	original, err := c.Build(strings.NewReader(u.Current), false)
 	if err != nil {
 		return nil, fmt.Errorf("building the objects of the deployed manifest: %w", err)
@@ -100,27 +98,72 @@ func dryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refus
 	if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
 		return nil, err
 	}
-	if m == ServerSideApply {
-		return serverSideApply(ctx, target, true)
+	if err := l.prefetch(ctx, e, original, target); err != nil {
+		return nil, err
 	}
-	// Helm's upgrade updates, not creates, the objects of the target that
-	// are not in the deployed revision but exist (and pass its ownership
-	// check: helm-ownership judges that): it adds them to the current
-	// objects (pkg/action/upgrade.go, existingResourceConflict).
-	for _, info := range target {
-		if original.Get(info) != nil {
+	if m == ServerSideApply {
+		return serverSideApply(ctx, e, target, true)
+	}
+	return mergePatch(ctx, e, c, original, target)
+}
+
+// mergePatch sends the upgrade as Helm's kube client does (Client.Update:
+// a three-way merge patch of each changed object, a create of each new
+// one), one object per call of Helm's own Update, concurrently; the
+// refusals are those Helm's one sequential Update reports: the first
+// object it cannot read or create stops it (that error alone), else every
+// refused patch, joined. The deletes of what the target drops are left
+// out: Helm logs their failures and goes on, so they decide nothing.
+func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original, target kube.ResourceList) ([]Refusal, error) {
+	errs := make([]error, len(target))
+	e.Go(ctx, len(target), func(_ context.Context, i int) {
+		info := target[i]
+		var orig kube.ResourceList
+		if o := original.Get(info); o != nil {
+			orig = kube.ResourceList{o}
+		} else if _, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name); err == nil {
+			// Helm's upgrade updates, not creates, the objects of the
+			// target that are not in the deployed revision but exist (and
+			// pass its ownership check: helm-ownership judges that): it
+			// adds them to the current objects (pkg/action/upgrade.go,
+			// existingResourceConflict).
+			orig = kube.ResourceList{info}
+		}
+		_, errs[i] = c.Update(orig, kube.ResourceList{info}, false)
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var updates []string
+	for _, err := range errs {
+		if err == nil {
 			continue
 		}
-		_, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
-		if err == nil {
-			original.Append(info)
+		msg := err.Error()
+		if strings.HasPrefix(msg, "failed to create resource") || strings.HasPrefix(msg, "could not get information about the resource") {
+			return refusals(msg), nil
 		}
+		updates = append(updates, msg)
 	}
-	_, err = c.Update(original, target, false)
-	if err == nil {
+	if len(updates) == 0 {
 		return nil, nil
 	}
-	return refusals(err.Error()), nil
+	return refusals(strings.Join(updates, " && ")), nil
+}
+
+// newClient is Helm's kube client over e's REST config, its reads of live
+// objects answered by the returned live.
+func newClient(e *dryrun.Engine, namespace string) (*kube.Client, *live, error) {
+	cfg := e.RESTConfig()
+	l := newLive(cfg)
+	cfg.Wrap(l.wrap)
+	getter, err := newGetter(cfg, namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := kube.New(getter)
+	c.Namespace = namespace
+	return c, l, nil
 }
 
 // refusals splits Helm's joined update errors ("cannot patch \"x\" with
@@ -147,59 +190,56 @@ type Existing struct {
 	Manifest           string
 }
 
-// DryRunExisting applies, as server-side dry runs under Helm's field
-// manager with conflicts not forced, every object of e that exists in the
-// cluster of cfg (an object that does not exist is created, which no field
-// manager can conflict with: it is skipped). It returns the refusals, each
-// with the API server's reason ("Apply failed with 1 conflict: conflict
-// with \"kubectl\" ...: .spec.versions"); the error is a failure to try.
-func DryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusal, error) {
-	cfg, unanswered := dryrun.Config(cfg)
-	refused, err := dryRunExisting(ctx, cfg, e)
-	if err := unanswered(); err != nil {
+// DryRunExisting applies through the engine e, as server-side dry runs
+// under Helm's field manager with conflicts not forced, every object of ex
+// that exists in the cluster (an object that does not exist is created,
+// which no field manager can conflict with: it is skipped). It returns the
+// refusals, each with the API server's reason ("Apply failed with 1
+// conflict: conflict with \"kubectl\" ...: .spec.versions"); the error is
+// a failure to try.
+func DryRunExisting(ctx context.Context, e *dryrun.Engine, ex Existing) ([]Refusal, error) {
+	refused, err := dryRunExisting(ctx, e, ex)
+	if err := e.Unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
 }
 
-func dryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusal, error) {
-	getter, err := newGetter(cfg, e.Namespace)
+func dryRunExisting(ctx context.Context, e *dryrun.Engine, ex Existing) ([]Refusal, error) {
+	c, l, err := newClient(e, ex.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	c := kube.New(getter)
-	c.Namespace = e.Namespace
-	objs, err := c.Build(strings.NewReader(e.Manifest), false)
+	objs, err := c.Build(strings.NewReader(ex.Manifest), false)
 	if err != nil {
 		return nil, fmt.Errorf("building the objects of the rendered release: %w", err)
 	}
-	if err := objs.Visit(releaseMetadata(e.Release, e.Namespace)); err != nil {
+	if err := objs.Visit(releaseMetadata(ex.Release, ex.Namespace)); err != nil {
 		return nil, err
 	}
-	return serverSideApply(ctx, objs, false)
+	if err := l.prefetch(ctx, e, objs); err != nil {
+		return nil, err
+	}
+	return serverSideApply(ctx, e, objs, false)
 }
 
 // serverSideApply applies every target object server-side under Helm's
 // field manager, conflicts not forced, as dry runs; objects that do not
 // exist are created (dry run), as Helm 4 does, when create is true, and
 // skipped otherwise.
-func serverSideApply(ctx context.Context, target kube.ResourceList, create bool) ([]Refusal, error) {
-	// Each object is its own request: up to applyConcurrency at once, the
+func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.ResourceList, create bool) ([]Refusal, error) {
+	// Each object is its own request: up to dryrun.Limit at once, the
 	// refusals in the target's order.
 	reasons := make([]string, len(target))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(applyConcurrency)
 	force := false
-	for i, info := range target {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
+	e.Go(ctx, len(target), func(_ context.Context, i int) {
+		info := target[i]
+		func() {
 			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(FieldManager).DryRun(true)
 			_, err := h.Get(info.Namespace, info.Name)
 			switch {
 			case apierrors.IsNotFound(err) && !create:
-				return nil
+				return
 			case apierrors.IsNotFound(err):
 				_, err = h.Create(info.Namespace, true, info.Object)
 			case err == nil:
@@ -211,10 +251,9 @@ func serverSideApply(ctx context.Context, target kube.ResourceList, create bool)
 			if err != nil {
 				reasons[i] = err.Error()
 			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+		}()
+	})
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var out []Refusal
@@ -225,9 +264,6 @@ func serverSideApply(ctx context.Context, target kube.ResourceList, create bool)
 	}
 	return out, nil
 }
-
-// applyConcurrency bounds the server-side applies in flight.
-const applyConcurrency = 8
 
 // releaseMetadata labels and annotates each target object for the release,
 // as Helm's upgrade does before it applies them (pkg/action/validate.go

@@ -80,18 +80,48 @@ func (s *Snapshot) ServiceEndpoints(namespace, name string) (ready, notReady int
 	return c.ready, c.notReady, err
 }
 
+// Quota is what the checks read of a ResourceQuota: its hard limits, the
+// quota controller's used figures, and the scopes that select the pods it
+// counts.
+type Quota struct {
+	Name       string
+	Hard, Used corev1.ResourceList
+	Scopes     []corev1.ResourceQuotaScope
+	// Selector is spec.scopeSelector's expressions.
+	Selector []QuotaScope
+}
+
+// QuotaScope is one expression of a quota's scopeSelector.
+type QuotaScope struct {
+	Scope    corev1.ResourceQuotaScope
+	Operator corev1.ScopeSelectorOperator
+	Names    []string
+}
+
 // ResourceQuotas lists the ResourceQuotas of a namespace once per snapshot.
-func (s *Snapshot) ResourceQuotas(namespace string) ([]corev1.ResourceQuota, error) {
-	return Memo(s, "admission/quotas/"+namespace, func() ([]corev1.ResourceQuota, error) {
-		var out []corev1.ResourceQuota
+func (s *Snapshot) ResourceQuotas(namespace string) ([]Quota, error) {
+	return Memo(s, "admission/quotas/"+namespace, func() ([]Quota, error) {
+		var out []Quota
 		err := each(s.ctx, "resourcequotas", namespace, metav1.ListOptions{},
 			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return s.clients.Kube.CoreV1().ResourceQuotas(namespace).List(ctx, o)
 			},
 			func(obj runtime.Object) error {
-				out = append(out, *obj.(*corev1.ResourceQuota))
+				q := obj.(*corev1.ResourceQuota)
+				out = append(out, QuotaFrom(q))
 				return nil
 			})
 		return out, err
 	})
+}
+
+// QuotaFrom summarises a ResourceQuota.
+func QuotaFrom(q *corev1.ResourceQuota) Quota {
+	out := Quota{Name: q.Name, Hard: q.Spec.Hard, Used: q.Status.Used, Scopes: q.Spec.Scopes}
+	if sel := q.Spec.ScopeSelector; sel != nil {
+		for _, e := range sel.MatchExpressions {
+			out.Selector = append(out.Selector, QuotaScope{Scope: e.ScopeName, Operator: e.Operator, Names: e.Values})
+		}
+	}
+	return out
 }

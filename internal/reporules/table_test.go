@@ -10,15 +10,16 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 //
 // The layers, from the bottom: leaf packages (plan, probe, proc,
 // redact, chart, release, version, mdblock) import nothing of the project;
-// cluster reads the API server; apply sends Helm's writes as dry runs (it
-// knows cluster's NotRecordedError); checks judge what those read; reporters
+// cluster reads the API server; dryrun is the one engine of the dry runs
+// (it knows cluster's NotRecordedError and replay key); apply sends Helm's
+// writes through it; checks judge what those read; reporters
 // print a report; bundle records what a run read (through cluster's
 // clients and probe's Tape, redacted with redact) and replays it; fix changes the cluster for a check; run is one run as a
 // library call (the --wait rounds, --fix, the verdict); cli is the command
 // (flags, the report's output, exit codes); cmd is the process; hack/ and
 // testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact"},
+	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/plan", "internal/probe", "internal/proc", "internal/redact"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
@@ -28,7 +29,8 @@ var allowedImports = map[string][]string{
 	"hack/profile":                 {"internal/cli"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
 	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
-	"internal/apply":               {"internal/cluster"},
+	"internal/apply":               {"internal/dryrun"},
+	"internal/dryrun":              {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},

@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -227,4 +228,39 @@ func auditedDryRuns(t *testing.T, c *tc.Cluster) int {
 		}
 	}
 	return writes
+}
+
+// waitAdmitted waits (up to 30 s) until a dry-run create of a plain pod in
+// ns gets the answer ok wants: the API server's admission plugins learn of
+// namespace labels, policies and webhook configurations through informers,
+// so a test that just changed one waits for it to be in force.
+func waitAdmitted(t *testing.T, c *tc.Cluster, ns, what string, ok func(p *corev1.Pod, err error) bool) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-probe-", Namespace: ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/probe:1"}}}}
+	waitFor(t, 30*time.Second, what, func() bool {
+		got, err := c.Kube.CoreV1().Pods(ns).Create(bg, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return ok(got, err)
+	})
+}
+
+// refusedWith is a waitAdmitted condition: refused, the message holding s.
+func refusedWith(s string) func(*corev1.Pod, error) bool {
+	return func(_ *corev1.Pod, err error) bool { return err != nil && strings.Contains(err.Error(), s) }
+}
+
+// admitted is a waitAdmitted condition: admitted.
+func admitted(_ *corev1.Pod, err error) bool { return err == nil }
+
+// waitPolicy waits (up to 30 s) until a dry-run create of a ClusterRole
+// granting the verb "*" gets the answer ok wants (the policy plugin learns
+// of policies and bindings through informers).
+func waitPolicy(t *testing.T, c *tc.Cluster, refused bool) {
+	t.Helper()
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-probe-wildcard"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}}
+	waitFor(t, 30*time.Second, "the wildcard policy in force", func() bool {
+		_, err := c.Kube.RbacV1().ClusterRoles().Create(bg, cr, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return (err != nil) == refused
+	})
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -68,11 +69,16 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		return out
 	}
 	// uninstall removes the release and what a failed install left (its
-	// hook Jobs, still retrying), so that the next scenario starts clean.
+	// hook Jobs, still retrying), so that the next scenario starts clean;
+	// a scenario registers it first (t.Cleanup), so it runs however the
+	// scenario ends.
 	uninstall := func(t *testing.T) {
-		t.Helper()
 		_, _ = helmCmd(t, c, helmBin, "uninstall", runtimeRelease, "-n", ns, "--no-hooks", "--wait", "--timeout", "60s")
-		c.Kubectl(t, "delete", "jobs,events", "--all", "-n", ns, "--wait=true")
+		_ = exec.Command("kubectl", "--kubeconfig", c.AdminKubeconfig(), "delete", "jobs,events", "--all", "-n", ns, "--wait=true").Run()
+	}
+	label := func(t *testing.T, labels ...string) {
+		t.Helper()
+		c.Kubectl(t, append([]string{"label", "namespace", ns, "--overwrite"}, labels...)...)
 	}
 	agreeInstall := func(t *testing.T, res tc.Result, helmOK bool) {
 		t.Helper()
@@ -87,13 +93,18 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		expectCheck(t, doc, "admission-pods", "pass", "evaluated here with k8s.io/pod-security-admission")
 		expectCheck(t, doc, "resource-quota", "pass", "does not exist yet")
 		agreeInstall(t, res, true)
+		t.Cleanup(func() { uninstall(t) })
 		install(t, true)
-		uninstall(t)
 	})
 
 	t.Run("PodSecurity enforces restricted", func(t *testing.T) {
-		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "--overwrite")
-		defer c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce-")
+		t.Cleanup(func() { uninstall(t) })
+		label(t, "pod-security.kubernetes.io/enforce=restricted")
+		t.Cleanup(func() {
+			label(t, "pod-security.kubernetes.io/enforce-")
+			waitAdmitted(t, c, ns, "enforce label removed", admitted)
+		})
+		waitAdmitted(t, c, ns, "enforce=restricted in force", refusedWith("violates PodSecurity"))
 		res, doc := plugin(t)
 		pods := expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values", `PodSecurity restricted:latest`,
 			"installer.skipValidation=true", "pod-security.kubernetes.io/enforce=baseline")
@@ -105,24 +116,26 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		ev := waitFailedCreate(t, c, ns, `violates PodSecurity "restricted:latest"`)
 		t.Logf("helm: %s\nevent: %s", lastLine(out), ev)
 		// --post names the same policy for the hook Job that has no pod.
-		_, pd := c.RunJSON(t, nil, "--post", "--only", "validate-values-job", "-n", ns)
+		pr, pd := c.RunJSON(t, nil, "--post", "--only", "validate-values-job", "-n", ns)
+		t.Logf("--post:\n%s", pr.Stdout)
 		expectCheck(t, pd, "validate-values-job", "fail", "PodSecurity restricted:latest")
-		uninstall(t)
 	})
 
 	t.Run("a ResourceQuota without LimitRange defaults", func(t *testing.T) {
+		t.Cleanup(func() { uninstall(t) })
 		quota(t, c, ns)
-		defer c.Kubectl(t, "delete", "resourcequota", "compute", "-n", ns)
+		t.Cleanup(func() { c.Kubectl(t, "delete", "resourcequota", "compute", "-n", ns) })
+		waitAdmitted(t, c, ns, "the quota in force", refusedWith("must specify"))
 		res, doc := plugin(t)
 		expectCheck(t, doc, "admission-pods", "fail", "ResourceQuota compute", "must specify", "LimitRange")
 		agreeInstall(t, res, false)
 		out := install(t, false)
 		ev := waitFailedCreate(t, c, ns, "failed quota: compute: must specify")
 		t.Logf("helm: %s\nevent: %s", lastLine(out), ev)
-		uninstall(t)
 	})
 
 	t.Run("a ValidatingAdmissionPolicy denying wildcard verbs", func(t *testing.T) {
+		t.Cleanup(func() { uninstall(t) })
 		wildcardPolicy(t, c, "Deny")
 		res, doc := plugin(t)
 		objs := expectCheck(t, doc, "admission-objects", "fail", "ClusterRole validate-values-cr", "ValidatingAdmissionPolicy e2e-restrict-wildcard-verbs (binding e2e-restrict-wildcard-verbs)",
@@ -135,44 +148,43 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		if !strings.Contains(out, "e2e-restrict-wildcard-verbs") {
 			t.Errorf("helm install did not meet the policy:\n%s", out)
 		}
-		uninstall(t)
 	})
 
 	t.Run("a validating webhook that denies the pods", func(t *testing.T) {
+		t.Cleanup(func() { uninstall(t) })
 		ws := serveWebhook(t, gatekeeperDeny)
 		validatingWebhook(t, c, "validation.gatekeeper.sh", ns, urlClient(ws, "/v1/admit"), admissionregistrationv1.Fail)
+		waitAdmitted(t, c, ns, "the webhook in force", refusedWith("psp-pods-allowed-user-ranges"))
 		res, doc := plugin(t)
 		expectCheck(t, doc, "admission-pods", "fail", "Gatekeeper constraint psp-pods-allowed-user-ranges", "excludedNamespaces")
 		expectCheck(t, doc, "admission-webhooks", "pass", "validation.gatekeeper.sh")
 		agreeInstall(t, res, false)
 		install(t, false)
 		waitFailedCreate(t, c, ns, "psp-pods-allowed-user-ranges")
-		uninstall(t)
-		_ = c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(bg, "validation.gatekeeper.sh", metav1.DeleteOptions{})
 	})
 
 	t.Run("a validating webhook with no ready endpoint that fails closed", func(t *testing.T) {
+		t.Cleanup(func() { uninstall(t) })
 		validatingWebhook(t, c, "policy.e2e.example", ns, endpointlessService(t, c, "policy-system", "policy-webhook"), admissionregistrationv1.Fail)
+		waitAdmitted(t, c, ns, "the webhook in force", refusedWith("failed calling webhook"))
 		res, doc := plugin(t)
 		expectCheck(t, doc, "admission-webhooks", "fail", "policy.e2e.example", "no ready endpoint", "hook Job validate-values")
 		expectCheck(t, doc, "admission-pods", "fail", "webhook policy.e2e.example (unreachable)")
 		agreeInstall(t, res, false)
 		install(t, false)
 		waitFailedCreate(t, c, ns, `failed calling webhook "policy.e2e.example"`)
-		uninstall(t)
-		_ = c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(bg, "policy.e2e.example", metav1.DeleteOptions{})
 	})
 
 	t.Run("a mutating webhook that adds a container to every pod", func(t *testing.T) {
+		t.Cleanup(func() { uninstall(t) })
 		ws := serveWebhook(t, addSidecar)
 		mutatingWebhook(t, c, "inject.mesh.e2e.example", ns, urlClient(ws, "/inject"))
+		waitAdmitted(t, c, ns, "the webhook in force", func(p *corev1.Pod, err error) bool { return err == nil && len(p.Spec.Containers) == 2 })
 		res, doc := plugin(t)
 		expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values", "mutating webhook inject.mesh.e2e.example adds container e2e-proxy", "never completes")
 		agreeInstall(t, res, false)
 		out := install(t, false)
 		t.Logf("helm: %s", lastLine(out))
-		uninstall(t)
-		_ = c.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(bg, "inject.mesh.e2e.example", metav1.DeleteOptions{})
 	})
 
 	// Every layer in the form that lets Helm install: PodSecurity warn and
@@ -180,13 +192,17 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// Warn mode, a webhook that admits, and one with no endpoint that
 	// fails open.
 	t.Run("every layer in the form Helm installs through", func(t *testing.T) {
-		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/warn=restricted", "pod-security.kubernetes.io/audit=restricted", "--overwrite")
+		label(t, "pod-security.kubernetes.io/warn=restricted", "pod-security.kubernetes.io/audit=restricted")
 		quota(t, c, ns)
 		limitRange(t, c, ns)
 		wildcardPolicy(t, c, "Warn")
 		ws := serveWebhook(t, allow)
 		validatingWebhook(t, c, "admit.e2e.example", ns, urlClient(ws, "/admit"), admissionregistrationv1.Fail)
 		validatingWebhook(t, c, "optional.e2e.example", ns, endpointlessService(t, c, "policy-system", "optional-webhook"), admissionregistrationv1.Ignore)
+		waitAdmitted(t, c, ns, "the LimitRange's defaults in force", func(p *corev1.Pod, err error) bool {
+			return err == nil && !p.Spec.Containers[0].Resources.Limits.Cpu().IsZero()
+		})
+		waitPolicy(t, c, false)
 		res, doc := plugin(t)
 		expectCheck(t, doc, "admission-objects", "warn", `would violate PodSecurity "restricted:latest"`, "e2e-restrict-wildcard-verbs")
 		expectCheck(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
@@ -200,7 +216,8 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// enforces restricted fails in its pre-upgrade hook; labelled as the
 	// hint says, it goes through.
 	t.Run("helm upgrade under PodSecurity", func(t *testing.T) {
-		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "--overwrite")
+		label(t, "pod-security.kubernetes.io/enforce=restricted")
+		waitAdmitted(t, c, ns, "enforce=restricted in force", refusedWith("violates PodSecurity"))
 		res, doc := plugin(t, "--upgrade")
 		pods := expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values (pre-install,pre-upgrade)", "PodSecurity restricted:latest", "pod-security.kubernetes.io/enforce=baseline")
 		if pods.Impact != "upgrade-fails" {
@@ -213,7 +230,8 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		agreeUpgrade(t, "enforce restricted", res, out, code == 0)
 		waitFailedCreate(t, c, ns, `violates PodSecurity "restricted:latest"`)
 		c.Kubectl(t, "delete", "jobs", "--all", "-n", ns)
-		c.Kubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "--overwrite")
+		label(t, "pod-security.kubernetes.io/enforce=baseline")
+		waitAdmitted(t, c, ns, "enforce=baseline in force", admitted)
 		res, doc = plugin(t, "--upgrade")
 		expectCheck(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
 		out, code = helmCmd(t, c, helmBin, "upgrade", runtimeRelease, chart, "-n", ns, "-f", values, "--wait", "--timeout", "3m")
@@ -306,6 +324,5 @@ func wildcardPolicy(t *testing.T, c *tc.Cluster, action string) {
 		_ = c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(bg, name, metav1.DeleteOptions{})
 		_ = c.Kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(bg, name, metav1.DeleteOptions{})
 	})
-	// The policy plugin learns of new policies through an informer.
-	time.Sleep(2 * time.Second)
+	waitPolicy(t, c, action == "Deny")
 }

@@ -1,0 +1,205 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/kube"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
+)
+
+// live answers the GETs Helm's kube client makes of the objects it
+// updates (before it patches one, again to compute the three-way merge,
+// and once more to refresh it when there is nothing to patch) from what
+// was read once: a LIST of every kind and namespace that holds two or more
+// of the objects (one request for many), and the first answer to any other
+// GET. Writes go to the API server, as dry runs. Helm's own code still
+// decides every request: only the repeated reads are not sent again.
+type live struct {
+	// base is the path of the API server's URL ("" or a proxy's prefix,
+	// say /k8s/clusters/c-1), cut from request paths.
+	base string
+
+	mu sync.Mutex
+	// objects are the answers by API path (JSON), listed groups are the
+	// paths of the collections listed: a name missing there is a 404.
+	objects map[string][]byte
+	listed  map[string]bool
+	// gets are the first answers of the GETs that went through.
+	gets map[string]*cachedAnswer
+}
+
+type cachedAnswer struct {
+	once   sync.Once
+	status int
+	header http.Header
+	body   []byte
+	err    error
+}
+
+func newLive(cfg *rest.Config) *live {
+	l := &live{objects: map[string][]byte{}, listed: map[string]bool{}, gets: map[string]*cachedAnswer{}}
+	if u, err := url.Parse(cfg.Host); err == nil {
+		l.base = strings.TrimSuffix(u.Path, "/")
+	}
+	return l
+}
+
+// wrap is the transport middleware (outermost: rest.Config.Wrap after the
+// engine's).
+func (l *live) wrap(rt http.RoundTripper) http.RoundTripper { return liveTransport{next: rt, l: l} }
+
+type liveTransport struct {
+	next http.RoundTripper
+	l    *live
+}
+
+func (t liveTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet || r.URL.RawQuery != "" && !strings.HasPrefix(r.URL.RawQuery, "timeout=") {
+		return t.next.RoundTrip(r)
+	}
+	path := strings.TrimPrefix(r.URL.Path, t.l.base)
+	t.l.mu.Lock()
+	obj, ok := t.l.objects[path]
+	collection := path[:max(strings.LastIndex(path, "/"), 0)]
+	listed := t.l.listed[collection]
+	a := t.l.gets[path]
+	if a == nil && !ok && !listed {
+		a = &cachedAnswer{}
+		t.l.gets[path] = a
+	}
+	t.l.mu.Unlock()
+	switch {
+	case ok:
+		return answer(r, http.StatusOK, nil, obj), nil
+	case listed:
+		name := path[len(collection)+1:]
+		resourceName := collection[strings.LastIndex(collection, "/")+1:]
+		st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: http.StatusNotFound,
+			Message: fmt.Sprintf("%s %q not found", resourceName, name), Details: &metav1.StatusDetails{Name: name, Kind: resourceName}}
+		b, _ := json.Marshal(st)
+		return answer(r, http.StatusNotFound, nil, b), nil
+	}
+	a.once.Do(func() {
+		resp, err := t.next.RoundTrip(r)
+		if err != nil {
+			a.err = err
+			return
+		}
+		defer resp.Body.Close()
+		a.status, a.header = resp.StatusCode, resp.Header.Clone()
+		a.body, a.err = io.ReadAll(resp.Body)
+	})
+	if a.err != nil {
+		return nil, a.err
+	}
+	return answer(r, a.status, a.header, a.body), nil
+}
+
+// WrappedRoundTripper lets client-go's utilities see through the wrapper.
+func (t liveTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+func answer(r *http.Request, status int, h http.Header, body []byte) *http.Response {
+	if h == nil {
+		h = http.Header{"Content-Type": []string{"application/json"}}
+	} else {
+		h = h.Clone()
+	}
+	return &http.Response{Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r}
+}
+
+// collectionPath is the API path of a kind's objects in namespace ns ("" for
+// cluster-scoped).
+func collectionPath(gvr schema.GroupVersionResource, ns string) string {
+	p := "/api/" + gvr.Version
+	if gvr.Group != "" {
+		p = "/apis/" + gvr.Group + "/" + gvr.Version
+	}
+	if ns != "" {
+		p += "/namespaces/" + ns
+	}
+	return p + "/" + gvr.Resource
+}
+
+// notListed are kinds read one object at a time however many the release
+// has: a LIST of them would carry much more than the release's (every CRD
+// of the cluster, whole; every Secret of the namespace, Helm's release
+// records among them).
+var notListed = map[schema.GroupResource]bool{
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
+	{Resource: "secrets"}: true,
+}
+
+// prefetch lists, through e (concurrently, bounded), every kind and
+// namespace that holds two or more of infos, and keeps the objects.
+func (l *live) prefetch(ctx context.Context, e *dryrun.Engine, infos ...kube.ResourceList) error {
+	type group struct {
+		gvr schema.GroupVersionResource
+		ns  string
+	}
+	count := map[group]int{}
+	var groups []group
+	for _, list := range infos {
+		for _, info := range list {
+			ns := ""
+			if info.Namespaced() {
+				ns = info.Namespace
+			}
+			g := group{info.Mapping.Resource, ns}
+			if notListed[g.gvr.GroupResource()] {
+				continue
+			}
+			if count[g]++; count[g] == 2 {
+				groups = append(groups, g)
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	dyn, err := dynamic.NewForConfig(e.RESTConfig())
+	if err != nil {
+		return err
+	}
+	// A kind that cannot be listed is read one object at a time.
+	e.Go(ctx, len(groups), func(ctx context.Context, i int) {
+		g := groups[i]
+		var res dynamic.ResourceInterface = dyn.Resource(g.gvr)
+		if g.ns != "" {
+			res = dyn.Resource(g.gvr).Namespace(g.ns)
+		}
+		list, err := res.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return
+		}
+		coll := collectionPath(g.gvr, g.ns)
+		objs := map[string][]byte{}
+		for _, item := range list.Items {
+			b, err := json.Marshal(&item)
+			if err != nil {
+				return
+			}
+			objs[coll+"/"+item.GetName()] = b
+		}
+		l.mu.Lock()
+		for k, v := range objs {
+			l.objects[k] = v
+		}
+		l.listed[coll] = true
+		l.mu.Unlock()
+	})
+	return ctx.Err()
+}
