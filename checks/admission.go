@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -14,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -187,11 +187,10 @@ func buildPlan(env *Env, r *chart.Rendering, u *chart.Upgrade) (*admissionPlan, 
 	}
 	mk := func(o chart.Object, hook string) (plannedObject, error) {
 		po := plannedObject{Obj: o, Hook: hook}
-		obj := map[string]any{}
-		if err := yaml.Unmarshal([]byte(o.Doc), &obj); err != nil {
+		po.U = &unstructured.Unstructured{}
+		if err := po.U.UnmarshalJSON(o.JSON); err != nil {
 			return po, fmt.Errorf("rendered %s %s: %w", o.Kind, o.Name, err)
 		}
-		po.U = &unstructured.Unstructured{Object: obj}
 		po.Resource, po.Namespaced, po.Served = api.Resource(o.APIVersion, o.Kind)
 		if po.Namespaced || !po.Served {
 			po.Namespace = o.Namespace
@@ -209,7 +208,7 @@ func buildPlan(env *Env, r *chart.Rendering, u *chart.Upgrade) (*admissionPlan, 
 	}
 	var pre, post []plannedObject
 	for _, o := range r.Hooks {
-		events := hookEvents(o.Doc)
+		events := hookEvents(o)
 		runs, before := hookRuns(events, u != nil)
 		if !runs {
 			continue
@@ -250,7 +249,7 @@ func buildPlan(env *Env, r *chart.Rendering, u *chart.Upgrade) (*admissionPlan, 
 	p.Objects = append(append(pre, objs...), post...)
 
 	// The pods: every workload of the target and the hook Jobs that run.
-	target, err := manifestWorkloads(r.Manifest)
+	target, err := renderedWorkloads(env, r)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +281,7 @@ func buildPlan(env *Env, r *chart.Rendering, u *chart.Upgrade) (*admissionPlan, 
 		sortWorkloads(p.Workloads)
 		return p, nil
 	}
-	current, err := manifestWorkloads(u.Current.Manifest)
+	current, err := currentWorkloads(u)
 	if err != nil {
 		return nil, err
 	}
@@ -308,25 +307,22 @@ func buildPlan(env *Env, r *chart.Rendering, u *chart.Upgrade) (*admissionPlan, 
 	return p, nil
 }
 
-// hookEvents reads the helm.sh/hook annotation of a rendered document.
-func hookEvents(doc string) string {
+// hookAnnotations are a rendered object's annotations.
+func hookAnnotations(o chart.Object) map[string]string {
 	var head struct {
 		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
-	_ = yaml.Unmarshal([]byte(doc), &head)
-	return head.Metadata.Annotations["helm.sh/hook"]
+	_ = json.Unmarshal(o.JSON, &head)
+	return head.Metadata.Annotations
 }
 
-func hookWeight(doc string) int {
-	var head struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	_ = yaml.Unmarshal([]byte(doc), &head)
-	w, _ := strconv.Atoi(head.Metadata.Annotations["helm.sh/hook-weight"])
+// hookEvents reads the helm.sh/hook annotation of a rendered object.
+func hookEvents(o chart.Object) string { return hookAnnotations(o)["helm.sh/hook"] }
+
+func hookWeight(o chart.Object) int {
+	w, _ := strconv.Atoi(hookAnnotations(o)["helm.sh/hook-weight"])
 	return w
 }
 
@@ -334,7 +330,7 @@ func hookWeight(doc string) int {
 // (pkg/action hooks.go, hookByWeight).
 func sortHooks(hs []plannedObject) {
 	sort.SliceStable(hs, func(i, j int) bool {
-		wi, wj := hookWeight(hs[i].Obj.Doc), hookWeight(hs[j].Obj.Doc)
+		wi, wj := hookWeight(hs[i].Obj), hookWeight(hs[j].Obj)
 		if wi != wj {
 			return wi < wj
 		}

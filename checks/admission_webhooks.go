@@ -338,26 +338,32 @@ func runAdmissionWebhooks(ctx context.Context, env *Env) (Result, error) {
 // webhookState describes whether the API server can call h: its Service's
 // ready endpoints, or what the dry runs met. down is true when it cannot.
 func webhookState(env *Env, h webhook, failedCalls map[string]string) (string, bool, error) {
-	if detail, ok := failedCalls[h.Name]; ok {
-		return "the dry runs failed to call it: " + detail, true, nil
-	}
+	var parts []string
+	down := false
 	if s := h.Client.Service; s != nil {
 		ready, notReady, err := env.Cluster.ServiceEndpoints(s.Namespace, s.Name)
-		if cluster.IsForbidden(err) {
-			return fmt.Sprintf("Service %s/%s (its endpoints could not be read)", s.Namespace, s.Name), false, nil
-		}
-		if err != nil {
+		switch {
+		case cluster.IsForbidden(err):
+			parts = append(parts, fmt.Sprintf("Service %s/%s (its endpoints could not be read)", s.Namespace, s.Name))
+		case err != nil:
 			return "", false, err
+		case ready == 0:
+			parts = append(parts, fmt.Sprintf("Service %s/%s has no ready endpoint (%d not ready)", s.Namespace, s.Name, notReady))
+			down = true
+		default:
+			parts = append(parts, fmt.Sprintf("Service %s/%s, %s", s.Namespace, s.Name, plural(ready, "ready endpoint")))
 		}
-		if ready == 0 {
-			return fmt.Sprintf("Service %s/%s has no ready endpoint (%d not ready)", s.Namespace, s.Name, notReady), true, nil
-		}
-		return fmt.Sprintf("Service %s/%s, %s", s.Namespace, s.Name, plural(ready, "ready endpoint")), false, nil
 	}
-	if h.Client.URL != nil {
-		return "URL " + *h.Client.URL + " answered the dry runs", false, nil
+	if detail, ok := failedCalls[h.Name]; ok {
+		parts = append(parts, "the dry runs failed to call it: "+detail)
+		down = true
+	} else if h.Client.Service == nil && h.Client.URL != nil {
+		parts = append(parts, "URL "+*h.Client.URL+" answered the dry runs")
 	}
-	return "no client configuration", true, nil
+	if len(parts) == 0 {
+		return "no client configuration", true, nil
+	}
+	return strings.Join(parts, "; "), down, nil
 }
 
 // summarize lists up to n items and counts the rest.

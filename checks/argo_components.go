@@ -282,7 +282,7 @@ func upgradeTargetWorkloads(ctx context.Context, env *Env) (ws []cluster.Workloa
 	if err != nil {
 		return nil, false, err
 	}
-	specs, err := manifestWorkloads(u.Target.Manifest)
+	specs, err := renderedWorkloads(env, u.Target)
 	if err != nil {
 		return nil, false, err
 	}

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -89,11 +90,11 @@ func RuntimePods(ctx context.Context, env *Env) ([]RuntimePodSpec, string, error
 		}
 		return DefaultRuntimePods(), RuntimePodsSource + "; " + reason, nil
 	}
-	specs, err := RuntimePodsFromManifest(r.Manifest)
+	all, err := renderedWorkloads(env, r)
 	if err != nil {
 		return nil, "", err
 	}
-	return specs, fmt.Sprintf("the rendered chart %s %s with the given values", r.ChartName, r.ChartVersion), nil
+	return installPods(all), fmt.Sprintf("the rendered chart %s %s with the given values", r.ChartName, r.ChartVersion), nil
 }
 
 // DefaultRuntimePods are the pods the gitops-runtime chart 0.30.0 runs with
@@ -160,6 +161,12 @@ func RuntimePodsFromManifest(manifest string) ([]RuntimePodSpec, error) {
 	if err != nil {
 		return nil, err
 	}
+	return installPods(all), nil
+}
+
+// installPods are the workloads of all whose pods run at install: hook
+// Jobs only for install and upgrade hooks.
+func installPods(all []RuntimePodSpec) []RuntimePodSpec {
 	var out []RuntimePodSpec
 	for _, w := range all {
 		if hook := w.Hook; w.Kind == "Job" && hook != "" {
@@ -171,6 +178,52 @@ func RuntimePodsFromManifest(manifest string) ([]RuntimePodSpec, error) {
 			}
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// renderedWorkloads are the workloads of a rendering (its objects and
+// hooks), decoded once per run and shared by the checks that read them.
+func renderedWorkloads(env *Env, r *chart.Rendering) ([]RuntimePodSpec, error) {
+	return cluster.Memo(env.Cluster, fmt.Sprintf("chart/workloads/%p", r), func() ([]RuntimePodSpec, error) {
+		return workloadsOf(append(append([]chart.Object(nil), r.Objects...), r.Hooks...))
+	})
+}
+
+// workloadsOf reads every Deployment, StatefulSet and Job of objs (their
+// JSON, converted once when they were rendered or read), hooks of every
+// kind included.
+func workloadsOf(objs []chart.Object) ([]RuntimePodSpec, error) {
+	var out []RuntimePodSpec
+	for _, o := range objs {
+		var spec RuntimePodSpec
+		switch o.Kind {
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := json.Unmarshal(o.JSON, &d); err != nil {
+				return nil, fmt.Errorf("decoding Deployment %s: %w", o.Name, err)
+			}
+			spec = RuntimePodSpec{Name: d.Name, Replicas: replicas(d.Spec.Replicas), Spec: d.Spec.Template.Spec,
+				Namespace: d.Namespace, Hook: d.Annotations["helm.sh/hook"], Template: d.Spec.Template, Deployment: &d}
+		case "StatefulSet":
+			var st appsv1.StatefulSet
+			if err := json.Unmarshal(o.JSON, &st); err != nil {
+				return nil, fmt.Errorf("decoding StatefulSet %s: %w", o.Name, err)
+			}
+			spec = RuntimePodSpec{Name: st.Name, Replicas: replicas(st.Spec.Replicas), Spec: st.Spec.Template.Spec,
+				Namespace: st.Namespace, Hook: st.Annotations["helm.sh/hook"], Template: st.Spec.Template, StatefulSet: &st}
+		case "Job":
+			var j batchv1.Job
+			if err := json.Unmarshal(o.JSON, &j); err != nil {
+				return nil, fmt.Errorf("decoding Job %s: %w", o.Name, err)
+			}
+			spec = RuntimePodSpec{Name: j.Name, Replicas: replicas(j.Spec.Parallelism), Spec: j.Spec.Template.Spec,
+				Namespace: j.Namespace, Hook: j.Annotations["helm.sh/hook"], Template: j.Spec.Template}
+		default:
+			continue
+		}
+		spec.Kind = o.Kind
+		out = append(out, spec)
 	}
 	return out, nil
 }

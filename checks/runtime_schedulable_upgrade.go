@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -273,11 +274,11 @@ func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	target, err := manifestWorkloads(u.Target.Manifest)
+	target, err := renderedWorkloads(env, u.Target)
 	if err != nil {
 		return Result{}, err
 	}
-	current, err := manifestWorkloads(u.Current.Manifest)
+	current, err := currentWorkloads(u)
 	if err != nil {
 		return Result{}, fmt.Errorf("manifest of revision %d: %w", u.Current.Version, err)
 	}
@@ -351,4 +352,14 @@ func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
 	return Pass("every pod helm upgrade starts fits on the %d Ready, schedulable nodes: %s after the rollout (the requests of %s of the release freed), %s rolled one new pod at a time beside the old ones, %s; unchanged workloads keep %s running (from %s)",
 		ready, plural(countPods(plan.after), "new or replaced pod"), plural(freedPods, "replaced pod"), plural(len(plan.surge), "Deployment"),
 		plural(countPods(plan.preHooks), "pre-upgrade hook pod"), plural(plan.kept, "pod"), source), nil
+}
+
+// currentWorkloads are the workloads of the revision an upgrade starts
+// from (its stored manifest, read once per run: chart.Upgrade.CurrentObjects).
+func currentWorkloads(u *chart.Upgrade) ([]RuntimePodSpec, error) {
+	objs, err := u.CurrentObjects()
+	if err != nil {
+		return nil, err
+	}
+	return workloadsOf(objs)
 }

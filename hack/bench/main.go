@@ -19,6 +19,9 @@
 //     and the LISTs the run with the chart made (from the audit log) in the
 //     cheapest encoding (protobuf; metadata-only for CRDs, Secrets,
 //     ConfigMaps and custom resources);
+//   - the remote mode (-rtt, default 50 ms): the plugin runs again through a
+//     TCP proxy that adds that round-trip time to every request, beside
+//     the local figures, with their request counts;
 //   - at the first size only (-kubectl-every-scale: all), the by-hand path:
 //     kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json.
 //
@@ -39,6 +42,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 )
@@ -58,6 +62,8 @@ type config struct {
 	scale
 	plugin, assets, fixtures, out, readme, plotDir string
 	runs, workers                                  int
+	// rtt is the round-trip time the remote mode adds (0: no remote mode).
+	rtt time.Duration
 	keep, kubectlEvery                             bool
 	scales                                         []int
 }
@@ -73,6 +79,7 @@ func main() {
 	flag.IntVar(&c.ReleaseBombs, "release-bombs", 10, "Helm release Secrets whose gzip payload expands to ~760 MB (decompression bombs; 0: none; not scaled)")
 	scales := flag.String("scales", "1,2,4", "size factors: for each, a fresh control plane seeded with the sizes above times the factor, then the same measurements")
 	flag.IntVar(&c.runs, "runs", 5, "runs of each measurement (the median is reported)")
+	flag.DurationVar(&c.rtt, "rtt", 50*time.Millisecond, "remote mode: the same plugin runs again through a TCP proxy on 127.0.0.1 that adds this round-trip time to every request, reported beside the local figures (0: no remote mode)")
 	flag.IntVar(&c.workers, "workers", 48, "concurrent requests while seeding")
 	flag.StringVar(&c.plugin, "plugin", "bin/kubectl-gitops_preflight", "the built plugin")
 	flag.StringVar(&c.assets, "assets", envOr("KUBEBUILDER_ASSETS", "bin/k8s"), "directory holding etcd and kube-apiserver")

@@ -84,6 +84,10 @@ type results struct {
 	scale                                   scale
 	pre, chart, post, floor, cheap, kubectl series
 	upgrade                                 series
+	// remote are the plugin runs through the latency proxy (-rtt), by the
+	// local series they repeat (pre, chart, post, upgrade).
+	remote map[*series]*series
+	rtt    time.Duration
 	// fleet are the --all-contexts runs (first scale only), one per
 	// --parallel of fleetParallels.
 	fleet                 []fleetSample
@@ -121,7 +125,8 @@ var (
 
 func (m *measurer) measure() (*results, error) {
 	r := &results{pre: series{name: "pre-install run"}, chart: series{name: "pre-install run with --chart"}, post: series{name: "--post run"},
-		floor: series{name: "JSON floor (curl)"}, cheap: series{name: "cheapest-encoding floor (curl)"}, kubectl: series{name: "kubectl get -o json"}}
+		floor: series{name: "JSON floor (curl)"}, cheap: series{name: "cheapest-encoding floor (curl)"}, kubectl: series{name: "kubectl get -o json"},
+		remote: map[*series]*series{}, rtt: m.c.rtt}
 	r.server = m.admin.Host
 	r.loadBefore = loadavg()
 	vcmd := exec.Command(m.plugin, "--version")
@@ -193,6 +198,11 @@ func (m *measurer) measure() (*results, error) {
 		}
 		fmt.Println()
 	}
+	if m.c.rtt > 0 {
+		if err := m.measureRemote(r, []remoteRun{{&r.pre, preArgs}, {&r.chart, chartArgs}, {&r.post, postArgs}}); err != nil {
+			return nil, err
+		}
+	}
 	if m.upgrade {
 		if err := m.installRelease(); err != nil {
 			return nil, err
@@ -205,6 +215,11 @@ func (m *measurer) measure() (*results, error) {
 			}
 			r.upgrade.samples = append(r.upgrade.samples, s)
 			fmt.Printf("upgrade run %d/%d: %s\n", i+1, m.c.runs, s.wall.Round(time.Millisecond))
+		}
+	}
+	if m.c.rtt > 0 && len(r.upgrade.samples) > 0 {
+		if err := m.measureRemote(r, []remoteRun{{&r.upgrade, m.upgradeArgs()}}); err != nil {
+			return nil, err
 		}
 	}
 	if m.upgrade { // the first scale: one fleet measurement is enough
@@ -258,10 +273,21 @@ func (m *measurer) measure() (*results, error) {
 // runPlugin runs the plugin once as a fresh user of group bench:plugin (so
 // that the audit log tells its requests apart).
 func (m *measurer) runPlugin(user string, args []string) (sample, error) {
+	return m.runPluginVia(user, args, "")
+}
+
+// runPluginVia is runPlugin reaching the API server through the proxy at
+// proxy ("" for none).
+func (m *measurer) runPluginVia(user string, args []string, proxy string) (sample, error) {
 	name := "bench-plugin-" + user
 	_, kc, err := m.live.AddUser(name, "system:masters", pluginGroup)
 	if err != nil {
 		return sample{}, err
+	}
+	if proxy != "" {
+		if kc, err = viaProxy(kc, proxy); err != nil {
+			return sample{}, err
+		}
 	}
 	full := append([]string{"--kubeconfig", kc, "-o", "json", "--debug-request-count", "--timeout", "2m"}, args...)
 	full = append(full, blackhole...)
@@ -336,4 +362,42 @@ func (m *measurer) execPlugin(args []string) (s sample, stdout, stderr *bytes.Bu
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	s, err = timed(cmd)
 	return s, stdout, stderr, err
+}
+
+// remoteRun is a local series and the arguments of its runs.
+type remoteRun struct {
+	local *series
+	args  []string
+}
+
+// measureRemote repeats runs through a latency proxy of m.c.rtt, -runs
+// times each, interleaved.
+func (m *measurer) measureRemote(r *results, runs []remoteRun) error {
+	target, err := serverAddr(m.adminKubeconfig)
+	if err != nil {
+		return err
+	}
+	p, err := startLatencyProxy(target, m.c.rtt)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	suffix := fmt.Sprintf(" through a %s round trip", m.c.rtt)
+	for _, run := range runs {
+		r.remote[run.local] = &series{name: run.local.name + suffix}
+	}
+	for i := 0; i < m.c.runs; i++ {
+		fmt.Printf("remote run %d/%d:", i+1, m.c.runs)
+		for k, run := range runs {
+			s, err := m.runPluginVia(fmt.Sprintf("remote-%d-%d-%d", len(r.remote), k, i), run.args, p.Addr())
+			if err != nil {
+				return err
+			}
+			rs := r.remote[run.local]
+			rs.samples = append(rs.samples, s)
+			fmt.Printf(" %s %s", run.local.name, s.wall.Round(time.Millisecond))
+		}
+		fmt.Println()
+	}
+	return nil
 }

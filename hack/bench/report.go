@@ -206,6 +206,18 @@ func targetsTable(all []*results) string {
 	p := first.post.median(wallOf)
 	fmt.Fprintf(&b, "| `--post` ≤ 1 s | %s | %s | %s |\n", first.sizeLabel(), secs(p), met(p <= 1))
 	for _, r := range all {
+		w, f := r.chart.median(wallOf), r.cheap.median(wallOf)
+		fmt.Fprintf(&b, "| pre-install run with the chart and the admission checks < 2× the cheapest-encoding floor | %s | %s | %s |\n", r.sizeLabel(), ratio(w, f), met(f > 0 && w < 2*f))
+		if len(r.upgrade.samples) > 0 {
+			u := r.upgrade.median(wallOf)
+			fmt.Fprintf(&b, "| `--upgrade` ≤ 1.5× the pre-install run with the chart | %s | %s (%s vs %s) | %s |\n", r.sizeLabel(), ratio(u, w), secs(u), secs(w), met(u <= 1.5*w))
+		}
+		for _, s := range r.remoteRows() {
+			extra := (s.remote.median(wallOf) - s.local.median(wallOf)) / r.rtt.Seconds()
+			fmt.Fprintf(&b, "| %s within 10 round trips of its local time at %s | %s | %+.1f round trips | %s |\n", s.local.name, r.rtt, r.sizeLabel(), extra, met(extra <= 10))
+		}
+	}
+	for _, r := range all {
 		m := 0.0
 		for _, s := range r.plugins() {
 			m = max(m, s.max(reqsOf), s.max(auditReqs))
@@ -280,6 +292,7 @@ func markdown(c config, all []*results, total time.Duration) string {
 			fmt.Fprintf(&b, "The `--upgrade` run (the release's revision records, Helm's upgrade action over them rendering chart 0.30.0, and one server-side dry run per changed object, sent one at a time as Helm sends them) takes %s, %s the pre-install run with the chart, with %.0f API requests (exit code %d; %s).\n\n",
 				secs(r.upgrade.median(wallOf)), ratio(r.upgrade.median(wallOf), r.chart.median(wallOf)), r.upgrade.median(reqsOf), r.upgrade.samples[0].code, statusLine(r.upgrade.samples[0].statuses))
 		}
+		b.WriteString(remoteTable(r))
 		b.WriteString(fleetReport(r))
 		fmt.Fprintf(&b, "The executable alone (`--version`): peak RSS %s, of which anonymous %s; the rest is the executable's own file pages mapped by the kernel.\n\n", mib(float64(r.baseline.rssKB)), mib(float64(r.baseline.anonKB)))
 		if len(r.pre.samples) > 0 && len(r.chart.samples) > 0 && len(r.post.samples) > 0 {
@@ -333,4 +346,36 @@ func markdown(c config, all []*results, total time.Duration) string {
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+// remotePair is a local series and the same runs through the latency proxy.
+type remotePair struct{ local, remote *series }
+
+func (r *results) remoteRows() []remotePair {
+	var out []remotePair
+	for _, s := range []*series{&r.pre, &r.chart, &r.post, &r.upgrade} {
+		if rs, ok := r.remote[s]; ok && len(rs.samples) > 0 && len(s.samples) > 0 {
+			out = append(out, remotePair{s, rs})
+		}
+	}
+	return out
+}
+
+// remoteTable sets each run's time through the latency proxy beside its
+// local time: the difference in round trips is how many requests the run
+// waits for one after another.
+func remoteTable(r *results) string {
+	rows := r.remoteRows()
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Remote mode: the same runs through a TCP proxy on 127.0.0.1 that adds %s to every round trip (half each way), as against an API server that far away; medians of %d runs.\n\n", r.rtt, len(rows[0].remote.samples))
+	b.WriteString("| run | local | remote | difference | in round trips | API requests (local / remote) |\n|---|---|---|---|---|---|\n")
+	for _, p := range rows {
+		l, m := p.local.median(wallOf), p.remote.median(wallOf)
+		fmt.Fprintf(&b, "| %s | %s | %s | %+.2f s | %+.1f | %.0f / %.0f |\n", p.local.name, secs(l), secs(m), m-l, (m-l)/r.rtt.Seconds(), p.local.median(reqsOf), p.remote.median(reqsOf))
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -9,6 +9,7 @@ package chart
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -132,8 +133,10 @@ type Object struct {
 	// their helm.sh/hook-delete-policy values.
 	Hook           bool
 	DeletePolicies []string
-	// Doc is the object's rendered YAML document.
-	Doc string
+	// Doc is the object's rendered YAML document; JSON is the same
+	// document converted once, for decoding without parsing YAML again.
+	Doc  string
+	JSON []byte
 }
 
 // Rendering is the rendered release.
@@ -228,13 +231,21 @@ func parse(doc string) (Object, bool, error) {
 	if strings.TrimSpace(doc) == "" {
 		return Object{}, false, nil
 	}
-	if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+	// One YAML parse per document: every later reading decodes the JSON.
+	j, err := yaml.YAMLToJSON([]byte(doc))
+	if err != nil {
+		return Object{}, false, fmt.Errorf("rendered manifest: %w", err)
+	}
+	if err := json.Unmarshal(j, &head); err != nil {
+		if string(j) == "null" {
+			return Object{}, false, nil
+		}
 		return Object{}, false, fmt.Errorf("rendered manifest: %w", err)
 	}
 	if head.Kind == "" {
 		return Object{}, false, nil
 	}
-	o := Object{APIVersion: head.APIVersion, Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Doc: doc}
+	o := Object{APIVersion: head.APIVersion, Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Doc: doc, JSON: j}
 	if i := strings.Index(doc, "# Source: "); i >= 0 {
 		line := doc[i+len("# Source: "):]
 		if j := strings.IndexByte(line, '\n'); j >= 0 {

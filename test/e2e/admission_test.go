@@ -54,14 +54,20 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		all := append([]string{"--only", admissionChecks, "--chart", chart, "-f", values, "-n", ns, "--release-name", runtimeRelease, "--helm-major", major}, args...)
 		return c.RunJSONReplayed(t, nil, all...)
 	}
-	install := func(t *testing.T, wantOK bool) string {
+	// install runs helm install with its hooks; wait adds --wait (every
+	// workload Available), else Helm waits for the hooks alone.
+	install := func(t *testing.T, wantOK bool, wait ...bool) string {
 		t.Helper()
 		timeout := admissionTimeout
 		if wantOK {
 			timeout = "3m"
 		}
+		args := []string{"install", runtimeRelease, chart, "-n", ns, "--create-namespace", "-f", values, "--timeout", timeout}
+		if len(wait) == 0 || wait[0] {
+			args = append(args, "--wait")
+		}
 		start := time.Now()
-		out, code := helmCmd(t, c, helmBin, "install", runtimeRelease, chart, "-n", ns, "--create-namespace", "-f", values, "--wait", "--timeout", timeout)
+		out, code := helmCmd(t, c, helmBin, args...)
 		t.Logf("helm %s install: exit %d in %s", major, code, time.Since(start).Round(100*time.Millisecond))
 		if (code == 0) != wantOK {
 			t.Errorf("helm install: exit %d, want ok=%v\n%s", code, wantOK, out)
@@ -94,7 +100,9 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		expectCheck(t, doc, "resource-quota", "pass", "does not exist yet")
 		agreeInstall(t, res, true)
 		t.Cleanup(func() { uninstall(t) })
-		install(t, true)
+		// Its hooks run and every object is created (the workloads'
+		// pods are the last scenario's --wait).
+		install(t, true, false)
 	})
 
 	t.Run("PodSecurity enforces restricted", func(t *testing.T) {
@@ -234,7 +242,8 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		waitAdmitted(t, c, ns, "enforce=baseline in force", admitted)
 		res, doc = plugin(t, "--upgrade")
 		expectCheck(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
-		out, code = helmCmd(t, c, helmBin, "upgrade", runtimeRelease, chart, "-n", ns, "-f", values, "--wait", "--timeout", "3m")
+		// The same chart and values: the hooks run, no pod template changes.
+		out, code = helmCmd(t, c, helmBin, "upgrade", runtimeRelease, chart, "-n", ns, "-f", values, "--timeout", "3m")
 		agreeUpgrade(t, "enforce baseline", res, out, code == 0)
 	})
 
