@@ -77,14 +77,14 @@ func TestAdmissionObjects(t *testing.T) {
 // TestParseRefusal reads the API server's messages of each layer.
 func TestParseRefusal(t *testing.T) {
 	for msg, want := range map[string]string{
-		`pods "validate-values-x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "validate-values" must set securityContext.allowPrivilegeEscalation=false)`: "PodSecurity restricted:latest",
-		`pods "argo-cd-redis-secret-init-abc" is forbidden: failed quota: compute: must specify limits.cpu for: secret-init; limits.memory for: secret-init`:                                                     "ResourceQuota compute",
-		`pods "x" is forbidden: exceeded quota: compute, requested: limits.cpu=2,requests.cpu=1, used: limits.cpu=39, limited: limits.cpu=40`:                                                                  "ResourceQuota compute",
-		`admission webhook "validation.gatekeeper.sh" denied the request: [psp-pods-allowed-user-ranges] Container x is attempting to run as root`:                                                               "Gatekeeper constraint psp-pods-allowed-user-ranges (webhook validation.gatekeeper.sh)",
+		`pods "validate-values-x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "validate-values" must set securityContext.allowPrivilegeEscalation=false)`:                     "PodSecurity restricted:latest",
+		`pods "argo-cd-redis-secret-init-abc" is forbidden: failed quota: compute: must specify limits.cpu for: secret-init; limits.memory for: secret-init`:                                                                           "ResourceQuota compute",
+		`pods "x" is forbidden: exceeded quota: compute, requested: limits.cpu=2,requests.cpu=1, used: limits.cpu=39, limited: limits.cpu=40`:                                                                                          "ResourceQuota compute",
+		`admission webhook "validation.gatekeeper.sh" denied the request: [psp-pods-allowed-user-ranges] Container x is attempting to run as root`:                                                                                     "Gatekeeper constraint psp-pods-allowed-user-ranges (webhook validation.gatekeeper.sh)",
 		"admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/codefresh/x was blocked due to the following policies \n\nrequire-run-as-nonroot:\n  run-as-non-root: 'Running as root is not allowed.'": "Kyverno policy require-run-as-nonroot, rule run-as-non-root (webhook validate.kyverno.svc-fail)",
-		`Internal error occurred: failed calling webhook "policy.example": failed to call webhook: Post "https://policy.svc:443/validate": no endpoints available for service "policy"`: "webhook policy.example (unreachable)",
-		`pods "x" is forbidden: error looking up service account codefresh/validate-values-sa: serviceaccount "validate-values-sa" not found`:                                                   "ServiceAccount codefresh/validate-values-sa",
-		`pods "x" is forbidden: maximum cpu usage per Container is 500m, but limit is 1`: "LimitRange",
+		`Internal error occurred: failed calling webhook "policy.example": failed to call webhook: Post "https://policy.svc:443/validate": no endpoints available for service "policy"`:                                                "webhook policy.example (unreachable)",
+		`pods "x" is forbidden: error looking up service account codefresh/validate-values-sa: serviceaccount "validate-values-sa" not found`:                                                                                          "ServiceAccount codefresh/validate-values-sa",
+		`pods "x" is forbidden: maximum cpu usage per Container is 500m, but limit is 1`:                                                                                                                                               "LimitRange",
 	} {
 		if got := ParseRefusal(msg).Short(); got != want {
 			t.Errorf("ParseRefusal(%q).Short() = %q, want %q", msg, got, want)

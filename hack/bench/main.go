@@ -63,9 +63,9 @@ type config struct {
 	plugin, assets, fixtures, out, readme, plotDir string
 	runs, workers                                  int
 	// rtt is the round-trip time the remote mode adds (0: no remote mode).
-	rtt time.Duration
-	keep, kubectlEvery                             bool
-	scales                                         []int
+	rtt                time.Duration
+	keep, kubectlEvery bool
+	scales             []int
 }
 
 func main() {

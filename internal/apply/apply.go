@@ -322,4 +322,3 @@ func (g *getter) ToRESTMapper() (meta.RESTMapper, error) {
 func (g *getter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	return clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
 }
-

@@ -22,9 +22,9 @@ type Exchange struct {
 	// Method, URI (path and query, without the timeout parameter), Accept
 	// and BodySHA (sha256 hex of the request body, "" for none) identify
 	// the request.
-	Method  string `json:"method"`
-	URI     string `json:"uri"`
-	Accept  string `json:"accept,omitempty"`
+	Method string `json:"method"`
+	URI    string `json:"uri"`
+	Accept string `json:"accept,omitempty"`
 	// A dry run is identified by its replay key (cluster.ReplayKeyHeader)
 	// in place of its body's digest.
 	BodySHA string `json:"bodySHA256,omitempty"`

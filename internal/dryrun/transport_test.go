@@ -83,4 +83,3 @@ func TestDeleteBodyIsADryRun(t *testing.T) {
 		t.Errorf("%d requests reached the server, want 1 (the non-JSON DELETE refused)", sent)
 	}
 }
-

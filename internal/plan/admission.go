@@ -31,11 +31,11 @@ var chartWorkloadValues = map[string]WorkloadValues{
 		PodSecurityContext:       "argo-cd.redisSecretInit.securityContext",
 		ContainerSecurityContext: "argo-cd.redisSecretInit.containerSecurityContext",
 	},
-	"argo-cd-server": {Resources: "argo-cd.server.resources", ContainerSecurityContext: "argo-cd.server.containerSecurityContext"},
-	"argo-cd-repo-server": {Resources: "argo-cd.repoServer.resources", ContainerSecurityContext: "argo-cd.repoServer.containerSecurityContext"},
-	"argo-cd-application-controller": {Resources: "argo-cd.controller.resources", ContainerSecurityContext: "argo-cd.controller.containerSecurityContext"},
+	"argo-cd-server":                    {Resources: "argo-cd.server.resources", ContainerSecurityContext: "argo-cd.server.containerSecurityContext"},
+	"argo-cd-repo-server":               {Resources: "argo-cd.repoServer.resources", ContainerSecurityContext: "argo-cd.repoServer.containerSecurityContext"},
+	"argo-cd-application-controller":    {Resources: "argo-cd.controller.resources", ContainerSecurityContext: "argo-cd.controller.containerSecurityContext"},
 	"argo-cd-applicationset-controller": {Resources: "argo-cd.applicationSet.resources", ContainerSecurityContext: "argo-cd.applicationSet.containerSecurityContext"},
-	"argo-cd-redis": {Resources: "argo-cd.redis.resources", ContainerSecurityContext: "argo-cd.redis.containerSecurityContext"},
+	"argo-cd-redis":                     {Resources: "argo-cd.redis.resources", ContainerSecurityContext: "argo-cd.redis.containerSecurityContext"},
 }
 
 // hookObjectSwitches are the hook objects (other than Jobs) the chart
