@@ -650,3 +650,15 @@ func dedupe(s []string) []string {
 	}
 	return out
 }
+
+// identityAndLevel are what the admission checks' messages and hints name:
+// who the dry runs were judged as, and the strictest Pod Security Standard
+// every planned pod meets.
+func identityAndLevel(ctx context.Context, env *Env, pods []*corev1.Pod) (dryrun.Identity, string, error) {
+	e, err := dryRunEngine(env)
+	if err != nil {
+		return dryrun.Identity{}, "", err
+	}
+	level, err := strictestLevel(pods)
+	return e.Identity(ctx), level, err
+}

@@ -42,13 +42,8 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	e, err := dryRunEngine(env)
-	if err != nil {
-		return Result{}, err
-	}
-	who := e.Identity(ctx)
+	who, level, err := identityAndLevel(ctx, env, plannedPods(env, p))
 	ns := p.Namespace
-	level, err := strictestLevel(plannedPods(env, p))
 	if err != nil {
 		return Result{}, err
 	}

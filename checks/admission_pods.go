@@ -94,13 +94,8 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	e, err := dryRunEngine(env)
-	if err != nil {
-		return Result{}, err
-	}
-	who := e.Identity(ctx)
+	who, level, err := identityAndLevel(ctx, env, runs.pods)
 	ns := p.Namespace
-	level, err := strictestLevel(runs.pods)
 	if err != nil {
 		return Result{}, err
 	}

@@ -17,7 +17,6 @@ import (
 	schedcorev1 "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -231,37 +230,11 @@ func workloadsOf(objs []chart.Object) ([]RuntimePodSpec, error) {
 // manifestWorkloads reads every Deployment, StatefulSet and Job of a
 // manifest, hooks of every kind included.
 func manifestWorkloads(manifest string) ([]RuntimePodSpec, error) {
-	var out []RuntimePodSpec
-	for _, doc := range splitYAML(manifest) {
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
-			return nil, fmt.Errorf("decoding manifest document: %w", err)
-		}
-		switch meta.Kind {
-		case "Deployment":
-			var d appsv1.Deployment
-			if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
-				return nil, fmt.Errorf("decoding Deployment: %w", err)
-			}
-			out = append(out, RuntimePodSpec{Name: d.Name, Replicas: replicas(d.Spec.Replicas), Spec: d.Spec.Template.Spec,
-				Kind: meta.Kind, Namespace: d.Namespace, Hook: d.Annotations["helm.sh/hook"], Template: d.Spec.Template, Deployment: &d})
-		case "StatefulSet":
-			var s appsv1.StatefulSet
-			if err := yaml.Unmarshal([]byte(doc), &s); err != nil {
-				return nil, fmt.Errorf("decoding StatefulSet: %w", err)
-			}
-			out = append(out, RuntimePodSpec{Name: s.Name, Replicas: replicas(s.Spec.Replicas), Spec: s.Spec.Template.Spec,
-				Kind: meta.Kind, Namespace: s.Namespace, Hook: s.Annotations["helm.sh/hook"], Template: s.Spec.Template, StatefulSet: &s})
-		case "Job":
-			var j batchv1.Job
-			if err := yaml.Unmarshal([]byte(doc), &j); err != nil {
-				return nil, fmt.Errorf("decoding Job: %w", err)
-			}
-			out = append(out, RuntimePodSpec{Name: j.Name, Replicas: replicas(j.Spec.Parallelism), Spec: j.Spec.Template.Spec,
-				Kind: meta.Kind, Namespace: j.Namespace, Hook: j.Annotations["helm.sh/hook"], Template: j.Spec.Template})
-		}
+	objs, err := chart.ManifestObjects(manifest)
+	if err != nil {
+		return nil, fmt.Errorf("decoding manifest document: %w", err)
 	}
-	return out, nil
+	return workloadsOf(objs)
 }
 
 func splitYAML(manifest string) []string {

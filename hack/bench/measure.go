@@ -373,7 +373,7 @@ type remoteRun struct {
 // measureRemote repeats runs through a latency proxy of m.c.rtt, -runs
 // times each, interleaved.
 func (m *measurer) measureRemote(r *results, runs []remoteRun) error {
-	target, err := serverAddr(m.adminKubeconfig)
+	target, err := serverAddr(m.admin)
 	if err != nil {
 		return err
 	}

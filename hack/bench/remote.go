@@ -1,13 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -131,18 +131,11 @@ func viaProxy(path, proxyAddr string) (string, error) {
 	return out, nil
 }
 
-// serverAddr is the host:port of the kubeconfig's (first) cluster.
-func serverAddr(path string) (string, error) {
-	cfg, err := clientcmd.LoadFromFile(path)
+// serverAddr is the host:port of the API server of the REST config cfg.
+func serverAddr(cfg *rest.Config) (string, error) {
+	u, err := url.Parse(cfg.Host)
 	if err != nil {
 		return "", err
 	}
-	for _, c := range cfg.Clusters {
-		u, err := url.Parse(c.Server)
-		if err != nil {
-			return "", err
-		}
-		return u.Host, nil
-	}
-	return "", fmt.Errorf("kubeconfig %s names no cluster", path)
+	return u.Host, nil
 }

@@ -3,7 +3,9 @@
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok's simulated
 // nodes (bin/k8s, `make test-binaries`). A community Argo CD runs on one node
 // too small for the runtime; the plugin says what will break; `--fix --yes`
-// adopts the Argo CD CRDs; the node pool grows; real Helm installs the
+// adopts the Argo CD CRDs; the node pool grows; the runtime namespace
+// enforces PodSecurity restricted and the admission checks name the hook
+// Jobs it would refuse and the label that fixes it; real Helm installs the
 // gitops-runtime chart with its hooks; `--post` shows the runtime healthy or
 // names the pod that is not. Then the upgrade story (upgrade.go) and the
 // fleet story (fleet.go: --all-contexts over two clusters, --bundle and
@@ -250,6 +252,32 @@ func run(plugin, fixtures, logPath string) error {
 			}
 		}
 		return d.preflight(append([]string{"--only", "node-resources,runtime-schedulable,argo-crds-ownership,helm-ownership,chart-renders"}, pre...)...)
+	}); err != nil {
+		return err
+	}
+
+	admission := append([]string{"--only", "admission-objects,admission-pods,resource-quota,admission-webhooks"}, pre...)
+	if err := d.step("The platform team's namespace enforces PodSecurity restricted", func() error {
+		if err := d.kubectl("create", "namespace", "codefresh"); err != nil {
+			return err
+		}
+		if err := d.kubectl("label", "namespace", "codefresh", "pod-security.kubernetes.io/enforce=restricted"); err != nil {
+			return err
+		}
+		// The API server's PodSecurity admission reads namespace labels
+		// through an informer: give it a moment.
+		time.Sleep(2 * time.Second)
+		d.say("The chart's hook Jobs set no securityContext: their pods would be refused and helm install would wait for them until its timeout. The dry runs say so now, and what fixes it.", 3, 3)
+		return d.preflight(admission...)
+	}); err != nil {
+		return err
+	}
+	if err := d.step("Label the namespace as the hint says: every pod of the release meets baseline", func() error {
+		if err := d.kubectl("label", "namespace", "codefresh", "pod-security.kubernetes.io/enforce=baseline", "--overwrite"); err != nil {
+			return err
+		}
+		time.Sleep(2 * time.Second)
+		return d.preflight(admission...)
 	}); err != nil {
 		return err
 	}
