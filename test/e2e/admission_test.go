@@ -105,6 +105,18 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		install(t, true, false)
 	})
 
+	// Dry runs are authorized like the writes they stand for: judged as
+	// an identity (--as) that may create nothing, the checks skip naming
+	// the permission, never guess.
+	t.Run("as an identity without the rights to install", func(t *testing.T) {
+		_, doc := plugin(t, "--as", "e2e-no-rights")
+		ch := expectCheck(t, doc, "admission-objects", "skip", "no permission to create", "as user e2e-no-rights")
+		if !strings.Contains(ch.Message, "impersonated") {
+			t.Errorf("the message does not say the identity is impersonated: %s", ch.Message)
+		}
+		expectCheck(t, doc, "admission-pods", "skip", "no permission to create pods in namespace codefresh")
+	})
+
 	t.Run("PodSecurity enforces restricted", func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		label(t, "pod-security.kubernetes.io/enforce=restricted")
