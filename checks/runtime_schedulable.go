@@ -237,16 +237,6 @@ func manifestWorkloads(manifest string) ([]RuntimePodSpec, error) {
 	return workloadsOf(objs)
 }
 
-func splitYAML(manifest string) []string {
-	var docs []string
-	for _, d := range strings.Split("\n"+manifest, "\n---") {
-		if strings.TrimSpace(d) != "" {
-			docs = append(docs, d)
-		}
-	}
-	return docs
-}
-
 func replicas(r *int32) int {
 	if r == nil {
 		return 1
