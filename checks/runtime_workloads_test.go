@@ -104,3 +104,25 @@ status:
 		t.Errorf("first line %q does not say the missing Secret is expected until the runtime registers", first)
 	}
 }
+
+// TestRuntimeWorkloadsPodsRefused: a Deployment without pods whose
+// ReplicaSet's FailedCreate events say why names the policy that refuses
+// them, and the hint says what fixes it.
+func TestRuntimeWorkloadsPodsRefused(t *testing.T) {
+	ns := DefaultNamespace
+	one := int32(1)
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cap-app-proxy", Annotations: map[string]string{"meta.helm.sh/release-name": DefaultReleaseName}},
+		Spec:       appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "cap-app-proxy"}}},
+	}
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rs.1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "ReplicaSet", Namespace: ns, Name: "cap-app-proxy-7d9f"},
+		Type:           corev1.EventTypeWarning, Reason: "FailedCreate", Count: 7, LastTimestamp: metav1.NewTime(time.Now()),
+		Message:        `Error creating: pods "cap-app-proxy-7d9f-x" is forbidden: failed quota: compute: must specify limits.cpu for: cap-app-proxy`}
+	env, _ := postEnv(t, Inputs{}, []runtime.Object{dep, ev})
+	res, err := runRuntimeWorkloads(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcome{StatusFail, []string{"refused by ResourceQuota compute", "LimitRange"}}.expect(t, res)
+}
