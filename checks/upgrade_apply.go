@@ -66,7 +66,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 		}
 	}
 	who := fmt.Sprintf("Helm %d (%s), %s", major, from, method)
-	refused, err := apply.DryRun(ctx, e, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
+	refused, err := apply.DryRun(ctx, e, env.Cluster.ObjectsJSON, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
 		Current: up.Current.Manifest, Target: up.TargetManifest}, method)
 	if _, ok := cluster.AsNotRecorded(err); ok {
 		// A replay without the answer: an error naming the request.

@@ -71,18 +71,19 @@ type Upgrade struct {
 // write a dry run) with method m, and returns the refusals (none: the API
 // server takes it). Each changed or created object is its own request, up
 // to dryrun.Limit at once; the objects Helm reads before it writes are read
-// once, by kind and namespace (live). The error is a failure to try at all
+// once, by kind and namespace, through list (the run's shared lists; nil:
+// each object read once by itself). The error is a failure to try at all
 // (the manifests do not build against the cluster's API, the API server
 // is unreachable, a replay had no answer).
-func DryRun(ctx context.Context, e *dryrun.Engine, u Upgrade, m Method) ([]Refusal, error) {
-	refused, err := dryRun(ctx, e, u, m)
+func DryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Method) ([]Refusal, error) {
+	refused, err := dryRun(ctx, e, list, u, m)
 	if err := e.Unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
 }
 
-func dryRun(ctx context.Context, e *dryrun.Engine, u Upgrade, m Method) ([]Refusal, error) {
+func dryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Method) ([]Refusal, error) {
 	c, l, err := newClient(e, u.Namespace)
 	if err != nil {
 		return nil, err
@@ -98,7 +99,7 @@ func dryRun(ctx context.Context, e *dryrun.Engine, u Upgrade, m Method) ([]Refus
 	if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
 		return nil, err
 	}
-	if err := l.prefetch(ctx, e, original, target); err != nil {
+	if err := l.prefetch(ctx, e, list, original, target); err != nil {
 		return nil, err
 	}
 	if m == ServerSideApply {
@@ -197,15 +198,15 @@ type Existing struct {
 // refusals, each with the API server's reason ("Apply failed with 1
 // conflict: conflict with \"kubectl\" ...: .spec.versions"); the error is
 // a failure to try.
-func DryRunExisting(ctx context.Context, e *dryrun.Engine, ex Existing) ([]Refusal, error) {
-	refused, err := dryRunExisting(ctx, e, ex)
+func DryRunExisting(ctx context.Context, e *dryrun.Engine, list Lister, ex Existing) ([]Refusal, error) {
+	refused, err := dryRunExisting(ctx, e, list, ex)
 	if err := e.Unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
 }
 
-func dryRunExisting(ctx context.Context, e *dryrun.Engine, ex Existing) ([]Refusal, error) {
+func dryRunExisting(ctx context.Context, e *dryrun.Engine, list Lister, ex Existing) ([]Refusal, error) {
 	c, l, err := newClient(e, ex.Namespace)
 	if err != nil {
 		return nil, err
@@ -217,7 +218,7 @@ func dryRunExisting(ctx context.Context, e *dryrun.Engine, ex Existing) ([]Refus
 	if err := objs.Visit(releaseMetadata(ex.Release, ex.Namespace)); err != nil {
 		return nil, err
 	}
-	if err := l.prefetch(ctx, e, objs); err != nil {
+	if err := l.prefetch(ctx, e, list, objs); err != nil {
 		return nil, err
 	}
 	return serverSideApply(ctx, e, objs, false)

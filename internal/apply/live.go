@@ -14,7 +14,6 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
@@ -134,69 +133,49 @@ func collectionPath(gvr schema.GroupVersionResource, ns string) string {
 	return p + "/" + gvr.Resource
 }
 
-// notListed are kinds read one object at a time however many the release
-// has: a LIST of them would carry much more than the release's (every CRD
-// of the cluster, whole; every Secret of the namespace, Helm's release
-// records among them).
-var notListed = map[schema.GroupResource]bool{
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
-	{Resource: "secrets"}: true,
-}
+// Lister lists every object of a kind in a namespace ("" for cluster-wide)
+// whole, by namespace/name, as JSON: the run's own shared list
+// (cluster.Snapshot.ObjectsJSON), so that no kind is listed twice in a run.
+// It refuses the kinds it does not list whole (Secrets, CRDs): those are
+// read one object at a time.
+type Lister func(gvr schema.GroupVersionResource, namespace string) (map[string][]byte, error)
 
-// prefetch lists, through e (concurrently, bounded), every kind and
-// namespace that holds two or more of infos, and keeps the objects.
-func (l *live) prefetch(ctx context.Context, e *dryrun.Engine, infos ...kube.ResourceList) error {
+// prefetch lists, through list (concurrently, bounded by e), every kind
+// and namespace that holds two or more of infos, and keeps the objects.
+func (l *live) prefetch(ctx context.Context, e *dryrun.Engine, list Lister, infos ...kube.ResourceList) error {
 	type group struct {
 		gvr schema.GroupVersionResource
 		ns  string
 	}
 	count := map[group]int{}
 	var groups []group
-	for _, list := range infos {
-		for _, info := range list {
+	for _, li := range infos {
+		for _, info := range li {
 			ns := ""
 			if info.Namespaced() {
 				ns = info.Namespace
 			}
 			g := group{info.Mapping.Resource, ns}
-			if notListed[g.gvr.GroupResource()] {
-				continue
-			}
 			if count[g]++; count[g] == 2 {
 				groups = append(groups, g)
 			}
 		}
 	}
-	if len(groups) == 0 {
+	if list == nil || len(groups) == 0 {
 		return nil
 	}
-	dyn, err := dynamic.NewForConfig(e.RESTConfig())
-	if err != nil {
-		return err
-	}
 	// A kind that cannot be listed is read one object at a time.
-	e.Go(ctx, len(groups), func(ctx context.Context, i int) {
+	e.Go(ctx, len(groups), func(_ context.Context, i int) {
 		g := groups[i]
-		var res dynamic.ResourceInterface = dyn.Resource(g.gvr)
-		if g.ns != "" {
-			res = dyn.Resource(g.gvr).Namespace(g.ns)
-		}
-		list, err := res.List(ctx, metav1.ListOptions{})
+		objs, err := list(g.gvr, g.ns)
 		if err != nil {
 			return
 		}
 		coll := collectionPath(g.gvr, g.ns)
-		objs := map[string][]byte{}
-		for _, item := range list.Items {
-			b, err := json.Marshal(&item)
-			if err != nil {
-				return
-			}
-			objs[coll+"/"+item.GetName()] = b
-		}
 		l.mu.Lock()
 		for k, v := range objs {
-			l.objects[k] = v
+			_, name, _ := strings.Cut(k, "/")
+			l.objects[coll+"/"+name] = v
 		}
 		l.listed[coll] = true
 		l.mu.Unlock()

@@ -1,9 +1,14 @@
 package cluster
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 )
@@ -69,6 +74,9 @@ func (s *Snapshot) Objects(gvr schema.GroupVersionResource, namespace string) (m
 		if out, ok := s.objectsFromWorkloads(gvr, namespace); ok {
 			return out, nil
 		}
+		if s.whole && !NotWhole(gvr.GroupResource()) {
+			return s.objectsFromWhole(gvr, namespace)
+		}
 		err := s.eachMeta(gvr, namespace, metav1.ListOptions{}, func(m *metav1.PartialObjectMetadata) {
 			out[m.Namespace+"/"+m.Name] = ObjectMeta{
 				Namespace: m.Namespace, Name: m.Name,
@@ -109,4 +117,64 @@ func (s *Snapshot) objectsFromWorkloads(gvr schema.GroupVersionResource, namespa
 		}
 	}
 	return out, true
+}
+
+// NotWhole are the kinds ObjectsJSON does not list: a LIST of them would
+// carry much more than a run needs (every CRD of the cluster, whole; every
+// Secret of a namespace, Helm's release records among them).
+func NotWhole(gr schema.GroupResource) bool {
+	return gr == schema.GroupResource{Resource: "secrets"} || gr == CRDResource.GroupResource()
+}
+
+// SetWholeLists makes Objects read the objects whole (ObjectsJSON) rather
+// than their metadata, for the kinds ObjectsJSON lists: a run that needs
+// them whole (an upgrade's dry runs, whose three-way merges read the live
+// objects) then lists each kind once. Call it before the first list.
+func (s *Snapshot) SetWholeLists() { s.whole = true }
+
+// ObjectsJSON lists every object of resource gvr in namespace ("" =
+// cluster-wide or cluster-scoped) whole, once per snapshot: each object's
+// JSON (apiVersion and kind set) by namespace/name. It refuses the kinds of
+// NotWhole.
+func (s *Snapshot) ObjectsJSON(gvr schema.GroupVersionResource, namespace string) (map[string][]byte, error) {
+	if NotWhole(gvr.GroupResource()) {
+		return nil, fmt.Errorf("%s are not listed whole", gvr.Resource)
+	}
+	return Memo(s, "objects-whole/"+gvr.String()+"/"+namespace, func() (map[string][]byte, error) {
+		out := map[string][]byte{}
+		err := each(s.ctx, gvr.Resource, namespace, metav1.ListOptions{},
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return s.clients.Dynamic.Resource(gvr).Namespace(namespace).List(ctx, o)
+			},
+			func(obj runtime.Object) error {
+				u, ok := obj.(*unstructured.Unstructured)
+				if !ok {
+					return fmt.Errorf("unexpected %T in %s list", obj, gvr.Resource)
+				}
+				b, err := u.MarshalJSON()
+				if err != nil {
+					return err
+				}
+				out[u.GetNamespace()+"/"+u.GetName()] = b
+				return nil
+			})
+		return out, err
+	})
+}
+
+// objectsFromWhole answers Objects from ObjectsJSON.
+func (s *Snapshot) objectsFromWhole(gvr schema.GroupVersionResource, namespace string) (map[string]ObjectMeta, error) {
+	whole, err := s.ObjectsJSON(gvr, namespace)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]ObjectMeta, len(whole))
+	for k, b := range whole {
+		var m metav1.PartialObjectMetadata
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+		out[k] = ObjectMeta{Namespace: m.Namespace, Name: m.Name, Labels: copyMap(m.Labels), Annotations: copyMap(m.Annotations), ResourceVersion: m.ResourceVersion}
+	}
+	return out, nil
 }

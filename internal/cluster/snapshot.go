@@ -44,6 +44,8 @@ type Snapshot struct {
 	// cluster-wide list is forbidden; scoped names the resources so read.
 	fallbackNS string
 	scoped     map[string]bool
+	// whole makes Objects read whole objects (SetWholeLists).
+	whole bool
 }
 
 // SetNamespaceFallback makes the cluster-wide lists of Deployments,

@@ -44,6 +44,12 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			// Rights in the runtime namespace are enough after the install.
 			snap.SetNamespaceFallback(c.Inputs.Namespace)
 		}
+		if c.Mode == checks.ModeUpgrade {
+			// upgrade-apply's three-way merges read the release's objects
+			// whole: the other checks' lists of those kinds are the same
+			// lists (each kind listed once).
+			snap.SetWholeLists()
+		}
 		if c.Record != nil && c.Mode == checks.ModePost && s.Clients != nil && s.Clients.Kube != nil {
 			// The chart's validation hook Jobs, their pods' logs and events,
 			// kept for the bundle as soon as the run sees them (Kubernetes
