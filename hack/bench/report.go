@@ -289,7 +289,7 @@ func markdown(c config, all []*results, total time.Duration) string {
 		}
 		b.WriteString("\n")
 		if len(r.upgrade.samples) > 0 {
-			fmt.Fprintf(&b, "The `--upgrade` run (the release's revision records, Helm's upgrade action over them rendering chart 0.30.0, and one server-side dry run per changed object, sent one at a time as Helm sends them) takes %s, %s the pre-install run with the chart, with %.0f API requests (exit code %d; %s).\n\n",
+			fmt.Fprintf(&b, "The `--upgrade` run (the release's revision records, Helm's upgrade action over them rendering chart 0.30.0, and one server-side dry run per changed or created object as Helm's own code computes it, 8 at a time, the live objects read once per kind) takes %s, %s the pre-install run with the chart, with %.0f API requests (exit code %d; %s).\n\n",
 				secs(r.upgrade.median(wallOf)), ratio(r.upgrade.median(wallOf), r.chart.median(wallOf)), r.upgrade.median(reqsOf), r.upgrade.samples[0].code, statusLine(r.upgrade.samples[0].statuses))
 		}
 		b.WriteString(remoteTable(r))
