@@ -621,7 +621,7 @@ func admissionSetup(ctx context.Context, env *Env) (*admissionPlan, *Result, err
 	return p, nil, nil
 }
 
-// impactOf is the impact of a refusal Helm meets: install-fails before an
+// helmFails is the impact of a refusal Helm meets: install-fails before an
 // install, upgrade-fails before an upgrade.
 func helmFails(env *Env) Impact {
 	if env.Upgrading() {

@@ -55,6 +55,8 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 	for i, v := range runs.verdicts {
 		o := p.Objects[i]
 		switch {
+		case v.NotJudged != "" && o.Namespaced && !p.NamespaceExists:
+			continue // namespaceNotes says so, once
 		case v.NotJudged != "":
 			notJudged = append(notJudged, o.label()+": "+v.NotJudged)
 			continue
