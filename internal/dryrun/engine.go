@@ -125,7 +125,8 @@ type Identity struct {
 	// (authentication.k8s.io/v1); empty when it could not tell.
 	User   string
 	Groups []string
-	// Impersonated is true when the config impersonates (--as, --as-group).
+	// Impersonated is true when the config impersonates (--as, --as-group):
+	// User and Groups are then the impersonated ones.
 	Impersonated bool
 }
 
@@ -145,9 +146,6 @@ func (i Identity) String() string {
 	}
 	if len(groups) > 0 {
 		s += " (groups " + strings.Join(groups, ", ") + ")"
-	}
-	if i.Impersonated {
-		s += ", impersonated"
 	}
 	return s
 }

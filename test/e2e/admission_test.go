@@ -110,10 +110,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// the permission, never guess.
 	t.Run("as an identity without the rights to install", func(t *testing.T) {
 		_, doc := plugin(t, "--as", "e2e-no-rights")
-		ch := expectCheck(t, doc, "admission-objects", "skip", "no permission to create", "as user e2e-no-rights")
-		if !strings.Contains(ch.Message, "impersonated") {
-			t.Errorf("the message does not say the identity is impersonated: %s", ch.Message)
-		}
+		expectCheck(t, doc, "admission-objects", "skip", "no permission to create", "as user e2e-no-rights")
 		expectCheck(t, doc, "admission-pods", "skip", "no permission to create pods in namespace codefresh")
 	})
 
