@@ -48,7 +48,7 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	var refused, rbac, notJudged []string
-	var hints []string
+	var groups refusalGroups
 	var refs []ObjectRef
 	warned := map[string][]string{}
 	sent := 0
@@ -68,7 +68,7 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 		if v.Refused != nil {
 			refused = append(refused, fmt.Sprintf("%s: %s: %s", o.label(), v.Refused.Short(), v.Refused.Detail))
 			refs = append(refs, o.ref())
-			hints = appendUnique(hints, fixFor(*v.Refused, o.Obj.Name, false, p, ns, level))
+			groups.add(*v.Refused, o.Obj.Name)
 		}
 		for _, w := range v.Warnings {
 			warned[w] = append(warned[w], o.label())
@@ -98,7 +98,7 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 	case len(refused) > 0:
 		msg := fmt.Sprintf("the API server refuses %d of the %d %s (dry runs as %s); helm stops at the first:\n%s",
 			len(refused), sent, pluralWord(sent, what), who, strings.Join(first(refused, 8), "\n"))
-		return Fail("%s", withNotes(msg, notes)).WithHint(strings.Join(hints, " | ")).WithObjects(refs...).WithEffect(helmFails(env)), nil
+		return Fail("%s", withNotes(msg, notes)).WithHint(groups.hints(false, p, ns, level)).WithObjects(refs...).WithEffect(helmFails(env)), nil
 	case len(rbac) > 0 && sent == 0:
 		return rbacSkip(env, who, rbac), nil
 	}

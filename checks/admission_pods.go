@@ -100,6 +100,7 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	var refused, rbac, hints, notes []string
+	var groups refusalGroups
 	var refs []ObjectRef
 	hookFails := false
 	warned := map[string][]string{}
@@ -129,7 +130,7 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		if v.Refused != nil {
 			refused = append(refused, fmt.Sprintf("%s: %s: %s", w.label(), v.Refused.Short(), v.Refused.Detail))
 			refs = append(refs, w.ref())
-			hints = appendUnique(hints, fixFor(*v.Refused, w.Spec.Name, true, p, ns, level))
+			groups.add(*v.Refused, w.Spec.Name)
 			hookFails = hookFails || w.isHook()
 			continue
 		}
@@ -164,6 +165,9 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 			tail = "helm waits for the hook Jobs until --timeout and fails (the Job controller's FailedCreate events repeat the refusal)"
 		}
 		msg := fmt.Sprintf("%s of the %d workloads will not run as %s: %s:\n%s", plural(len(refused), "pod"), sent, who, tail, strings.Join(first(refused, 8), "\n"))
+		if h := groups.hints(true, p, ns, level); h != "" {
+			hints = append([]string{h}, hints...)
+		}
 		return Fail("%s", withNotes(msg, notes)).WithHint(strings.Join(hints, " | ")).WithObjects(refs...).WithEffect(effect), nil
 	}
 	if len(rbac) > 0 && sent == 0 {

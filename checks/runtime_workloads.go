@@ -138,7 +138,7 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 			if e.Reason == "FailedCreate" {
 				if r := ParseRefusal(e.Message); r.Layer != LayerOther {
 					lines = append(lines, "    refused by "+r.Short())
-					admissionHint = appendUnique(admissionHint, fixFor(r, w.Name, true, &admissionPlan{Chart: "gitops-runtime"}, ns, ""))
+					admissionHint = appendUnique(admissionHint, fixFor(r, []string{w.Name}, true, &admissionPlan{Chart: "gitops-runtime"}, ns, ""))
 				}
 			}
 		}

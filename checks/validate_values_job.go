@@ -198,7 +198,7 @@ func refusedJobPod(env *Env, job cluster.Job) (Result, bool, error) {
 		p := &admissionPlan{Chart: "gitops-runtime"}
 		msg := fmt.Sprintf("Job %s has no pod: the API server refuses it (%s, FailedCreate x%d): %s; helm waits for the hook until --timeout",
 			job.Name, r.Short(), max(e.Count, 1), r.Detail)
-		hint := fixFor(r, job.Name, true, p, job.Namespace, "")
+		hint := fixFor(r, []string{job.Name}, true, p, job.Namespace, "")
 		return Fail("%s", msg).WithHint(hint).WithObjects(ObjectRef{Kind: "Job", Namespace: job.Namespace, Name: job.Name}), true, nil
 	}
 	return Result{}, false, nil
