@@ -118,7 +118,7 @@ func TestRuntimeWorkloadsPodsRefused(t *testing.T) {
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rs.1"},
 		InvolvedObject: corev1.ObjectReference{Kind: "ReplicaSet", Namespace: ns, Name: "cap-app-proxy-7d9f"},
 		Type:           corev1.EventTypeWarning, Reason: "FailedCreate", Count: 7, LastTimestamp: metav1.NewTime(time.Now()),
-		Message:        `Error creating: pods "cap-app-proxy-7d9f-x" is forbidden: failed quota: compute: must specify limits.cpu for: cap-app-proxy`}
+		Message: `Error creating: pods "cap-app-proxy-7d9f-x" is forbidden: failed quota: compute: must specify limits.cpu for: cap-app-proxy`}
 	env, _ := postEnv(t, Inputs{}, []runtime.Object{dep, ev})
 	res, err := runRuntimeWorkloads(context.Background(), env)
 	if err != nil {
