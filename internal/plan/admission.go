@@ -1,5 +1,7 @@
 package plan
 
+import "sort"
+
 // WorkloadValues are the values of the gitops-runtime chart that shape one
 // workload's pods: where its containers' resources and its pod and
 // container securityContext are set, and the value that removes it (a hook
@@ -68,11 +70,12 @@ func ChartObjectRemoval(name string) (value, cost string, ok bool) {
 	return v.Remove, v.RemoveCost, true
 }
 
-// ChartWorkloadNames are the workloads ChartWorkloadValues knows.
+// ChartWorkloadNames are the workloads ChartWorkloadValues knows, sorted.
 func ChartWorkloadNames() []string {
 	out := make([]string, 0, len(chartWorkloadValues))
 	for n := range chartWorkloadValues {
 		out = append(out, n)
 	}
+	sort.Strings(out)
 	return out
 }
