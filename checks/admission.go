@@ -662,3 +662,14 @@ func identityAndLevel(ctx context.Context, env *Env, pods []*corev1.Pod) (dryrun
 	level, err := strictestLevel(pods)
 	return e.Identity(ctx), level, err
 }
+
+// warningLines are the admission warnings of a run, one line each with the
+// objects (up to three) it was given for, sorted.
+func warningLines(warned map[string][]string) []string {
+	var lines []string
+	for w, objs := range warned {
+		lines = append(lines, fmt.Sprintf("%s: %s", strings.Join(first(objs, 3), ", "), w))
+	}
+	sort.Strings(lines)
+	return lines
+}

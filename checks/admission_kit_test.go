@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,10 +23,8 @@ import (
 // admissionChart writes the chart and returns its directory.
 func admissionChart(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "gitops-runtime")
-	files := map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: gitops-runtime\nversion: 0.30.0\n",
-		"templates/hook.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+	return targetChart(t, "0.30.0", "", map[string]string{
+		"hook.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
   name: validate-values-cr
@@ -64,7 +60,7 @@ spec:
       - name: validate-values
         image: quay.io/codefresh/gitops-runtime-installer:0.30.0
 `,
-		"templates/app.yaml": `apiVersion: v1
+		"app.yaml": `apiVersion: v1
 kind: ServiceAccount
 metadata:
   name: gitops-operator
@@ -96,17 +92,7 @@ spec:
           requests: {cpu: 100m, memory: 128Mi}
           limits: {cpu: 500m, memory: 256Mi}
 `,
-	}
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	})
 }
 
 // dryRunRequest is one request the fake API server received.

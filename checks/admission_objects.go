@@ -103,11 +103,7 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 		return rbacSkip(env, who, rbac), nil
 	}
 	if len(warned) > 0 {
-		var lines []string
-		for w, objs := range warned {
-			lines = append(lines, fmt.Sprintf("%s: %s", strings.Join(first(objs, 3), ", "), w))
-		}
-		sort.Strings(lines)
+		lines := warningLines(warned)
 		hint := fmt.Sprintf("these warnings say what the cluster will refuse once its policy is enforced: a PodSecurity warning is what namespace %s's enforce label would refuse (see admission-pods)", ns)
 		if level != "" && level != "restricted" {
 			hint += fmt.Sprintf("; every pod of the release meets %s", level)

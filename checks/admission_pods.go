@@ -174,11 +174,7 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		return rbacSkip(env, who, rbac), nil
 	}
 	if len(warned) > 0 {
-		var lines []string
-		for wn, ws := range warned {
-			lines = append(lines, fmt.Sprintf("%s: %s", strings.Join(first(ws, 3), ", "), wn))
-		}
-		sort.Strings(lines)
+		lines := warningLines(warned)
 		msg := fmt.Sprintf("the API server admits the pods of all %d workloads as %s, with %s:\n%s", sent, who, plural(len(warned), "warning"), strings.Join(first(lines, 8), "\n"))
 		hint := fmt.Sprintf("a PodSecurity warning is what namespace %s's enforce label would refuse", ns)
 		if level != "restricted" {
