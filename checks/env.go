@@ -66,6 +66,15 @@ type Env struct {
 	// Chart is the chart rendering of the run, started with the cluster
 	// reads (chart.Start); nil when no chart is used.
 	Chart *chart.Pending
+	// ArgoCDApp is the runtime's Argo CD Application as --argocd-app names
+	// it ("namespace/name"); "" means: found by ManagingApplication.
+	ArgoCDApp string
+}
+
+// RuntimeApp returns the Argo CD Application that manages the runtime
+// (ManagingApplication, memoised on the snapshot); nil when none does.
+func (e *Env) RuntimeApp() (*RuntimeApp, error) {
+	return ManagingApplication(e.Cluster, e.Inputs, e.ArgoCDApp)
 }
 
 // FixOptions are the options of --fix that planners read.

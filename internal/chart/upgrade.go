@@ -68,6 +68,10 @@ type Upgrade struct {
 	// CurrentComputed and TargetComputed are the values each revision's
 	// templates see: its chart's defaults coalesced with its user values.
 	CurrentComputed, TargetComputed map[string]any
+	// Sync is set when Argo CD performs the upgrade (PrepareSync): Current
+	// is then the Application's inventory, not a Helm revision, and its
+	// sync policy decides what is pruned and how objects are applied.
+	Sync *Sync
 }
 
 // ReleaseError is Helm refusing to upgrade the release before rendering
