@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -279,4 +280,18 @@ func appliedDoc(u *unstructured.Unstructured, dest string) (string, error) {
 	}
 	b, err := yaml.Marshal(obj)
 	return string(b), err
+}
+
+// argoSyncSkip is the skip of a check of Helm's ownership rule in an
+// --upgrade that Argo CD performs: Argo CD applies every object of the
+// commit without Helm's ownership check (it takes over what exists).
+func argoSyncSkip(ctx context.Context, env *Env) (Result, bool) {
+	if !env.Upgrading() || env.Chart == nil {
+		return Result{}, false
+	}
+	up, err := env.Upgrade(ctx)
+	if err != nil || up.Sync == nil {
+		return Result{}, false
+	}
+	return Skip("Argo CD syncs the runtime (Application %s): it applies the commit's objects without Helm's ownership check, taking over those that exist", up.Sync.App), true
 }

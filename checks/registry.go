@@ -58,6 +58,7 @@ func All() []Check {
 		IstioVirtualService(),
 		AlbDNSAlias(),
 		RolloutsControllers(),
+		RuntimeApplicationCheck(),
 		// Upgrade (--upgrade)
 		ReleaseUpgradable(),
 		ReleaseAPIs(),

@@ -53,7 +53,22 @@ const (
 	// ServerSideApply is Helm 4's on a release it applied server-side:
 	// server-side apply under Helm's field manager, conflicts not forced.
 	ServerSideApply Method = "server-side apply"
+	// ClientSideApply is Argo CD's default: `kubectl apply`, a three-way
+	// merge patch of the object's last-applied configuration, the target
+	// and the live object (Upgrade.Current holds the last-applied
+	// configurations), without Helm's release labels; deletes only of
+	// Upgrade.Prune.
+	ClientSideApply Method = "client-side apply (kubectl apply, last-applied)"
+	// ArgoServerSideApply is Argo CD's with the sync option
+	// ServerSideApply=true: server-side apply under the field manager
+	// argocd-controller, conflicts forced (gitops-engine
+	// pkg/utils/kube/resource_ops.go sets ForceConflicts).
+	ArgoServerSideApply Method = "server-side apply (argocd-controller, conflicts forced)"
 )
+
+// ArgoFieldManager is the field manager Argo CD's application controller
+// applies with server-side (argocd-controller).
+const ArgoFieldManager = "argocd-controller"
 
 // FieldManager is the field manager Helm 4 applies with: the base name of
 // the helm binary (helm.sh/helm/v4 pkg/kube getManagedFieldsManager).
@@ -101,11 +116,23 @@ func dryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refus
 	if err != nil {
 		return nil, fmt.Errorf("building the objects of the target manifest: %w", err)
 	}
-	if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
-		return nil, err
+	argo := m == ClientSideApply || m == ArgoServerSideApply
+	if !argo {
+		// Argo CD adds no Helm release metadata.
+		if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
+			return nil, err
+		}
 	}
-	if m == ServerSideApply {
-		return serverSideApply(ctx, target, true)
+	switch m {
+	case ServerSideApply:
+		return serverSideApply(ctx, target, true, FieldManager, false)
+	case ArgoServerSideApply:
+		return serverSideApply(ctx, target, true, ArgoFieldManager, true)
+	case ClientSideApply:
+		// Argo CD deletes what it prunes apart from the applies
+		// (upgrade-deletes judges it): only the objects the target keeps
+		// are patched against their last-applied configuration.
+		original = original.Filter(func(info *resource.Info) bool { return target.Get(info) != nil })
 	}
 	// Helm's upgrade updates, not creates, the objects of the target that
 	// are not in the deployed revision but exist (and pass its ownership
@@ -180,26 +207,25 @@ func dryRunExisting(ctx context.Context, cfg *rest.Config, e Existing) ([]Refusa
 	if err := objs.Visit(releaseMetadata(e.Release, e.Namespace)); err != nil {
 		return nil, err
 	}
-	return serverSideApply(ctx, objs, false)
+	return serverSideApply(ctx, objs, false, FieldManager, false)
 }
 
-// serverSideApply applies every target object server-side under Helm's
-// field manager, conflicts not forced, as dry runs; objects that do not
+// serverSideApply applies every target object server-side under manager,
+// conflicts forced only with force, as dry runs; objects that do not
 // exist are created (dry run), as Helm 4 does, when create is true, and
 // skipped otherwise.
-func serverSideApply(ctx context.Context, target kube.ResourceList, create bool) ([]Refusal, error) {
+func serverSideApply(ctx context.Context, target kube.ResourceList, create bool, manager string, force bool) ([]Refusal, error) {
 	// Each object is its own request: up to applyConcurrency at once, the
 	// refusals in the target's order.
 	reasons := make([]string, len(target))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(applyConcurrency)
-	force := false
 	for i, info := range target {
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(FieldManager).DryRun(true)
+			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(manager).DryRun(true)
 			_, err := h.Get(info.Namespace, info.Name)
 			switch {
 			case apierrors.IsNotFound(err) && !create:
