@@ -187,7 +187,7 @@ func ArgoSyncBase(snap *cluster.Snapshot, in Inputs, named string) (*chart.SyncB
 		if h.ReleaseName != "" {
 			b.ReleaseName = h.ReleaseName
 		}
-		b.ValueFiles, b.Values, b.ValuesObject = h.ValueFiles, h.Values, h.ValuesObject
+		b.ValueFiles, b.InlineValues, b.ValuesObject = h.ValueFiles, h.InlineValues, h.ValuesObject
 		b.IgnoreMissingValueFiles, b.SkipCRDs = h.IgnoreMissingValueFiles, h.SkipCRDs
 		for _, p := range h.Parameters {
 			b.Parameters = append(b.Parameters, chart.SyncParameter{Name: p.Name, Value: p.Value, ForceString: p.ForceString})
@@ -289,9 +289,23 @@ func argoSyncSkip(ctx context.Context, env *Env) (Result, bool) {
 	if !env.Upgrading() || env.Chart == nil {
 		return Result{}, false
 	}
-	up, err := env.Upgrade(ctx)
-	if err != nil || up.Sync == nil {
+	s := syncOf(ctx, env)
+	if s == nil {
 		return Result{}, false
 	}
-	return Skip("Argo CD syncs the runtime (Application %s): it applies the commit's objects without Helm's ownership check, taking over those that exist", up.Sync.App), true
+	return Skip("Argo CD syncs the runtime (Application %s): it applies the commit's objects without Helm's ownership check, taking over those that exist", s.App), true
+}
+
+// syncOf returns, in an --upgrade that Argo CD performs, its sync (the
+// prediction's chart.Sync); nil for helm upgrade, another mode, or a
+// prediction that failed.
+func syncOf(ctx context.Context, env *Env) *chart.Sync {
+	if !env.Upgrading() || env.Chart == nil {
+		return nil
+	}
+	up, err := env.Upgrade(ctx)
+	if err != nil {
+		return nil
+	}
+	return up.Sync
 }

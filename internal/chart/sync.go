@@ -72,11 +72,12 @@ type SyncBase struct {
 	// (client-side apply), else the live object without its status and
 	// server-set metadata.
 	Manifest string
-	// ValueFiles, Values, ValuesObject and Parameters are
-	// spec.source.helm's: files of the chart's directory, inline values,
-	// and --set (--set-string when ForceString).
+	// ValueFiles, InlineValues, ValuesObject and Parameters are
+	// spec.source.helm's (valueFiles, values, valuesObject, parameters):
+	// files of the chart's directory, inline values, and --set
+	// (--set-string when ForceString).
 	ValueFiles   []string
-	Values       string
+	InlineValues string
 	ValuesObject map[string]any
 	Parameters   []SyncParameter
 	// IgnoreMissingValueFiles passes a value file that does not exist.
@@ -216,7 +217,7 @@ func SyncValues(c *helmchart.Chart, base SyncBase) (map[string]any, error) {
 		}
 		opts.ValueFiles = append(opts.ValueFiles, p)
 	}
-	inline := []byte(base.Values)
+	inline := []byte(base.InlineValues)
 	if base.ValuesObject != nil {
 		if inline, err = yaml.Marshal(base.ValuesObject); err != nil {
 			return nil, err

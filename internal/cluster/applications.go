@@ -84,9 +84,9 @@ type ArgoSource struct {
 type ArgoHelm struct {
 	ReleaseName string
 	ValueFiles  []string
-	// Values is the inline values block (YAML text); ValuesObject the
-	// same as an object (it wins over Values).
-	Values       string
+	// InlineValues is the inline values block (values, YAML text);
+	// ValuesObject the same as an object (it wins over InlineValues).
+	InlineValues string
 	ValuesObject map[string]any
 	Parameters   []ArgoHelmParameter
 	SkipCRDs     bool
@@ -216,7 +216,7 @@ func argoSourceFrom(m map[string]any) ArgoSource {
 	if !ok {
 		return s
 	}
-	hs := &ArgoHelm{ReleaseName: str(h, "releaseName"), Values: str(h, "values")}
+	hs := &ArgoHelm{ReleaseName: str(h, "releaseName"), InlineValues: str(h, "values")}
 	hs.ValueFiles, _, _ = unstructured.NestedStringSlice(h, "valueFiles")
 	if vo, ok, _ := unstructured.NestedMap(h, "valuesObject"); ok {
 		hs.ValuesObject = vo
