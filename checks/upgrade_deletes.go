@@ -169,7 +169,7 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 			}
 			return Warn("Argo CD's sync of the commit (Application %s) leaves %d objects the target no longer renders in place, OutOfSync (requires pruning), because %s: %s",
 				up.Sync.App, len(kept), why, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
-				WithHint("they keep running as they are (a removed controller keeps reconciling): delete them once nothing needs them, or sync once with prune (argocd app sync "+up.Sync.App+" --prune) after checking what it deletes"), nil
+				WithHint("they keep running as they are (a removed controller keeps reconciling): delete them once nothing needs them, or sync once with prune (argocd app sync " + up.Sync.App + " --prune) after checking what it deletes"), nil
 		}
 	}
 	switch {
