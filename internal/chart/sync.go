@@ -164,7 +164,7 @@ func PrepareSync(ctx context.Context, c *helmchart.Chart, base SyncBase, caps Ca
 	cur := &rspb.Release{Name: base.ReleaseName, Namespace: base.Namespace, Version: 0, Manifest: base.Manifest,
 		Info:  &rspb.Info{Status: rspb.StatusDeployed, Description: "synced by Argo CD (Application " + base.App + ")"},
 		Chart: &helmchart.Chart{Metadata: &helmchart.Metadata{APIVersion: "v2", Name: RuntimeChartName, Version: base.ChartVersion}}}
-	up := &Upgrade{Last: cur, Current: cur, Target: r, Chart: c, TargetManifest: manifest, Values: vals, Given: vals, Sync: &Sync{SyncBase: base}}
+	up := &Upgrade{Last: cur, Current: cur, Target: r, Chart: c, TargetManifest: manifest, Values: vals, Given: vals, Sync: &Sync{SyncBase: base}, caps: caps}
 	if up.TargetDefaults, err = chartutil.CoalesceValues(rc, map[string]any{}); err != nil {
 		return nil, fmt.Errorf("target chart defaults: %w", err)
 	}
