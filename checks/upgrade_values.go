@@ -131,7 +131,7 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 	if reg := registryChange(up); reg != "" {
 		changed = append(changed, reg)
 	}
-	ignored, err := up.IgnoredValues(ctx)
+	ignored, err := env.Chart.Ignored(ctx)
 	if err != nil {
 		if _, ok := chart.IsRenderError(err); !ok {
 			return Result{}, err

@@ -56,6 +56,33 @@ type Pending struct {
 	// are the kubeVersions of the loaded chart and all its dependencies.
 	meta     *helmchart.Metadata
 	declared []KubeVersionRule
+	// ignore decides the values the chart ignores (Ignored), once.
+	ignore struct {
+		once sync.Once
+		run  func(ctx context.Context) (*Ignored, error)
+		v    *Ignored
+		err  error
+	}
+}
+
+// Ignored waits for the run and decides, by Helm's render, which values
+// the user gives the chart it ignores (IgnoredValues; Upgrade.IgnoredValues
+// for an upgrade), once for every caller. The errors are Wait's.
+func (p *Pending) Ignored(ctx context.Context) (*Ignored, error) {
+	if _, err := p.Wait(ctx); err != nil {
+		return nil, err
+	}
+	p.ignore.once.Do(func() {
+		switch {
+		case p.up != nil:
+			p.ignore.v, p.ignore.err = p.up.IgnoredValues(ctx)
+		case p.ignore.run != nil:
+			p.ignore.v, p.ignore.err = p.ignore.run(ctx)
+		default:
+			p.ignore.v = &Ignored{}
+		}
+	})
+	return p.ignore.v, p.ignore.err
 }
 
 // Start loads (through l) and renders the chart in the background. caps is
@@ -77,6 +104,9 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 			return
 		}
 		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
+		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
+			return IgnoredValues(ctx, c, releaseName, namespace, vals, cp)
+		}
 	}()
 	return p
 }
