@@ -274,4 +274,3 @@ func short(v any) string {
 	}
 	return s
 }
-
