@@ -61,7 +61,7 @@ func runChartRenders(ctx context.Context, env *Env) (Result, error) {
 	}
 	facts := fmt.Sprintf("chart %s %s renders %d objects and %d hooks for release %s in namespace %s",
 		r.ChartName, r.ChartVersion, len(r.Objects), len(r.Hooks), env.Inputs.ReleaseName, env.Inputs.Namespace)
-	if !env.Upgrading() && len(env.Inputs.RenderValues) > 0 {
+	if !env.Upgrading() && env.Inputs.HasValues() {
 		// Before an install: a value the chart ignores is a typo or a key
 		// of another chart version (upgrade-values says so for upgrades).
 		ig, err := env.Chart.Ignored(ctx)
