@@ -45,6 +45,9 @@ const umbrellaGlobals = `global:
 // requires pruning, Degraded, and a failed PreSync hook.
 func TestArgoCDManagedRuntime(t *testing.T) {
 	c := tc.Start(t)
+	for _, n := range []string{"worker-1", "worker-2"} {
+		c.AddNode(t, tc.NodeSpec{Name: n, CPU: "8", Memory: "16Gi"})
+	}
 	v := runtimeValues(t, "")
 	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true")
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
@@ -111,7 +114,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 
 	u030 := umbrella(t, "chart", "0.30.0", umbrellaGlobals)
 	t.Run("prune on: --upgrade to 0.30 from the live 0.27 names the Rollout that loses its controller", func(t *testing.T) {
-		argo.prune = true
+		argo.Prune = true
 		argo.writeStatus()
 		res, doc := upgrade(t, u030)
 		if doc.Upgrade.From != "0.27.6" || doc.Upgrade.To != "0.30.0" || doc.Upgrade.Revision != 0 {
@@ -152,8 +155,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		c.Kubectl(t, "patch", "deployment", "cap-app-proxy", "-n", runtimeNS, "--type=merge", "-p",
 			`{"spec":{"progressDeadlineSeconds":5,"strategy":{"type":"Recreate","rollingUpdate":null},"template":{"metadata":{"labels":{"`+tc.FaultLabel+`":"`+tc.FaultCrashLoop+`"}}}}}`)
 		waitFor(t, 90*time.Second, "cap-app-proxy past its progress deadline", func() bool {
-			h, _ := argo.health(invItem{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: runtimeNS, Name: "cap-app-proxy"})
-			return h == "Degraded"
+			return argo.health(tc.ArgoItem{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: runtimeNS, Name: "cap-app-proxy"}) == "Degraded"
 		})
 		argo.writeStatus()
 		res, doc := post(t, c, "--only=runtime-application")
@@ -235,6 +237,7 @@ func renamedRegistryChart(t *testing.T) string {
 // quay.io instead: after helm upgrade the images read back say so.
 func TestUpgradeHookRangeAndRenamedKey(t *testing.T) {
 	c := tc.Start(t)
+	c.AddNode(t, tc.NodeSpec{Name: "worker-1", CPU: "8", Memory: "16Gi"})
 	const ns = "argocd"
 	c.CreateNamespace(t, ns)
 	createArgoCDServer(t, c, ns, "quay.io/argoproj/argocd:v3.1.8")
