@@ -72,7 +72,9 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 		return err
 	}
 	argo := testcluster.NewArgoSync(live.Admin, live.Kubeconfig, d.helm, "codefresh", "demo", "cf-gitops-runtime")
-	argo.Prune = true
+	// automated, prune, selfHeal, and ServerSideApply=true (the Argo CD
+	// chart's CRDs are too large for kubectl apply's last-applied annotation).
+	argo.Prune, argo.ServerSideApply = true, true
 
 	if err := d.step("The runtime on chart 0.27.6, installed with helm install", func() error {
 		return d.run(d.helm, "install", "cf-gitops-runtime", line027, "-n", "codefresh", "--create-namespace", "-f", values,
@@ -81,7 +83,7 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 		return err
 	}
 	if err := d.step("Configure the runtime as an Argo CD Application: Argo CD syncs resources/demo/chart (0.27.6)", func() error {
-		d.say("Argo CD renders the umbrella chart with helm template, runs its PreSync hooks, applies every object with its tracking annotation and writes the Application codefresh/demo (automated, prune, selfHeal). From now on the runtime is upgraded by a commit, and the Helm release record stays at revision 1.", 3, 3)
+		d.say("Argo CD renders the umbrella chart with helm template, runs its PreSync hooks, applies every object with its tracking annotation and writes the Application codefresh/demo (automated, prune, selfHeal, ServerSideApply=true). From now on the runtime is upgraded by a commit, and the Helm release record stays at revision 1.", 3, 3)
 		ok, err := argo.Sync(ctx, commit027)
 		if err == nil && !ok {
 			err = fmt.Errorf("the sync of %s failed", commit027)

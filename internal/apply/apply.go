@@ -131,8 +131,13 @@ func dryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refus
 	case ClientSideApply:
 		// Argo CD deletes what it prunes apart from the applies
 		// (upgrade-deletes judges it): only the objects the target keeps
-		// are patched against their last-applied configuration.
+		// are patched against their last-applied configuration, and each
+		// carries its new one, as kubectl apply writes it (a CRD too large
+		// for that annotation is refused here as there).
 		original = original.Filter(func(info *resource.Info) bool { return target.Get(info) != nil })
+		if err := target.Visit(lastApplied); err != nil {
+			return nil, err
+		}
 	}
 	// Helm's upgrade updates, not creates, the objects of the target that
 	// are not in the deployed revision but exist (and pass its ownership
@@ -403,3 +408,34 @@ func (t unansweredTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 
 // WrappedRoundTripper lets client-go's utilities see through the wrapper.
 func (t unansweredTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// lastApplied sets kubectl's last-applied-configuration annotation on an
+// object to the object itself, as `kubectl apply` does
+// (k8s.io/kubectl/pkg/util GetModifiedConfiguration: the object's JSON
+// without the annotation).
+func lastApplied(info *resource.Info, err error) error {
+	if err != nil {
+		return err
+	}
+	a, err := meta.Accessor(info.Object)
+	if err != nil {
+		return err
+	}
+	ann := a.GetAnnotations()
+	delete(ann, lastAppliedAnnotation)
+	a.SetAnnotations(ann)
+	b, err := json.Marshal(info.Object)
+	if err != nil {
+		return err
+	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[lastAppliedAnnotation] = string(b) + "\n"
+	a.SetAnnotations(ann)
+	return nil
+}
+
+// lastAppliedAnnotation is kubectl's (k8s.io/api/core/v1
+// LastAppliedConfigAnnotation).
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"

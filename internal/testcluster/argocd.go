@@ -68,6 +68,11 @@ type ArgoSync struct {
 	Name, Namespace, Dest, Release string
 	// Prune is syncPolicy.automated.prune.
 	Prune bool
+	// ServerSideApply is the sync option ServerSideApply=true: objects are
+	// applied server-side under the field manager argocd-controller,
+	// conflicts forced (gitops-engine pkg/utils/kube/resource_ops.go);
+	// otherwise client-side, as kubectl apply.
+	ServerSideApply bool
 	// Inventory is status.resources as the last sync left it.
 	Inventory []ArgoItem
 	revision  int
@@ -155,7 +160,11 @@ func (a *ArgoSync) applyYAML(ctx context.Context, docs string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return a.kubectl(ctx, "apply", "-f", f.Name())
+	args := []string{"apply", "-f", f.Name()}
+	if a.ServerSideApply {
+		args = append(args, "--server-side", "--force-conflicts", "--field-manager=argocd-controller")
+	}
+	return a.kubectl(ctx, args...)
 }
 
 // Sync syncs chart as Argo CD does; ok is whether the sync succeeded (a
@@ -224,7 +233,17 @@ func (a *ArgoSync) Sync(ctx context.Context, chart string) (ok bool, err error) 
 		next = append(next, ArgoItem{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: ns, Name: u.GetName()})
 	}
 	if err := a.applyYAML(ctx, strings.Join(docs, "\n---\n")); err != nil {
-		return false, err
+		// Argo CD reports what the API server refused as a failed sync.
+		msg := err.Error()
+		if i := strings.Index(msg, "is invalid: "); i >= 0 {
+			// The API server's refusal, not kubectl's warnings.
+			msg = msg[strings.LastIndex(msg[:i], "\n")+1:]
+		}
+		if len(msg) > 2000 {
+			msg = msg[:2000]
+		}
+		a.failed = &argoOpFailure{message: "one or more objects failed to apply, reason: " + strings.TrimSpace(msg)}
+		return false, a.WriteStatus(ctx)
 	}
 	// Prune: what the previous inventory holds and the render does not.
 	rendered := map[string]bool{}
@@ -425,13 +444,20 @@ func (a *ArgoSync) WriteStatus(ctx context.Context) error {
 	status := map[string]any{"resources": resources, "sync": sync, "health": map[string]any{"status": worst}, "operationState": op}
 	if f := a.failed; f != nil {
 		op["phase"], op["message"] = "Failed", f.message
-		op["syncResult"] = map[string]any{"revision": rev, "resources": []any{f.hook}}
+		op["syncResult"] = map[string]any{"revision": rev, "resources": []any{}}
+		if f.hook != nil {
+			op["syncResult"] = map[string]any{"revision": rev, "resources": []any{f.hook}}
+		}
 		sync["status"] = "OutOfSync"
 		status["conditions"] = []any{map[string]any{"type": "SyncError", "message": "Failed sync attempt to " + rev + ": " + f.message}}
 	}
 	auto := map[string]any{"selfHeal": true}
 	if a.Prune {
 		auto["prune"] = true
+	}
+	syncPolicy := map[string]any{"automated": auto}
+	if a.ServerSideApply {
+		syncPolicy["syncOptions"] = []any{"ServerSideApply=true"}
 	}
 	app := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
@@ -441,7 +467,7 @@ func (a *ArgoSync) WriteStatus(ctx context.Context) error {
 			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": a.Dest},
 			"source": map[string]any{"repoURL": "https://git.example.com/acme/shared-config.git", "path": "resources/" + a.Name + "/chart", "targetRevision": "HEAD",
 				"helm": map[string]any{"releaseName": a.Release}},
-			"syncPolicy": map[string]any{"automated": auto},
+			"syncPolicy": syncPolicy,
 		},
 		"status": status,
 	}}

@@ -74,11 +74,29 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 
 	// Configure as Argo Application: Argo CD takes the runtime over at the
 	// version it runs.
-	if !argo.sync(umbrella(t, "chart-0.26", "0.26.8", umbrellaGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n")) {
-		t.Fatal("the first sync failed")
+	u026 := umbrella(t, "chart-0.26", "0.26.8", umbrellaGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n")
+	t.Run("client-side apply: the ApplicationSet CRD is too large for kubectl apply", func(t *testing.T) {
+		argo.writeStatus() // the Application, before its first sync
+		res, doc := upgrade(t, u026)
+		wantCode(t, res, cli.ExitFailed)
+		expectCheck(t, doc, "upgrade-apply", "fail", "the sync fails", "client-side apply (kubectl apply, last-applied)", "applicationsets.argoproj.io", "Too long")
+		if argo.sync(u026) {
+			t.Fatal("a client-side sync of the 0.26 chart went through")
+		}
+		res, doc = post(t, c, "--only=runtime-application")
+		wantCode(t, res, cli.ExitFailed)
+		expectCheck(t, doc, "runtime-application", "fail", "last sync Failed: one or more objects failed to apply", "Too long")
+	})
+	// As Argo CD's docs advise for large CRDs: ServerSideApply=true.
+	argo.ServerSideApply = true
+	argo.writeStatus()
+	res, doc := upgrade(t, u026)
+	expectCheck(t, doc, "upgrade-apply", "pass", "Argo CD (Application "+app+", ServerSideApply=true), server-side apply (argocd-controller, conflicts forced)")
+	if !argo.sync(u026) {
+		t.Fatal("the server-side sync failed")
 	}
 	argo.waitHealthy()
-	res, doc := post(t, c, "--only=runtime-application")
+	res, doc = post(t, c, "--only=runtime-application")
 	wantCode(t, res, cli.ExitOK)
 	expectCheck(t, doc, "runtime-application", "pass", "Application "+app, "its inventory (status.resources) holds", "sync policy automated (selfHeal)", "is Synced and Healthy")
 
@@ -91,7 +109,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		wantCode(t, res, cli.ExitOK)
 		expectCheck(t, doc, "release-upgradable", "pass", "the runtime is upgraded by Argo CD: Application "+app, "live chart 0.26.8")
 		expectCheck(t, doc, "upgrade-deletes", "warn", "leaves", "in place", "prune is off", "Deployment argo-rollouts")
-		expectCheck(t, doc, "upgrade-apply", "pass", "Argo CD (Application "+app+"), client-side apply")
+		expectCheck(t, doc, "upgrade-apply", "pass", "server-side apply (argocd-controller")
 		expectCheck(t, doc, "helm-ownership", "skip", "without Helm's ownership check")
 		if !argo.sync(u027) {
 			t.Fatal("sync to 0.27 failed")
