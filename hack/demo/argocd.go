@@ -35,25 +35,11 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 	defer closeLog()
 	line027, line030 = filepath.Join(fixtures, line027), filepath.Join(fixtures, line030)
 	ctx := context.Background()
-	var live *testcluster.Live
-	if err := d.step("The Argo CD story: a third local cluster, two nodes of 4 CPU, 8Gi", func() error {
-		if live, err = testcluster.StartLive(ctx, assets); err != nil {
-			return err
-		}
-		for _, n := range []string{"worker-1", "worker-2"} {
-			if err := testcluster.CreateKwokNode(ctx, live.Kube, testcluster.NodeSpec{Name: n, CPU: "4", Memory: "8Gi"}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		if live != nil {
-			live.Stop()
-		}
+	live, err := d.startCluster(ctx, assets, "The Argo CD story: a third local cluster, two nodes of 4 CPU, 8Gi")
+	if err != nil {
 		return err
 	}
 	defer live.Stop()
-	d.dir, d.kubeconfig = live.Dir, live.Kubeconfig
 
 	values := filepath.Join(d.dir, "values.yaml")
 	if err := os.WriteFile(values, []byte(umbrellaValues), 0o600); err != nil {
@@ -123,4 +109,31 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 	}
 	fmt.Printf("\nArgo CD story done in %.0fs. The cluster is stopped now.\n", time.Since(d.total).Seconds())
 	return nil
+}
+
+// startCluster starts a story's throwaway cluster with two nodes of 4 CPU,
+// 8Gi, as the step title says, and points the demo at it; the caller
+// stops it.
+func (d *demo) startCluster(ctx context.Context, assets, title string) (*testcluster.Live, error) {
+	var live *testcluster.Live
+	err := d.step(title, func() error {
+		var err error
+		if live, err = testcluster.StartLive(ctx, assets); err != nil {
+			return err
+		}
+		for _, n := range []string{"worker-1", "worker-2"} {
+			if err := testcluster.CreateKwokNode(ctx, live.Kube, testcluster.NodeSpec{Name: n, CPU: "4", Memory: "8Gi"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if live != nil {
+			live.Stop()
+		}
+		return nil, err
+	}
+	d.dir, d.kubeconfig = live.Dir, live.Kubeconfig
+	return live, nil
 }

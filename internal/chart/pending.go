@@ -117,31 +117,7 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 // cluster's capabilities. Wait returns the target's rendering, Upgrade the
 // whole prediction.
 func StartUpgrade(ctx context.Context, l *Loader, name, namespace string, vals map[string]any, opts UpgradeValues, revisions func() ([]*rspb.Release, error), caps func() (Capabilities, error)) *Pending {
-	p := &Pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		c, err := l.Get(ctx)
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.meta, p.declared = c.Metadata, KubeVersionRules(c)
-		revs, err := revisions()
-		if err != nil {
-			p.err = err
-			return
-		}
-		cp, err := caps()
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.up, p.err = PrepareUpgrade(ctx, c, name, namespace, revs, vals, opts, cp)
-		if p.up != nil {
-			p.r = p.up.Target
-		}
-	}()
-	return p
+	return StartUpgradeOrSync(ctx, l, name, namespace, vals, opts, revisions, func() (*SyncBase, error) { return nil, nil }, caps)
 }
 
 // Metadata waits for the run and returns the loaded chart's metadata

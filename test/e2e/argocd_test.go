@@ -22,17 +22,6 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
-// umbrellaGlobals are the runtime's values as the Shared Configuration
-// Repository's umbrella chart holds them: global: beside gitops-runtime:.
-const umbrellaGlobals = `global:
-  codefresh:
-    accountId: e2e-account
-    userToken:
-      token: e2e-token
-  runtime:
-    name: e2e-runtime
-`
-
 // TestArgoCDManagedRuntime: a runtime installed with Helm at 0.26.8 (Argo
 // Rollouts on, a live Rollout), then handed to Argo CD ("Configure as Argo
 // Application") and synced by it (argoSim: what Argo CD's controller does,
@@ -74,7 +63,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 
 	// Configure as Argo Application: Argo CD takes the runtime over at the
 	// version it runs.
-	u026 := umbrella(t, "chart-0.26", "0.26.8", umbrellaGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n")
+	u026 := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n")
 	t.Run("client-side apply: the ApplicationSet CRD is too large for kubectl apply", func(t *testing.T) {
 		argo.writeStatus() // the Application, before its first sync
 		res, doc := upgrade(t, u026)
@@ -100,7 +89,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	wantCode(t, res, cli.ExitOK)
 	expectCheck(t, doc, "runtime-application", "pass", "Application "+app, "its inventory (status.resources) holds", "sync policy automated (selfHeal)", "is Synced and Healthy")
 
-	u027 := umbrella(t, "chart-0.27", "0.27.6", umbrellaGlobals)
+	u027 := umbrella(t, "chart-0.27", "0.27.6", runtimeGlobals)
 	t.Run("prune off: the controller 0.27 drops stays in place", func(t *testing.T) {
 		res, doc := upgrade(t, u027)
 		if doc.Upgrade.From != "0.26.8" || doc.Upgrade.To != "0.27.6" {
@@ -130,7 +119,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		}
 	})
 
-	u030 := umbrella(t, "chart", "0.30.0", umbrellaGlobals)
+	u030 := umbrella(t, "chart", "0.30.0", runtimeGlobals)
 	t.Run("prune on: --upgrade to 0.30 from the live 0.27 names the Rollout that loses its controller", func(t *testing.T) {
 		argo.Prune = true
 		argo.writeStatus()
@@ -184,7 +173,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	t.Run("--post: a failed PreSync hook", func(t *testing.T) {
 		// The validate-values hook's pod fails (kwok fails a pod whose image
 		// tag is e2e-fail): Argo CD stops the sync in PreSync.
-		bad := umbrella(t, "chart", "0.30.0", umbrellaGlobals+"gitops-runtime:\n  installer:\n    image:\n      tag: e2e-fail\n")
+		bad := umbrella(t, "chart", "0.30.0", runtimeGlobals+"gitops-runtime:\n  installer:\n    image:\n      tag: e2e-fail\n")
 		if argo.sync(bad) {
 			t.Fatal("the sync went through a failing validate-values hook")
 		}
