@@ -94,11 +94,12 @@ func findManagingApplication(snap *cluster.Snapshot, in Inputs, named string) (*
 	}
 	found := func(a *cluster.ArgoApplication, ref, evidence string) *RuntimeApp {
 		r := &RuntimeApp{App: a, Named: ref, Evidence: evidence, LiveChartVersion: live}
-		if a != nil {
+		switch {
+		case a != nil:
 			r.Named = a.Ref()
-		} else if unreadable != "" {
+		case unreadable != "":
 			r.Unreadable = unreadable
-		} else {
+		default:
 			r.Unreadable = "no such Application in the cluster"
 		}
 		return r
@@ -286,9 +287,6 @@ func appliedDoc(u *unstructured.Unstructured, dest string) (string, error) {
 // --upgrade that Argo CD performs: Argo CD applies every object of the
 // commit without Helm's ownership check (it takes over what exists).
 func argoSyncSkip(ctx context.Context, env *Env) (Result, bool) {
-	if !env.Upgrading() || env.Chart == nil {
-		return Result{}, false
-	}
 	s := syncOf(ctx, env)
 	if s == nil {
 		return Result{}, false

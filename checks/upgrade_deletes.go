@@ -161,7 +161,7 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 	who := "helm upgrade"
 	if up.Sync != nil {
 		who = fmt.Sprintf("Argo CD's sync (Application %s, prune: true)", up.Sync.App)
-		sort.Strings(kept)
+		sortWorkloadsFirst(kept)
 		if len(lost) == 0 && len(broken) == 0 && len(kept) > 0 {
 			why := "prune is off (syncPolicy.automated.prune is not true)"
 			if up.Sync.Prune {
@@ -184,7 +184,7 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 		return Fail("%s removes %s: they stop being reconciled", who, strings.Join(broken, "; ")).WithEffect(ImpactRuntimeBreaks).WithObjects(objs...).
 			WithHint("install the controller on its own before the upgrade (for Argo Rollouts: helm install argo-rollouts argo/argo-rollouts, after handing it the CRDs), or move the resources off it"), nil
 	case len(kept) > 0:
-		sort.Strings(kept)
+		sortWorkloadsFirst(kept)
 		return Warn("helm upgrade stops rendering %d objects it keeps (helm.sh/resource-policy: keep), still labelled for release %s: %s",
 			len(kept), rel, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
 			WithHint(fmt.Sprintf("before another release installs them, hand them over: kubectl annotate <kind> <name> meta.helm.sh/release-name=<release> meta.helm.sh/release-namespace=<namespace> --overwrite (they name %s/%s now)", ns, rel)), nil
@@ -310,4 +310,24 @@ func first(l []string, n int) []string {
 		return l
 	}
 	return append(append([]string{}, l[:n]...), fmt.Sprintf("… and %d more", len(l)-n))
+}
+
+// sortWorkloadsFirst sorts "Kind name" entries with the workloads
+// (Deployments, StatefulSets, DaemonSets: the controllers) first, each
+// group by name.
+func sortWorkloadsFirst(l []string) {
+	rank := func(s string) int {
+		for _, k := range []string{"Deployment ", "StatefulSet ", "DaemonSet "} {
+			if strings.HasPrefix(s, k) {
+				return 0
+			}
+		}
+		return 1
+	}
+	sort.SliceStable(l, func(i, j int) bool {
+		if ri, rj := rank(l[i]), rank(l[j]); ri != rj {
+			return ri < rj
+		}
+		return l[i] < l[j]
+	})
 }

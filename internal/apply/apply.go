@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/discovery"
@@ -148,7 +149,14 @@ func dryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refus
 			continue
 		}
 		_, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
-		if err == nil {
+		switch {
+		case err != nil:
+		case m == ClientSideApply:
+			// kubectl apply of an object with no last-applied
+			// configuration: nothing was applied before, every field of
+			// the target is sent.
+			original.Append(unapplied(info))
+		default:
 			original.Append(info)
 		}
 	}
@@ -439,3 +447,15 @@ func lastApplied(info *resource.Info, err error) error {
 // lastAppliedAnnotation is kubectl's (k8s.io/api/core/v1
 // LastAppliedConfigAnnotation).
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// unapplied is info with an object that names it and holds nothing else:
+// the last-applied configuration of an object nothing applied.
+func unapplied(info *resource.Info) *resource.Info {
+	cp := *info
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(info.Mapping.GroupVersionKind)
+	u.SetName(info.Name)
+	u.SetNamespace(info.Namespace)
+	cp.Object = u
+	return &cp
+}
