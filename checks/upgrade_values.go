@@ -158,7 +158,13 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 		hints = append(hints, "move them to the keys the target reads (see the chart's release notes and values.yaml), or drop them")
 	}
 	if len(warns) > 0 {
-		return Warn("%s", strings.Join(warns, "; ")).WithHint(strings.Join(hints, "\n")), nil
+		r := Warn("%s", strings.Join(warns, "; ")).WithHint(strings.Join(hints, "\n"))
+		if len(changed) == 0 && len(keptDefaults(up)) == 0 {
+			// Only values the target ignores: advice (the contract's
+			// "advisory for user-set keys the target chart no longer reads").
+			r = r.WithEffect(ImpactAdvisory)
+		}
+		return r, nil
 	}
 	return Pass("runtime name, account, token source, access mode, Argo CD and image registries are as in %s; the target reads every value given (%s)", base, plural(ignored.Renders, "render")), nil
 }
