@@ -179,7 +179,7 @@ func ArgoSyncBase(snap *cluster.Snapshot, in Inputs, named string) (*chart.SyncB
 		return nil, fmt.Errorf("the runtime is managed by Argo CD (%s, %s), which cannot be read: %s", ra.Name(), ra.Evidence, ra.Unreadable)
 	}
 	a := ra.App
-	b := &chart.SyncBase{App: a.Ref(), Revision: a.Revision, ReleaseName: a.Name, Namespace: a.DestNamespace, ChartVersion: ra.LiveChartVersion,
+	b := &chart.SyncBase{App: a.Ref(), Revision: a.Revision, ReleaseName: a.Name, Namespace: a.DestNamespace, ChartVersion: ra.LiveChartVersion, TrackingApp: trackingApp(snap, in, a),
 		Automated: a.Automated, Prune: a.Prune, SelfHeal: a.SelfHeal, ServerSideApply: a.HasSyncOption("ServerSideApply=true"), NoPrune: map[string]bool{}}
 	if b.Namespace == "" {
 		b.Namespace = in.Namespace
@@ -306,4 +306,20 @@ func syncOf(ctx context.Context, env *Env) *chart.Sync {
 		return nil
 	}
 	return up.Sync
+}
+
+// trackingApp is the application part of the tracking annotation Argo CD
+// writes on a's objects: as the runtime's codefresh-cm carries it, else
+// the Application's name when it is in its destination namespace (the
+// runtime's Argo CD runs there), else "<namespace>_<name>"
+// (https://argo-cd.readthedocs.io/en/stable/user-guide/resource_tracking/).
+func trackingApp(snap *cluster.Snapshot, in Inputs, a *cluster.ArgoApplication) string {
+	if _, tracking, err := runtimeMarks(snap, in.Namespace); err == nil && tracking != "" {
+		app, _, _ := strings.Cut(tracking, ":")
+		return app
+	}
+	if a.Namespace == a.DestNamespace {
+		return a.Name
+	}
+	return a.Namespace + "_" + a.Name
 }

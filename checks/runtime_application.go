@@ -84,6 +84,7 @@ func runRuntimeApplication(_ context.Context, env *Env) (Result, error) {
 			}
 		}
 		msg := "sync status " + orUnknownStatus(a.SyncStatus)
+		sortWorkloadsFirst(out)
 		if len(out) > 0 {
 			msg += fmt.Sprintf(": %s out of sync: %s", plural(len(out), "resource"), strings.Join(first(out, 6), ", "))
 		}

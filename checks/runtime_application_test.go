@@ -59,7 +59,7 @@ func TestRuntimeApplication(t *testing.T) {
   resources:
   - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: OutOfSync}
   - {group: apps, version: v1, kind: Deployment, namespace: codefresh, name: argo-rollouts, status: OutOfSync, requiresPruning: true}
-`)}, nil, "", outcome{StatusFail, []string{"sync status OutOfSync: 2 resources out of sync: ConfigMap codefresh/codefresh-cm, Deployment codefresh/argo-rollouts (requires pruning)", "argocd app diff argocd/codefresh-runtime"}}},
+`)}, nil, "", outcome{StatusFail, []string{"sync status OutOfSync: 2 resources out of sync: Deployment codefresh/argo-rollouts (requires pruning), ConfigMap codefresh/codefresh-cm", "argocd app diff argocd/codefresh-runtime"}}},
 		{"degraded", []string{runtimeApp(`  sync: {status: Synced}
   health: {status: Degraded}
   resources:

@@ -53,8 +53,11 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	refused, err := apply.DryRun(ctx, cfg, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
-		Current: up.Current.Manifest, Target: up.TargetManifest}, method)
+	u := apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace, Current: up.Current.Manifest, Target: up.TargetManifest}
+	if up.Sync != nil {
+		u.TrackingApp = up.Sync.TrackingApp
+	}
+	refused, err := apply.DryRun(ctx, cfg, u, method)
 	if _, ok := cluster.AsNotRecorded(err); ok {
 		// A replay without the answer: an error naming the request.
 		return Result{}, err

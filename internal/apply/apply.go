@@ -87,6 +87,10 @@ type Refusal struct {
 type Upgrade struct {
 	Release, Namespace string
 	Current, Target    string
+	// TrackingApp, for Argo CD's methods, is the application part of the
+	// tracking annotation Argo CD sets on every object it applies
+	// (argocd.argoproj.io/tracking-id: <app>:<group>/<kind>:<namespace>/<name>).
+	TrackingApp string
 }
 
 // DryRun sends the upgrade u to the cluster of cfg with method m, every
@@ -117,12 +121,13 @@ func dryRun(ctx context.Context, cfg *rest.Config, u Upgrade, m Method) ([]Refus
 	if err != nil {
 		return nil, fmt.Errorf("building the objects of the target manifest: %w", err)
 	}
-	argo := m == ClientSideApply || m == ArgoServerSideApply
-	if !argo {
-		// Argo CD adds no Helm release metadata.
-		if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
+	if m == ClientSideApply || m == ArgoServerSideApply {
+		// Argo CD adds its tracking annotation, no Helm release metadata.
+		if err := target.Visit(argoTracking(u.TrackingApp)); err != nil {
 			return nil, err
 		}
+	} else if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
+		return nil, err
 	}
 	switch m {
 	case ServerSideApply:
@@ -458,4 +463,27 @@ func unapplied(info *resource.Info) *resource.Info {
 	u.SetNamespace(info.Namespace)
 	cp.Object = u
 	return &cp
+}
+
+// argoTracking sets Argo CD's tracking annotation on each object, as its
+// controller does before it applies them (annotation tracking; nothing
+// when app is "").
+func argoTracking(app string) resource.VisitorFunc {
+	return func(info *resource.Info, err error) error {
+		if err != nil || app == "" {
+			return err
+		}
+		a, err := meta.Accessor(info.Object)
+		if err != nil {
+			return err
+		}
+		ann := a.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		gvk := info.Mapping.GroupVersionKind
+		ann["argocd.argoproj.io/tracking-id"] = fmt.Sprintf("%s:%s/%s:%s/%s", app, gvk.Group, gvk.Kind, info.Namespace, info.Name)
+		a.SetAnnotations(ann)
+		return nil
+	}
 }

@@ -88,6 +88,9 @@ type SyncBase struct {
 	// Automated, Prune and SelfHeal are spec.syncPolicy.automated's;
 	// ServerSideApply is the sync option ServerSideApply=true.
 	Automated, Prune, SelfHeal, ServerSideApply bool
+	// TrackingApp is the application part of Argo CD's tracking
+	// annotation on the objects it applies ("<app>" or "<app namespace>_<app>").
+	TrackingApp string
 	// NoPrune are the inventory's objects annotated
 	// argocd.argoproj.io/sync-options: Prune=false, by match key.
 	NoPrune map[string]bool

@@ -24,14 +24,18 @@ import (
 
 // TestArgoCDManagedRuntime: a runtime installed with Helm at 0.26.8 (Argo
 // Rollouts on, a live Rollout), then handed to Argo CD ("Configure as Argo
-// Application") and synced by it (argoSim: what Argo CD's controller does,
-// see its doc) to 0.27.6 and 0.30.0 from the umbrella chart of
-// resources/<runtime>/chart. The plugin finds the Application in every
-// mode; --upgrade judges each commit from what Argo CD deployed (the live
-// 0.27.6, not the release record's 0.26.8) with Argo CD's prune rules,
-// and agrees with what the sync then does to the cluster; --post reads
-// the Application: Synced and Healthy, OutOfSync with an object that
-// requires pruning, Degraded, and a failed PreSync hook.
+// Application") and synced by it (testcluster.ArgoSync: what Argo CD's
+// controller does, see its doc) to 0.27.6 and 0.30.0 from the umbrella
+// chart of resources/<runtime>/chart. The plugin finds the Application in
+// every mode; --upgrade judges each commit from what Argo CD deployed (the
+// live 0.27.6, not the release record's 0.26.8) with Argo CD's apply and
+// prune rules, and agrees with what the sync then does: client-side apply
+// refused on the ApplicationSet CRD (too large for kubectl's last-applied
+// annotation), accepted server-side; without prune the dropped Argo
+// Rollouts controller stays; with prune its kept CRD goes too, and the
+// Rollout with it. --post reads the Application: Synced and Healthy,
+// OutOfSync with objects that require pruning, a stale release record,
+// Degraded, a failed apply and a failed PreSync hook.
 func TestArgoCDManagedRuntime(t *testing.T) {
 	c := tc.Start(t)
 	for _, n := range []string{"worker-1", "worker-2"} {
@@ -120,7 +124,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	})
 
 	u030 := umbrella(t, "chart", "0.30.0", runtimeGlobals)
-	t.Run("prune on: --upgrade to 0.30 from the live 0.27 names the Rollout that loses its controller", func(t *testing.T) {
+	t.Run("prune on: --upgrade to 0.30 from the live 0.27: the prune takes the kept Rollouts CRD and the Rollout with it", func(t *testing.T) {
 		argo.Prune = true
 		argo.writeStatus()
 		res, doc := upgrade(t, u030)
@@ -134,21 +138,23 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 			t.Errorf("the hint of an Argo CD-managed runtime says helm upgrade: %s", ru.Hint)
 		}
 		expectCheck(t, doc, "upgrade-path", "pass", "chart 0.27.6 → 0.30.0")
-		del := expectCheck(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) removes", "Argo Rollouts", runtimeNS+"/checkout")
-		if del.Impact != "runtime-breaks" {
-			t.Errorf("upgrade-deletes impact %s", del.Impact)
+		// Helm keeps the Rollouts CRD (helm.sh/resource-policy: keep); Argo
+		// CD's prune does not read that annotation.
+		del := expectCheck(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) deletes CRD rollouts.argoproj.io and with it 1 custom resources (codefresh: 1)",
+			"removes the Argo Rollouts controller (Deployment codefresh/argo-rollouts) while 1 rollouts.argoproj.io live: "+runtimeNS+"/checkout")
+		if del.Impact != "data-loss" {
+			t.Errorf("upgrade-deletes impact %s, want data-loss", del.Impact)
 		}
 		if !argo.sync(u030) {
 			t.Fatal("sync to 0.30 failed")
 		}
-		// Read back: the sync pruned the controller, the Rollout is left.
-		waitFor(t, 60*time.Second, "argo-rollouts pruned", func() bool {
+		// Read back: the sync pruned the controller and the CRD, and the
+		// Rollout went with its CRD, as the plugin said.
+		waitFor(t, 60*time.Second, "argo-rollouts and the Rollout pruned", func() bool {
 			_, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-rollouts", metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
+			_, rerr := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{})
+			return apierrors.IsNotFound(err) && rerr != nil && (apierrors.IsNotFound(rerr) || strings.Contains(rerr.Error(), "could not find the requested resource"))
 		})
-		if _, err := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{}); err != nil {
-			t.Errorf("the Rollout is gone: %v", err)
-		}
 	})
 
 	t.Run("--post after the sync: Synced and Healthy, the record still stale", func(t *testing.T) {
