@@ -165,7 +165,8 @@ func trackedApp(tracking string) string {
 // syncs it (chart.SyncBase), for --upgrade, when an Application manages
 // the runtime (ManagingApplication); nil when none does. Each object of
 // the Application's inventory (hooks left out) is read live, one list per
-// kind in its namespace: its last-applied configuration (Argo CD's
+// kind in its namespace, a GET for a cluster-scoped one: its
+// last-applied configuration (Argo CD's
 // client-side apply writes it) stands for what was applied, else the live
 // object without status and server-set metadata. An Application that
 // cannot be read is an error naming it: the upgrade cannot be judged from
@@ -217,12 +218,21 @@ func ArgoSyncBase(snap *cluster.Snapshot, in Inputs, named string) (*chart.SyncB
 		if namespaced {
 			ons = orNamespace(r.Namespace, b.Namespace)
 		}
-		objs, err := snap.LiveObjects(gvr, ons)
-		if err != nil {
-			return nil, err
+		var u *unstructured.Unstructured
+		if namespaced {
+			// One list per kind of the namespace.
+			objs, err := snap.LiveObjects(gvr, ons)
+			if err != nil {
+				return nil, err
+			}
+			u = objs[r.Name]
+		} else {
+			// One GET each: a list would read every CRD of the cluster.
+			if u, _, err = snap.LiveObject(gvr, "", r.Name); err != nil {
+				return nil, err
+			}
 		}
-		u, ok := objs[r.Name]
-		if !ok {
+		if u == nil {
 			continue // in the inventory, not live (Missing)
 		}
 		key := chart.MatchKey(r.Group, r.Kind, stripNamespace(ons, b.Namespace), r.Name)

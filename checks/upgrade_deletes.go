@@ -178,8 +178,12 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 		if len(broken) > 0 {
 			msg += "; and removes " + strings.Join(broken, "; ")
 		}
-		return Fail("%s", msg).WithEffect(ImpactDataLoss).WithObjects(objs...).
-			WithHint("back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD: annotate it helm.sh/resource-policy=keep (kubectl annotate crd <name> helm.sh/resource-policy=keep) or keep the values that render it"), nil
+		hint := "back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD: annotate it helm.sh/resource-policy=keep (kubectl annotate crd <name> helm.sh/resource-policy=keep) or keep the values that render it"
+		if up.Sync != nil {
+			// Argo CD's prune reads its own annotation, not Helm's.
+			hint = "back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD out of the prune before the commit is synced: kubectl annotate crd <name> argocd.argoproj.io/sync-options=Prune=false (helm.sh/resource-policy=keep does not stop Argo CD), or keep the values that render it in the commit"
+		}
+		return Fail("%s", msg).WithEffect(ImpactDataLoss).WithObjects(objs...).WithHint(hint), nil
 	case len(broken) > 0:
 		return Fail("%s removes %s: they stop being reconciled", who, strings.Join(broken, "; ")).WithEffect(ImpactRuntimeBreaks).WithObjects(objs...).
 			WithHint("install the controller on its own before the upgrade (for Argo Rollouts: helm install argo-rollouts argo/argo-rollouts, after handing it the CRDs), or move the resources off it"), nil

@@ -264,3 +264,15 @@ func (s *Snapshot) LiveObjects(gvr schema.GroupVersionResource, namespace string
 		return out, err
 	})
 }
+
+// LiveObject GETs one object of resource gvr in full with the dynamic
+// client, once per snapshot; found is false when it does not exist (a
+// cluster-scoped object of an inventory: one GET, where a list would read
+// every CRD or ClusterRole of the cluster).
+func (s *Snapshot) LiveObject(gvr schema.GroupVersionResource, namespace, name string) (u *unstructured.Unstructured, found bool, err error) {
+	return getOne(s, "live/"+gvr.String()+"/"+namespace+"/"+name, gvr.Resource+"/"+name, namespace, name,
+		func(ctx context.Context, name string, opts metav1.GetOptions) (*unstructured.Unstructured, error) {
+			return s.clients.Dynamic.Resource(gvr).Namespace(namespace).Get(ctx, name, opts)
+		},
+		func(u *unstructured.Unstructured) *unstructured.Unstructured { return u })
+}
