@@ -92,12 +92,10 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 	p := &Pending{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		c, err := l.Get(ctx)
-		if err != nil {
-			p.err = err
+		c, ok := p.load(ctx, l)
+		if !ok {
 			return
 		}
-		p.meta, p.declared = c.Metadata, KubeVersionRules(c)
 		cp, err := caps()
 		if err != nil {
 			p.err = err
@@ -212,4 +210,17 @@ func FailedLoader(src Source, err error) *Loader {
 	l := &Loader{src: src, err: &LoadError{Err: err}}
 	l.once.Do(func() {})
 	return l
+}
+
+// load loads the chart through l for the run and keeps its metadata (the
+// gitops-runtime chart's, also inside an umbrella chart) and kubeVersion
+// rules; false, with p.err set, when it could not be loaded.
+func (p *Pending) load(ctx context.Context, l *Loader) (*helmchart.Chart, bool) {
+	c, err := l.Get(ctx)
+	if err != nil {
+		p.err = err
+		return nil, false
+	}
+	p.meta, p.declared = RuntimeChart(c).Metadata, KubeVersionRules(c)
+	return c, true
 }

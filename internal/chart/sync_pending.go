@@ -17,12 +17,10 @@ func StartUpgradeOrSync(ctx context.Context, l *Loader, name, namespace string, 
 	p := &Pending{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		c, err := l.Get(ctx)
-		if err != nil {
-			p.err = err
+		c, ok := p.load(ctx, l)
+		if !ok {
 			return
 		}
-		p.meta, p.declared = RuntimeChart(c).Metadata, KubeVersionRules(c)
 		base, err := sync()
 		if err != nil {
 			p.err = err

@@ -45,15 +45,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true")
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
 	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
-	createCustom(t, dyn, rollouts, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
-		"metadata": map[string]any{"name": "checkout", "namespace": runtimeNS},
-		"spec": map[string]any{
-			"selector": map[string]any{"matchLabels": map[string]any{"app": "checkout"}},
-			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "checkout"}},
-				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/checkout:1"}}}},
-		},
-	}})
+	createCustom(t, dyn, rollouts, checkoutRollout())
 	argo := newArgoSim(t, c, "e2e-runtime", false)
 	const app = runtimeNS + "/e2e-runtime"
 	upgrade := func(t *testing.T, chart string) (tc.Result, reporters.Document) {
@@ -329,4 +321,18 @@ func TestUpgradeHookRangeAndRenamedKey(t *testing.T) {
 			t.Error("no gitops-operator Deployment after the upgrade")
 		}
 	})
+}
+
+// checkoutRollout is a live Argo Rollout, checkout, in the runtime
+// namespace.
+func checkoutRollout() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+		"metadata": map[string]any{"name": "checkout", "namespace": runtimeNS},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "checkout"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "checkout"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/checkout:1"}}}},
+		},
+	}}
 }
