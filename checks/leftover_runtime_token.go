@@ -31,7 +31,7 @@ const RuntimeTokenSecretName = plan.TokenSecretName
 func LeftoverRuntimeToken() Check {
 	return Check{
 		Meta: Meta{
-			ID:         "leftover-runtime-token",
+			ID:         LeftoverRuntimeTokenID,
 			Impact:     ImpactInstallFails,
 			Category:   CategoryConflicts,
 			Modes:      ModePre,
@@ -102,3 +102,8 @@ func runLeftoverRuntimeToken(ctx context.Context, env *Env) (Result, error) {
 	return Fail("%s, which the platform does not know (%s: %s): the hook fails with \"failed getting runtime from platform\"", leftover, where, refused).
 		WithHint(deleteHint).WithObjects(ref), nil
 }
+
+// LeftoverRuntimeTokenID is the ID of LeftoverRuntimeToken: like
+// platform-user-token, it sends a token the bundle redacts (the leftover
+// runtime token) to the platform, so a replay may judge it differently.
+const LeftoverRuntimeTokenID = "leftover-runtime-token"
