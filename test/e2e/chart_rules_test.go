@@ -252,14 +252,7 @@ func TestLeftoverRuntimeToken(t *testing.T) {
 	now := time.Now()
 	cert, _ := ca.Leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
 	api := &platformAPI{admin: true, account: "acc-e2e"}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	port := servePlatform(t, api, cert)
 	withPlatform := []string{"--only", "leftover-runtime-token", "--chart", fixtureChart(t), "-f", platformValues, "-n", "cf",
 		"--connect-to", "platform.example.test:443:127.0.0.1:" + port, "--ca-file", ca.PEM}
 	res, doc = c.RunJSON(t, nil, withPlatform...)
@@ -371,14 +364,7 @@ func TestPlatformUserTokenAgainstAStub(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(api)
 			}
-			ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-			go func() { _ = srv.Serve(ln) }()
-			t.Cleanup(func() { _ = srv.Close() })
-			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			port := servePlatform(t, api, cert)
 			res, doc := c.RunJSON(t, nil, "--only", "platform-user-token", "--chart", fixtureChart(t), "-f", values, "-n", "cf",
 				"--connect-to", "platform.example.test:443:127.0.0.1:"+port, "--ca-file", ca.PEM, "--request-timeout", "1s")
 			wantCode(t, res, tt.code)
@@ -437,4 +423,19 @@ func TestChartKubeVersionAgreesWithHelm(t *testing.T) {
 			t.Errorf("helm refused for another reason:\n%s", out)
 		}
 	}
+}
+
+// servePlatform serves api over TLS with cert on 127.0.0.1 until the test
+// ends and returns its port (reached through --connect-to).
+func servePlatform(t *testing.T, api *platformAPI, cert tls.Certificate) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }
