@@ -1,6 +1,6 @@
 # kubectl gitops-preflight
 #
-#   make demo           the stories on local clusters: install (report, --fix, helm install, --post), upgrade 0.26 → 0.30, then fleet
+#   make demo           the stories on local clusters: install (report, --fix, helm install, --post), upgrade 0.26 → 0.30, a runtime Argo CD syncs (a commit judged), then fleet
 #                       (--all-contexts on two clusters, --bundle and replay; about two and a half minutes once built)
 #   make test           vet, lint, unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use);
 #                       a line per phase, per end-to-end test and at least one a minute (full e2e output: bin/e2e.log)

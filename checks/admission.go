@@ -641,16 +641,6 @@ func rbacSkip(env *Env, who dryrun.Identity, missing []string) Result {
 		Hint:    "run as the identity that installs, with the rights helm install needs (cluster-admin); see cluster-admin"}
 }
 
-func dedupe(s []string) []string {
-	var out []string
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // identityAndLevel are what the admission checks' messages and hints name:
 // who the dry runs were judged as, and the strictest Pod Security Standard
 // every planned pod meets.

@@ -162,6 +162,9 @@ func argoCRDsInScope(ctx context.Context, env *Env) (crds []cluster.CRD, scope s
 }
 
 func runArgoCRDsOwnership(ctx context.Context, env *Env) (Result, error) {
+	if r, ok := argoSyncSkip(ctx, env); ok {
+		return r, nil
+	}
 	crds, scope, err := argoCRDsInScope(ctx, env)
 	if err != nil {
 		return Result{}, err

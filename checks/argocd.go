@@ -23,7 +23,7 @@ import (
 func ArgoCDServerCheck() Check {
 	return Check{
 		Meta: Meta{
-			ID: "argocd-server", Category: CategoryExistingArgoCD, Modes: ModePre,
+			ID: "argocd-server", Category: CategoryExistingArgoCD, Modes: ModePre | ModeUpgrade,
 			Impact:   ImpactRuntimeBreaks,
 			Title:    "Existing Argo CD server Service is in the runtime namespace",
 			Severity: SeverityFail, Requires: []string{"cluster-reachable"},
@@ -70,7 +70,7 @@ func runArgoCDServer(ctx context.Context, env *Env) (Result, error) {
 func ArgoCDVersionCheck() Check {
 	return Check{
 		Meta: Meta{
-			ID: "argocd-version", Category: CategoryExistingArgoCD, Modes: ModePre,
+			ID: "argocd-version", Category: CategoryExistingArgoCD, Modes: ModePre | ModeUpgrade,
 			Impact:   ImpactInstallFails,
 			Title:    "Existing Argo CD version is in the range the chart's validation hook accepts",
 			Severity: SeverityFail, Requires: []string{"argocd-server"},
@@ -87,10 +87,16 @@ func runArgoCDVersion(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	res, err := judgeArgoCDVersion(env, rules)
-	if err == nil && res.Status != StatusPass && !rules.Enforced {
+	switch {
+	case err != nil || res.Status == StatusPass:
+	case !rules.Enforced:
 		// Nothing stops the install: the runtime meets the unsupported
 		// Argo CD afterwards.
 		res.Effect = ImpactRuntimeBreaks
+	case env.Upgrading():
+		// The hook runs on pre-upgrade (and as Argo CD's PreSync): the
+		// upgrade fails in it.
+		res.Effect = ImpactUpgradeFails
 	}
 	return res, err
 }

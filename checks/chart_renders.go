@@ -59,8 +59,22 @@ func runChartRenders(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Pass("chart %s %s renders %d objects and %d hooks for release %s in namespace %s",
-		r.ChartName, r.ChartVersion, len(r.Objects), len(r.Hooks), env.Inputs.ReleaseName, env.Inputs.Namespace), nil
+	facts := fmt.Sprintf("chart %s %s renders %d objects and %d hooks for release %s in namespace %s",
+		r.ChartName, r.ChartVersion, len(r.Objects), len(r.Hooks), env.Inputs.ReleaseName, env.Inputs.Namespace)
+	if !env.Upgrading() && env.Inputs.HasValues() {
+		// Before an install: a value the chart ignores is a typo or a key
+		// of another chart version (upgrade-values says so for upgrades).
+		ig, err := env.Chart.Ignored(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(ig.Paths) > 0 {
+			return Warn("%s, but ignores %s you give: %s (removing each leaves the rendered manifest unchanged: a misspelt key, or one of another chart version)",
+				facts, plural(len(ig.Paths), "value"), strings.Join(first(ig.Paths, 8), ", ")).WithEffect(ImpactAdvisory).
+				WithHint("check each against the chart's values.yaml (helm show values " + env.Inputs.Chart + "): fix its spelling or move it to the key this version reads"), nil
+		}
+	}
+	return Pass("%s", facts), nil
 }
 
 // valuePath finds the first dotted value path in a chart message, e.g.

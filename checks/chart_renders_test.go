@@ -35,6 +35,7 @@ func requiredNameChart(t *testing.T) string {
 func TestChartRenders(t *testing.T) {
 	c := requiredNameChart(t)
 	named := map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1"}}}
+	misspelt := map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1"}, "runtmie": map[string]any{"name": "rt2"}}}
 	for _, tt := range []struct {
 		name  string
 		chart string
@@ -42,6 +43,8 @@ func TestChartRenders(t *testing.T) {
 		want  outcome
 	}{
 		{"renders", c, Inputs{Values: named, RenderValues: named}, outcome{StatusPass, []string{"chart gitops-runtime 0.30.0 renders 1 objects"}}},
+		{"ignores a misspelt key", c, Inputs{Values: misspelt, RenderValues: misspelt}, outcome{StatusWarn, []string{
+			"renders 1 objects", "but ignores 1 value you give: global.runtmie.name", "removing each leaves the rendered manifest unchanged"}}},
 		{"required value missing", c, Inputs{RenderValues: map[string]any{}}, outcome{StatusFail, []string{
 			"global.runtime.name is required for tunnel based runtime", "set global.runtime.name in your values file"}}},
 		{"no chart", filepath.Join(t.TempDir(), "missing"), Inputs{RenderValues: map[string]any{}}, outcome{StatusSkip, []string{"missing"}}},

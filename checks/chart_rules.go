@@ -97,6 +97,10 @@ func readArgoCDRules(ctx context.Context, env *Env) (argoCDRules, error) {
 	default:
 		vv := c.R.ValidationHooks.ValidateValues
 		out.Enforced = vv.ChecksArgoCDVersion
+		if env.Upgrading() && syncOf(ctx, env) == nil && !c.R.ValidationHooks.ValidateValuesOnUpgrade {
+			// helm upgrade runs only the pre-upgrade hooks.
+			out.Enforced = false
+		}
 		out.RangeFrom = "REQUIRED_VERSION_CONSTRAINT of the validate-values hook of " + c.chartName()
 		if vv.ArgoCDVersionConstraint != "" {
 			out.Range = vv.ArgoCDVersionConstraint

@@ -74,6 +74,15 @@ type Env struct {
 	// --as/--as-group). Another identity's config (its credentials, or
 	// impersonation of it) judges what that identity may create.
 	DryRunAs *rest.Config
+	// ArgoCDApp is the runtime's Argo CD Application as --argocd-app names
+	// it ("namespace/name"); "" means: found by ManagingApplication.
+	ArgoCDApp string
+}
+
+// RuntimeApp returns the Argo CD Application that manages the runtime
+// (ManagingApplication, memoised on the snapshot); nil when none does.
+func (e *Env) RuntimeApp() (*RuntimeApp, error) {
+	return ManagingApplication(e.Cluster, e.Inputs, e.ArgoCDApp)
 }
 
 // FixOptions are the options of --fix that planners read.

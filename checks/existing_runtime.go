@@ -81,6 +81,48 @@ type runtimeFinding struct {
 }
 
 func runExistingRuntime(ctx context.Context, env *Env) (Result, error) {
+	res, err := judgeExistingRuntime(ctx, env)
+	if err != nil {
+		return res, err
+	}
+	return withRuntimeApp(env, res)
+}
+
+// withRuntimeApp names, in existing-runtime's result, the Argo CD
+// Application that syncs the runtime in the planned namespace, and says
+// when the Helm release record is stale and how such a runtime is
+// upgraded: a commit, not helm upgrade.
+func withRuntimeApp(env *Env, res Result) (Result, error) {
+	ra, err := env.RuntimeApp()
+	if err != nil || ra == nil {
+		return res, err
+	}
+	note := fmt.Sprintf("the runtime in namespace %s is managed by Argo CD: %s (%s)", env.Inputs.Namespace, ra.Name(), ra.Evidence)
+	if ra.App != nil {
+		note += ", " + syncPolicy(ra.App)
+	}
+	if ra.LiveChartVersion != "" {
+		note += ", live chart " + ra.LiveChartVersion
+	}
+	stale, err := staleRecord(env, ra)
+	if err != nil {
+		return res, err
+	}
+	if stale != "" {
+		note += "; " + stale
+	}
+	res.Message += "; " + note
+	if res.Status != StatusPass {
+		// Never helm upgrade: Argo CD would revert it.
+		res.Hint = argoUpgradeHint(ra)
+	}
+	if ra.App != nil {
+		res.Objects = append(res.Objects, ObjectRef{Kind: "Application", Namespace: ra.App.Namespace, Name: ra.App.Name})
+	}
+	return res, nil
+}
+
+func judgeExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 	var found []runtimeFinding
 	var denied error // first permission error; reported only when nothing is found
 

@@ -124,6 +124,9 @@ func createdByHelm(ctx context.Context, env *Env) (func(chart.Object) bool, erro
 }
 
 func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
+	if r, ok := argoSyncSkip(ctx, env); ok {
+		return r, nil
+	}
 	r, skip, err := renderingForChecks(ctx, env)
 	if skip != nil || err != nil {
 		return derefResult(skip), err

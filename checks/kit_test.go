@@ -75,6 +75,7 @@ type kit struct {
 var dynamicLists = map[schema.GroupVersionResource]string{
 	cluster.OSMIngressBackendGVR:      "IngressBackendList",
 	cluster.NginxIngressControllerGVR: "NginxIngressControllerList",
+	cluster.ApplicationResource:       "ApplicationList",
 }
 
 func init() {
@@ -251,8 +252,9 @@ func (k *kit) env() *Env {
 		// --upgrade: Helm's upgrade action over the release's revisions
 		// the kit holds (as internal/run does).
 		snap := env.Cluster
-		env.Chart = chart.StartUpgrade(context.Background(), chart.NewLoader(chart.Source{Ref: k.chartRef}), k.in.ReleaseName, k.in.Namespace, k.in.RenderValues, chart.UpgradeValues{},
+		env.Chart = chart.StartUpgradeOrSync(context.Background(), chart.NewLoader(chart.Source{Ref: k.chartRef}), k.in.ReleaseName, k.in.Namespace, k.in.RenderValues, chart.UpgradeValues{},
 			func() ([]*rspb.Release, error) { return snap.HelmHistory(k.in.Namespace, k.in.ReleaseName) },
+			func() (*chart.SyncBase, error) { return ArgoSyncBase(snap, k.in, "") },
 			func() (chart.Capabilities, error) { return chart.Capabilities{KubeVersion: k.version}, nil })
 	case k.chartRef != "":
 		env.Chart = startKitChart(k.chartRef, k.in, k.version)

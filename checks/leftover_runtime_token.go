@@ -31,7 +31,7 @@ const RuntimeTokenSecretName = plan.TokenSecretName
 func LeftoverRuntimeToken() Check {
 	return Check{
 		Meta: Meta{
-			ID:         "leftover-runtime-token",
+			ID:         LeftoverRuntimeTokenID,
 			Impact:     ImpactInstallFails,
 			Category:   CategoryConflicts,
 			Modes:      ModePre,
@@ -85,8 +85,25 @@ func runLeftoverRuntimeToken(ctx context.Context, env *Env) (Result, error) {
 	if c.R != nil && c.R.ValidationHooks.ValidateValues == nil {
 		return Pass("Secret %s/%s is a leftover, but %s renders no validate-values hook (installer.skipValidation=true): nothing reads it before the install", ns, RuntimeTokenSecretName, c.chartName()).WithObjects(ref), nil
 	}
-	return Fail("Secret %s/%s holds a runtime token but no Helm release is installed in namespace %s (left by an uninstalled runtime: charts 0.26 and older do not delete it): the chart's validate-values hook will run in runtime-token mode, ask the platform for runtime %q with that token and fail with \"failed getting runtime from platform\" if that runtime is gone; if it still exists, the hook skips the user token's Admin role, the account match and the runtime-name check",
-		ns, RuntimeTokenSecretName, ns, in.RuntimeName).
-		WithHint(fmt.Sprintf("if no runtime uses it any more, delete it before installing: kubectl delete secret %s -n %s (the plugin never deletes anything)", RuntimeTokenSecretName, ns)).
-		WithObjects(ref), nil
+	leftover := fmt.Sprintf("Secret %s/%s holds a runtime token but no Helm release is installed in namespace %s (left by an uninstalled runtime: charts 0.26 and older do not delete it, nor does helm uninstall --no-hooks): the chart's validate-values hook will run in runtime-token mode and ask the platform for runtime %q with that token",
+		ns, RuntimeTokenSecretName, ns, in.RuntimeName)
+	deleteHint := fmt.Sprintf("if no runtime uses it any more, delete it before installing: kubectl delete secret %s -n %s (the plugin never deletes anything)", RuntimeTokenSecretName, ns)
+	// Ask the platform as the hook will, with the token found.
+	found, refused, where, err := askRuntimeWithToken(ctx, env)
+	switch {
+	case err != nil && where == "":
+		return Result{}, err
+	case err != nil:
+		return Warn("%s; the platform did not answer (%s: %v), so which of the two outcomes is unknown: the hook fails with \"failed getting runtime from platform\" if that runtime is gone, and passes, skipping the user token's Admin role, the account match and the runtime-name check, if it still exists", leftover, where, err).
+			WithHint(deleteHint).WithObjects(ref), nil
+	case found:
+		return Pass("%s; the platform knows that runtime (%s), so the hook passes, skipping the user token's Admin role, the account match and the runtime-name check: a reinstall of that runtime", leftover, where).WithObjects(ref), nil
+	}
+	return Fail("%s, which the platform does not know (%s: %s): the hook fails with \"failed getting runtime from platform\"", leftover, where, refused).
+		WithHint(deleteHint).WithObjects(ref), nil
 }
+
+// LeftoverRuntimeTokenID is the ID of LeftoverRuntimeToken: like
+// platform-user-token, it sends a token the bundle redacts (the leftover
+// runtime token) to the platform, so a replay may judge it differently.
+const LeftoverRuntimeTokenID = "leftover-runtime-token"

@@ -91,7 +91,7 @@ func PlatformUserToken() Check {
 			ID:         PlatformUserTokenID,
 			Impact:     ImpactInstallFails,
 			Category:   CategoryInputs,
-			Modes:      ModePre,
+			Modes:      ModePre | ModeUpgrade,
 			Title:      "The user token passes the platform checks of the chart's validation hooks",
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
@@ -111,8 +111,17 @@ func runPlatformUserToken(ctx context.Context, env *Env) (Result, error) {
 	if c.R != nil {
 		validateValues, validateUsage = c.R.ValidationHooks.ValidateValues != nil, c.R.ValidationHooks.ValidateUsage
 	}
+	if env.Upgrading() && syncOf(ctx, env) == nil {
+		// helm upgrade runs only the pre-upgrade hooks (validate-values);
+		// Argo CD runs every pre-install and pre-upgrade hook on each sync.
+		validateUsage = false
+		if c.R != nil {
+			validateValues = validateValues && c.R.ValidationHooks.ValidateValuesOnUpgrade
+			validateUsage = c.R.ValidationHooks.ValidateUsage && c.R.ValidationHooks.ValidateUsageOnUpgrade
+		}
+	}
 	if !validateValues && !validateUsage {
-		return Skip("the chart renders no validation hook (installer.skipValidation and skipUsageValidation): nothing calls the platform before the install (validation-hooks)"), nil
+		return Skip("the chart renders no validation hook that runs here (installer.skipValidation and skipUsageValidation, or hooks of the install only): nothing calls the platform before the %s (validation-hooks)", helmOperation(env)), nil
 	}
 	if validateValues {
 		sec, err := env.Cluster.Secret(in.Namespace, RuntimeTokenSecretName)
@@ -120,7 +129,7 @@ func runPlatformUserToken(ctx context.Context, env *Env) (Result, error) {
 			return Result{}, err
 		}
 		if sec.Exists && sec.KeyLengths["token"] > 0 {
-			return Skip("Secret %s/%s holds a runtime token: the validate-values hook uses it instead of the user token (leftover-runtime-token)", in.Namespace, RuntimeTokenSecretName), nil
+			return runtimeTokenMode(ctx, env)
 		}
 	}
 	token, why, err := userToken(env)
@@ -318,3 +327,76 @@ func oneLineText(s string, n int) string {
 // the user token to the platform, so a replay of a bundle (whose token is
 // masked) may judge it differently from the live run.
 const PlatformUserTokenID = "platform-user-token"
+
+// helmOperation names what the run checks: "install", "upgrade".
+func helmOperation(env *Env) string {
+	if env.Upgrading() {
+		return "upgrade"
+	}
+	return "install"
+}
+
+// runtimeTokenMode judges the validate-values hook in runtime-token mode:
+// with a codefresh-token Secret in the namespace, `cf helm validate` asks
+// the platform for the runtime by name with that token and checks nothing
+// else (https://github.com/codefresh-io/cli-v2/blob/b36dcf4b468989a9c4738f1dd2a67fb2517d4bc3/cmd/commands/helm.go
+// validateWithRuntimeToken): it fails with "failed getting runtime from
+// platform" when the platform does not know the runtime or refuses the
+// token.
+func runtimeTokenMode(ctx context.Context, env *Env) (Result, error) {
+	in := env.Inputs
+	mode := fmt.Sprintf("Secret %s/%s holds a runtime token: the validate-values hook runs in runtime-token mode and only asks the platform for runtime %q with it (not the user token's Admin role, its account or a free runtime name)", in.Namespace, RuntimeTokenSecretName, in.RuntimeName)
+	found, refused, where, err := askRuntimeWithToken(ctx, env)
+	switch {
+	case err != nil && where == "":
+		return Result{}, err
+	case err != nil:
+		return Skip("%s; the platform did not answer (%s): %v", mode, where, err), nil
+	case !found:
+		return Fail("%s; the hook will fail with \"failed getting runtime from platform\": %s (%s)", mode, refused, where).
+			WithHint(fmt.Sprintf("if runtime %q is gone from the platform, delete the leftover token before the %s (kubectl delete secret %s -n %s); if the runtime name is wrong, fix global.runtime.name", in.RuntimeName, helmOperation(env), RuntimeTokenSecretName, in.Namespace)), nil
+	}
+	return Pass("%s; the platform knows runtime %q (%s)", mode, in.RuntimeName, where), nil
+}
+
+// askRuntimeWithToken asks the platform (global.codefresh.url, through the
+// plugin's --connect-to and --ca-file) for the runtime by name with the
+// token of the namespace's codefresh-token Secret, as the hook does in
+// runtime-token mode. found is whether the platform knows it; refused is
+// the platform's words when it does not; where names the platform; err
+// with where set is a platform that did not answer, without it a failure
+// to read the token. The token never appears in what it returns.
+func askRuntimeWithToken(ctx context.Context, env *Env) (found bool, refused, where string, err error) {
+	in := env.Inputs
+	v, ok, err := env.Cluster.SecretKey(in.Namespace, RuntimeTokenSecretName, "token")
+	if err != nil {
+		return false, "", "", err
+	}
+	if !ok || len(v) == 0 {
+		return false, fmt.Sprintf("Secret %s/%s has no token", in.Namespace, RuntimeTokenSecretName), in.PlatformURL, nil
+	}
+	token := string(v)
+	base, perr := url.Parse(in.PlatformURL)
+	if perr != nil || base.Scheme == "" || base.Host == "" {
+		return false, fmt.Sprintf("global.codefresh.url %q is not a URL", in.PlatformURL), in.PlatformURL, nil
+	}
+	where = fmt.Sprintf("%s, called from this workstation", in.PlatformURL)
+	p := &platform{client: env.Probe.Client(), url: base.JoinPath(platformGraphQLPath).String(), token: token}
+	clean := func(s string) string { return strings.ReplaceAll(s, token, "<token>") }
+	var rt struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	r, err := p.query(ctx, queryRuntime, map[string]any{"name": in.RuntimeName}, &rt)
+	if err != nil {
+		return false, "", where, errors.New(clean(err.Error()))
+	}
+	if rt.Metadata.Name != "" {
+		return true, "", where, nil
+	}
+	if r == "" {
+		return false, fmt.Sprintf("runtime %q does not exist", in.RuntimeName), where, nil
+	}
+	return false, clean(r), where, nil
+}

@@ -144,7 +144,7 @@ func TestPlatformUserToken(t *testing.T) {
 		want outcome
 	}{
 		{[]string{userSecret}, outcome{StatusPass, []string{"is free"}}},
-		{[]string{userSecret, tokenSecret("cf", "rt")}, outcome{StatusSkip, []string{"runtime token", "leftover-runtime-token"}}},
+		{[]string{userSecret, tokenSecret("cf", "runtime-token-xyz")}, outcome{StatusFail, []string{"runtime-token mode", `runtime "rt1" does not exist`, "failed getting runtime from platform"}}},
 		{nil, outcome{StatusSkip, []string{`Secret cf/cf-user has no key "token"`}}},
 	} {
 		stub.gotAuth = nil
@@ -156,6 +156,41 @@ func TestPlatformUserToken(t *testing.T) {
 		c.want.expect(t, r)
 		if c.want.status == StatusPass && (len(stub.gotAuth) == 0 || stub.gotAuth[0] != "user-token-from-secret") {
 			t.Errorf("Authorization %v, want the Secret's token", stub.gotAuth)
+		}
+	}
+}
+
+// TestPlatformUserTokenRuntimeTokenMode: with a codefresh-token Secret the
+// hook only asks the platform for the runtime, with that token: known
+// passes, unknown fails with the hook's words; in --upgrade the same.
+func TestPlatformUserTokenRuntimeTokenMode(t *testing.T) {
+	stub := &platformStub{runtimes: map[string]bool{"rt1": true}}
+	srv := httptest.NewTLSServer(stub)
+	defer srv.Close()
+	for _, c := range []struct {
+		runtime string
+		mode    Mode
+		want    outcome
+	}{
+		{"rt1", ModePre, outcome{StatusPass, []string{"runtime-token mode", `the platform knows runtime "rt1"`}}},
+		{"gone", ModePre, outcome{StatusFail, []string{"runtime-token mode", "failed getting runtime from platform"}}},
+		{"rt1", ModeUpgrade, outcome{StatusPass, []string{"runtime-token mode", `the platform knows runtime "rt1"`}}},
+	} {
+		in := Inputs{Namespace: "cf", RuntimeName: c.runtime, AccountID: "acc1", PlatformURL: srv.URL, UserToken: "user-token"}
+		env := newKit(t, tokenSecret("cf", "the-runtime-token")).with(in).env()
+		env.Mode = c.mode
+		p, _ := probe.New(time.Second, nil, "")
+		p.Roots.AddCert(srv.Certificate())
+		env.Probe = p
+		r := runThrough(t, PlatformUserToken(), env)
+		c.want.expect(t, r)
+		if strings.Contains(r.Message+r.Hint, "the-runtime-token") {
+			t.Error("the runtime token appears in the result")
+		}
+	}
+	for _, a := range stub.auths() {
+		if a != "the-runtime-token" {
+			t.Errorf("Authorization %q, want the runtime token", a)
 		}
 	}
 }

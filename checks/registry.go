@@ -63,6 +63,7 @@ func All() []Check {
 		IstioVirtualService(),
 		AlbDNSAlias(),
 		RolloutsControllers(),
+		RuntimeApplicationCheck(),
 		// Upgrade (--upgrade)
 		ReleaseUpgradable(),
 		ReleaseAPIs(),

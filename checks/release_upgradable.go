@@ -39,6 +39,13 @@ func ReleaseUpgradable() Check {
 
 func runReleaseUpgradable(ctx context.Context, env *Env) (Result, error) {
 	ns, name := env.Inputs.Namespace, env.Inputs.ReleaseName
+	ra, err := env.RuntimeApp()
+	if err != nil {
+		return Result{}, err
+	}
+	if ra != nil {
+		return syncUpgradable(env, ra)
+	}
 	history, err := env.Cluster.HelmHistory(ns, name)
 	if err != nil {
 		return Result{}, err
@@ -98,4 +105,38 @@ func releaseElsewhere(env *Env, name, ns string) string {
 		}
 	}
 	return ""
+}
+
+// syncUpgradable judges, for a runtime an Argo CD Application syncs, that
+// Argo CD will take the commit: the Application can be read and no sync
+// operation is running. The Helm release record is no base (Argo CD never
+// writes it): a record whose chart version is not the live one is named
+// stale.
+func syncUpgradable(env *Env, ra *RuntimeApp) (Result, error) {
+	if ra.App == nil {
+		return Fail("the runtime is managed by Argo CD (%s, %s), which cannot be read (%s): the upgrade cannot be judged from the Helm release record, which Argo CD never writes", ra.Name(), ra.Evidence, ra.Unreadable).
+			WithHint("name the Application that syncs the runtime: --argocd-app NAMESPACE/NAME (kubectl get applications.argoproj.io -A), with credentials that may read it"), nil
+	}
+	a := ra.App
+	ref := ObjectRef{Kind: "Application", Namespace: a.Namespace, Name: a.Name}
+	live := ra.LiveChartVersion
+	if live == "" {
+		live = "unknown (codefresh-cm carries no helm.sh/chart label)"
+	}
+	facts := fmt.Sprintf("the runtime is upgraded by Argo CD: %s (%s; %s) syncs it, live chart %s, sync %s, health %s",
+		ra.Name(), ra.Evidence, syncPolicy(a), live, orUnknownStatus(a.SyncStatus), orUnknownStatus(a.Health))
+	stale, err := staleRecord(env, ra)
+	if err != nil {
+		return Result{}, err
+	}
+	if stale != "" {
+		facts += "; " + stale + ": the upgrade is judged from the live objects"
+	}
+	if op := a.Operation; op != nil && op.Phase == "Running" {
+		return Warn("%s; a sync operation is running: the commit is synced after it", facts).WithHint("wait for it: argocd app wait " + a.Namespace + "/" + a.Name + " --operation").WithObjects(ref), nil
+	}
+	if stale != "" {
+		return Warn("%s", facts).WithHint(argoUpgradeHint(ra)).WithObjects(ref), nil
+	}
+	return Pass("%s", facts).WithObjects(ref), nil
 }

@@ -102,6 +102,9 @@ type UpgradeInfo struct {
 	Release, Namespace string
 	Revision           int
 	From, To           string
+	// Application is the Argo CD Application ("namespace/name") that
+	// performs the upgrade when it syncs the commit; "" for helm upgrade.
+	Application string
 }
 
 // Summary counts the report's outcomes by status (every status present).

@@ -303,6 +303,11 @@ func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
 		from += " (chart " + c.Metadata.Version + ")"
 	}
 	source := fmt.Sprintf("the target %s %s rendered by helm upgrade, against %s", u.Target.ChartName, u.Target.ChartVersion, from)
+	who := "helm upgrade"
+	if u.Sync != nil {
+		who = "Argo CD's sync"
+		source = fmt.Sprintf("the target %s %s rendered as Argo CD's sync renders it, against what Argo CD deployed (Application %s, chart %s)", u.Target.ChartName, u.Target.ChartVersion, u.Sync.App, u.Sync.ChartVersion)
+	}
 	ready := 0
 	for _, n := range nodes {
 		if n.Ready && !n.Unschedulable {
@@ -349,8 +354,8 @@ func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
 			return res, nil
 		}
 	}
-	return Pass("every pod helm upgrade starts fits on the %d Ready, schedulable nodes: %s after the rollout (the requests of %s of the release freed), %s rolled one new pod at a time beside the old ones, %s; unchanged workloads keep %s running (from %s)",
-		ready, plural(countPods(plan.after), "new or replaced pod"), plural(freedPods, "replaced pod"), plural(len(plan.surge), "Deployment"),
+	return Pass("every pod %s starts fits on the %d Ready, schedulable nodes: %s after the rollout (the requests of %s of the release freed), %s rolled one new pod at a time beside the old ones, %s; unchanged workloads keep %s running (from %s)",
+		who, ready, plural(countPods(plan.after), "new or replaced pod"), plural(freedPods, "replaced pod"), plural(len(plan.surge), "Deployment"),
 		plural(countPods(plan.preHooks), "pre-upgrade hook pod"), plural(plan.kept, "pod"), source), nil
 }
 

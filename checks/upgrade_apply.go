@@ -53,21 +53,15 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	major, from := helmMajor(ctx, env)
-	method := apply.MergePatch
-	if major >= 4 {
-		m, err := env.Cluster.HelmApplyMethod(cluster.HelmRevision{Namespace: up.Last.Namespace, Name: up.Last.Name, Version: up.Last.Version,
-			SecretName: fmt.Sprintf("sh.helm.release.v1.%s.v%d", up.Last.Name, up.Last.Version)})
-		if err != nil {
-			return Result{}, err
-		}
-		if m == "ssa" {
-			method = apply.ServerSideApply
-		}
+	method, who, err := UpgradeApplyMethod(ctx, env, up)
+	if err != nil {
+		return Result{}, err
 	}
-	who := fmt.Sprintf("Helm %d (%s), %s", major, from, method)
-	refused, err := apply.DryRun(ctx, e, env.Cluster.ObjectsJSON, apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace,
-		Current: up.Current.Manifest, Target: up.TargetManifest}, method)
+	u := apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace, Current: up.Current.Manifest, Target: up.TargetManifest}
+	if up.Sync != nil {
+		u.TrackingApp = up.Sync.TrackingApp
+	}
+	refused, err := apply.DryRun(ctx, e, env.Cluster.ObjectsJSON, u, method)
 	if _, ok := cluster.AsNotRecorded(err); ok {
 		// A replay without the answer: an error naming the request.
 		return Result{}, err
@@ -90,7 +84,12 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if method == apply.ServerSideApply {
 		hint = "another field manager owns those fields: give them up (remove them from that manager's applied configuration) or run helm upgrade --force-conflicts"
 	}
-	return Fail("helm upgrade fails: %s refused by the API server (%s): %s", plural(len(refused), "change"), who, strings.Join(first(parts, 4), "; ")).
+	what := "helm upgrade fails"
+	if up.Sync != nil {
+		what = "the sync fails"
+		hint = "an immutable field changes only by replacing the object: annotate it argocd.argoproj.io/sync-options: Replace=true in the chart, or delete it (kubectl delete <kind> <name> --cascade=orphan) before Argo CD syncs the commit"
+	}
+	return Fail("%s: %s refused by the API server (%s): %s", what, plural(len(refused), "change"), who, strings.Join(first(parts, 4), "; ")).
 		WithHint(hint).WithObjects(refs...), nil
 }
 

@@ -106,7 +106,15 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 			continue // already gone: Helm skips it
 		}
 		ref := ObjectRef{Kind: o.Kind, Namespace: ons, Name: o.Name}
-		if m.Annotations[keepPolicy] == "keep" {
+		if s := up.Sync; s != nil {
+			// Argo CD prunes only with prune: true, never an object with
+			// Prune=false, and does not read helm.sh/resource-policy.
+			if !s.Pruned(o) {
+				kept = append(kept, o.Kind+" "+o.Name)
+				keptRefs = append(keptRefs, ref)
+				continue
+			}
+		} else if m.Annotations[keepPolicy] == "keep" {
 			kept = append(kept, o.Kind+" "+o.Name)
 			keptRefs = append(keptRefs, ref)
 			continue
@@ -150,22 +158,43 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 		}
 	}
 	rel := env.Inputs.ReleaseName
+	who := "helm upgrade"
+	if up.Sync != nil {
+		who = fmt.Sprintf("Argo CD's sync (Application %s, prune: true)", up.Sync.App)
+		sortWorkloadsFirst(kept)
+		if len(lost) == 0 && len(broken) == 0 && len(kept) > 0 {
+			why := "prune is off (syncPolicy.automated.prune is not true)"
+			if up.Sync.Prune {
+				why = "they are annotated argocd.argoproj.io/sync-options: Prune=false"
+			}
+			return Warn("Argo CD's sync of the commit (Application %s) leaves %d objects the target no longer renders in place, OutOfSync (requires pruning), because %s: %s",
+				up.Sync.App, len(kept), why, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
+				WithHint("they keep running as they are (a removed controller keeps reconciling): delete them once nothing needs them, or sync once with prune (argocd app sync " + up.Sync.App + " --prune) after checking what it deletes"), nil
+		}
+	}
 	switch {
 	case len(lost) > 0:
-		msg := "helm upgrade deletes " + strings.Join(lost, "; ")
+		msg := who + " deletes " + strings.Join(lost, "; ")
 		if len(broken) > 0 {
 			msg += "; and removes " + strings.Join(broken, "; ")
 		}
-		return Fail("%s", msg).WithEffect(ImpactDataLoss).WithObjects(objs...).
-			WithHint("back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD: annotate it helm.sh/resource-policy=keep (kubectl annotate crd <name> helm.sh/resource-policy=keep) or keep the values that render it"), nil
+		hint := "back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD: annotate it helm.sh/resource-policy=keep (kubectl annotate crd <name> helm.sh/resource-policy=keep) or keep the values that render it"
+		if up.Sync != nil {
+			// Argo CD's prune reads its own annotation, not Helm's.
+			hint = "back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD out of the prune before the commit is synced: kubectl annotate crd <name> argocd.argoproj.io/sync-options=Prune=false (helm.sh/resource-policy=keep does not stop Argo CD), or keep the values that render it in the commit"
+		}
+		return Fail("%s", msg).WithEffect(ImpactDataLoss).WithObjects(objs...).WithHint(hint), nil
 	case len(broken) > 0:
-		return Fail("helm upgrade removes %s: they stop being reconciled", strings.Join(broken, "; ")).WithEffect(ImpactRuntimeBreaks).WithObjects(objs...).
+		return Fail("%s removes %s: they stop being reconciled", who, strings.Join(broken, "; ")).WithEffect(ImpactRuntimeBreaks).WithObjects(objs...).
 			WithHint("install the controller on its own before the upgrade (for Argo Rollouts: helm install argo-rollouts argo/argo-rollouts, after handing it the CRDs), or move the resources off it"), nil
 	case len(kept) > 0:
-		sort.Strings(kept)
+		sortWorkloadsFirst(kept)
 		return Warn("helm upgrade stops rendering %d objects it keeps (helm.sh/resource-policy: keep), still labelled for release %s: %s",
 			len(kept), rel, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
 			WithHint(fmt.Sprintf("before another release installs them, hand them over: kubectl annotate <kind> <name> meta.helm.sh/release-name=<release> meta.helm.sh/release-namespace=<namespace> --overwrite (they name %s/%s now)", ns, rel)), nil
+	}
+	if up.Sync != nil {
+		return Pass("%s deletes %d objects the target no longer renders; none holds custom resources or controls live ones (Argo CD prunes objects annotated helm.sh/resource-policy: keep too)", who, deleted), nil
 	}
 	if len(handedOver) > 0 {
 		return Pass("helm upgrade deletes %d objects the target no longer renders; none holds custom resources, and the live ones of the removed controllers are reconciled elsewhere (%s)",
@@ -285,4 +314,24 @@ func first(l []string, n int) []string {
 		return l
 	}
 	return append(append([]string{}, l[:n]...), fmt.Sprintf("… and %d more", len(l)-n))
+}
+
+// sortWorkloadsFirst sorts "Kind name" entries with the workloads
+// (Deployments, StatefulSets, DaemonSets: the controllers) first, each
+// group by name.
+func sortWorkloadsFirst(l []string) {
+	rank := func(s string) int {
+		for _, k := range []string{"Deployment ", "StatefulSet ", "DaemonSet "} {
+			if strings.HasPrefix(s, k) {
+				return 0
+			}
+		}
+		return 1
+	}
+	sort.SliceStable(l, func(i, j int) bool {
+		if ri, rj := rank(l[i]), rank(l[j]); ri != rj {
+			return ri < rj
+		}
+		return l[i] < l[j]
+	})
 }

@@ -58,8 +58,21 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if len(history) == 0 || history[0].Chart == nil || history[0].Chart.Metadata == nil {
+	ra, err := env.RuntimeApp()
+	if err != nil {
+		return Result{}, err
+	}
+	var fromS string
+	switch {
+	case ra != nil && ra.LiveChartVersion != "":
+		// Argo CD syncs the runtime: the live chart is the base.
+		fromS = ra.LiveChartVersion
+	case ra != nil:
+		return Skip("the runtime's live chart version is unknown (%s carries no helm.sh/chart label) and %s, not the Helm release record, deployed it", RuntimeConfigMapName, ra.Name()), nil
+	case len(history) == 0 || history[0].Chart == nil || history[0].Chart.Metadata == nil:
 		return Skip("the deployed revision of release %s records no chart version", name), nil
+	default:
+		fromS = history[0].Chart.Metadata.Version
 	}
 	if env.Chart == nil {
 		return chartSkip(errNoChart.Err), nil
@@ -72,7 +85,7 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	fromS, toS := history[0].Chart.Metadata.Version, md.Version
+	toS := md.Version
 	from, err := semver.NewVersion(fromS)
 	if err != nil {
 		return Skip("deployed chart version %q is not a semantic version", fromS), nil
@@ -83,15 +96,27 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 	}
 	if to.LessThan(from) {
 		return Warn("chart %s → %s is a downgrade; the chart documents no downgrade path", fromS, toS).
-			WithHint(fmt.Sprintf("to return to an earlier revision use `helm rollback %s -n %s`", name, ns)), nil
+			WithHint(downgradeHint(ra, name, ns)), nil
 	}
 	for _, s := range upgradeSteps {
 		f, _ := semver.NewConstraint(s.From)
 		t, _ := semver.NewConstraint(s.To)
 		if f.Check(from) && t.Check(to) {
-			return Fail("chart %s → %s skips %s: upgrade to %s.x first; %s (%s)", fromS, toS, s.Via, s.Via, s.Why, s.Source).
-				WithHint(fmt.Sprintf("helm upgrade %s %s -n %s --version '~%s' (with the same values), then check the upgrade to %s again", name, env.Inputs.Chart, ns, s.Via, toS)), nil
+			hint := fmt.Sprintf("helm upgrade %s %s -n %s --version '~%s' (with the same values), then check the upgrade to %s again", name, env.Inputs.Chart, ns, s.Via, toS)
+			if ra != nil {
+				hint = fmt.Sprintf("commit a %s.x version first (resources/<runtime-name>/chart/Chart.yaml: .version and .dependencies[].version), let %s sync it, then commit %s", s.Via, ra.Name(), toS)
+			}
+			return Fail("chart %s → %s skips %s: upgrade to %s.x first; %s (%s)", fromS, toS, s.Via, s.Via, s.Why, s.Source).WithHint(hint), nil
 		}
 	}
 	return Pass("chart %s → %s: no documented step in between", fromS, toS), nil
+}
+
+// downgradeHint says how to return to an earlier chart version: helm
+// rollback, or a commit for a runtime Argo CD syncs.
+func downgradeHint(ra *RuntimeApp, name, ns string) string {
+	if ra != nil {
+		return "to return to an earlier version, commit it to resources/<runtime-name>/chart/Chart.yaml (.version and .dependencies[].version): " + ra.Name() + " syncs the runtime, helm rollback would be reverted"
+	}
+	return fmt.Sprintf("to return to an earlier revision use `helm rollback %s -n %s`", name, ns)
 }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
-	helmchart "helm.sh/helm/v3/pkg/chart"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
@@ -59,7 +60,6 @@ var valueEffects = []valueEffect{
 	{Name: "bundled Argo CD (argo-cd.enabled)", Of: func(v map[string]any) string {
 		return fmt.Sprint(plan.Bool(v, true, "argo-cd.enabled"))
 	}},
-	{Name: "image registry (global.imageRegistry)", Of: func(v map[string]any) string { return plan.String(v, "global.imageRegistry") }},
 }
 
 // tokenSource says where the user token comes from, never its value.
@@ -90,8 +90,20 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	var dropped, changed []string
+	base := fmt.Sprintf("revision %d", up.Current.Version)
+	if up.Sync != nil {
+		base = "what Argo CD deployed (Application " + up.Sync.App + ")"
+	}
 	for _, e := range valueEffects {
 		was, now := e.Of(up.CurrentComputed), e.Of(up.TargetComputed)
+		if up.CurrentComputed == nil {
+			// Argo CD keeps no values of what it deployed: only what the
+			// target needs is judged (its manifest speaks for the rest).
+			if now == "" && e.Required {
+				dropped = append(dropped, e.Name)
+			}
+			continue
+		}
 		switch {
 		case was == now:
 		case now == "" && e.Required:
@@ -104,32 +116,102 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 			changed = append(changed, fmt.Sprintf("%s: %q → %q", e.Name, was, now))
 		}
 	}
-	unread := unreadKeys(up.Values, up.Chart)
 	if len(dropped) > 0 {
-		msg := fmt.Sprintf("the upgrade drops %s (set in revision %d)", strings.Join(dropped, ", "), up.Current.Version)
-		if len(env.Inputs.RenderValues) > 0 {
+		msg := fmt.Sprintf("the upgrade drops %s (set in %s)", strings.Join(dropped, ", "), base)
+		hint := fmt.Sprintf("give helm upgrade every values file of the install again (helm get values %s -n %s > previous.yaml; -f previous.yaml -f ...), or add --reset-then-reuse-values", rel, ns)
+		switch {
+		case up.Sync != nil:
+			msg = fmt.Sprintf("the commit's chart leaves %s unset: the runtime needs it", strings.Join(dropped, ", "))
+			hint = "set it in the values of resources/<runtime-name>/chart (under gitops-runtime: or global:) or in the Application's spec.source.helm, and commit"
+		case len(env.Inputs.RenderValues) > 0:
 			msg += ": with -f or --set, helm upgrade does not reuse the previous values"
 		}
-		return Fail("%s", msg).WithHint(fmt.Sprintf("give helm upgrade every values file of the install again (helm get values %s -n %s > previous.yaml; -f previous.yaml -f ...), or add --reset-then-reuse-values", rel, ns)), nil
+		return Fail("%s", msg).WithHint(hint), nil
+	}
+	if reg := registryChange(up); reg != "" {
+		changed = append(changed, reg)
+	}
+	ignored, err := env.Chart.Ignored(ctx)
+	if err != nil {
+		if _, ok := chart.IsRenderError(err); !ok {
+			return Result{}, err
+		}
+		ignored = &chart.Ignored{}
 	}
 	var warns, hints []string
 	if len(changed) > 0 {
 		warns = append(warns, "the upgrade changes "+strings.Join(changed, "; "))
-		hints = append(hints, "if a change is not meant, give the values of the install again (helm get values "+rel+" -n "+ns+")")
+		if up.Sync != nil {
+			hints = append(hints, "if a change is not meant, fix the values of resources/<runtime-name>/chart before the commit is synced")
+		} else {
+			hints = append(hints, "if a change is not meant, give the values of the install again (helm get values "+rel+" -n "+ns+")")
+		}
 	}
 	if kept := keptDefaults(up); len(kept) > 0 {
 		warns = append(warns, fmt.Sprintf("--reuse-values keeps the deployed chart's defaults: %s of chart %s will not apply: %s",
 			plural(len(kept), "new default"), up.Target.ChartVersion, strings.Join(first(kept, 6), ", ")))
 		hints = append(hints, "to take the new chart's defaults with your previous values, use --reset-then-reuse-values (Helm ≥ 3.14) instead of --reuse-values")
 	}
-	if len(unread) > 0 {
-		warns = append(warns, fmt.Sprintf("the target chart reads none of these keys you set: %s (renamed or removed; Helm ignores them)", strings.Join(first(unread, 8), ", ")))
-		hints = append(hints, "move them to their new names (see the chart's release notes), or drop them")
+	if len(ignored.Paths) > 0 {
+		warns = append(warns, fmt.Sprintf("the target chart %s ignores %s you give: %s (removing each leaves its rendered manifest unchanged: a key it does not read, renamed or removed; Helm ignores it silently)",
+			up.Target.ChartVersion, plural(len(ignored.Paths), "value"), strings.Join(first(ignored.Paths, 8), ", ")))
+		hints = append(hints, "move them to the keys the target reads (see the chart's release notes and values.yaml), or drop them")
 	}
 	if len(warns) > 0 {
-		return Warn("%s", strings.Join(warns, "; ")).WithHint(strings.Join(hints, "\n")), nil
+		r := Warn("%s", strings.Join(warns, "; ")).WithHint(strings.Join(hints, "\n"))
+		if len(changed) == 0 && len(keptDefaults(up)) == 0 {
+			// Only values the target ignores: advice (the contract's
+			// "advisory for user-set keys the target chart no longer reads").
+			r = r.WithEffect(ImpactAdvisory)
+		}
+		return r, nil
 	}
-	return Pass("runtime name, account, token source, access mode, Argo CD and image registry are as in revision %d", up.Current.Version), nil
+	return Pass("runtime name, account, token source, access mode, Argo CD and image registries are as in %s; the target reads every value given (%s)", base, plural(ignored.Renders, "render")), nil
+}
+
+// registryChange says how the image registries the runtime's pods pull
+// from change between the deployed manifest and the target's (every
+// registry of the Deployments, StatefulSets and Jobs of each); "" when
+// they are the same or cannot be read.
+func registryChange(up *chart.Upgrade) string {
+	was, err1 := manifestRegistries(up.Current.Manifest)
+	now, err2 := manifestRegistries(up.TargetManifest)
+	if err1 != nil || err2 != nil || len(was) == 0 || len(now) == 0 || slices.Equal(was, now) {
+		return ""
+	}
+	return fmt.Sprintf("image registries: the pods pull from %s instead of %s", strings.Join(now, ", "), strings.Join(was, ", "))
+}
+
+// manifestRegistries returns the registries (host of each image; docker.io
+// for a bare name) of the containers of a manifest's workloads, sorted.
+func manifestRegistries(manifest string) ([]string, error) {
+	specs, err := manifestWorkloads(manifest)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, s := range specs {
+		for _, c := range append(append([]corev1.Container(nil), s.Spec.InitContainers...), s.Spec.Containers...) {
+			set[imageRegistry(c.Image)] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for r := range set {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// imageRegistry is the registry host of an image reference, as the
+// container runtime resolves it (docker.io when the first component is no
+// host).
+func imageRegistry(image string) string {
+	first, _, found := strings.Cut(image, "/")
+	if found && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return first
+	}
+	return "docker.io"
 }
 
 // keptDefaults lists, for an upgrade with --reuse-values, the target
@@ -143,9 +225,7 @@ func keptDefaults(up *chart.Upgrade) []string {
 	if !up.Options.Reuse || up.TargetDefaults == nil {
 		return nil
 	}
-	var paths []string
-	leaves("", up.TargetDefaults, &paths)
-	sort.Strings(paths)
+	paths := chart.ValueLeaves(up.TargetDefaults)
 	var out []string
 	for _, p := range paths {
 		path := strings.Split(p, ".")
@@ -199,60 +279,4 @@ func short(v any) string {
 		s = s[:37] + "..."
 	}
 	return s
-}
-
-// unreadKeys returns the dotted paths of the user values of the new
-// revision (given, or reused) that the target chart neither defaults
-// (its values and its subcharts') nor names in a template.
-func unreadKeys(user map[string]any, c *helmchart.Chart) []string {
-	if c == nil {
-		return nil
-	}
-	var paths []string
-	leaves("", user, &paths)
-	var out []string
-	for _, p := range paths {
-		if !chartReads(c, strings.Split(p, ".")) {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func leaves(prefix string, v map[string]any, out *[]string) {
-	for k, x := range v {
-		p := k
-		if prefix != "" {
-			p = prefix + "." + k
-		}
-		if m, ok := x.(map[string]any); ok && len(m) > 0 {
-			leaves(p, m, out)
-			continue
-		}
-		*out = append(*out, p)
-	}
-}
-
-// chartReads reports whether chart c (or the subchart the path's first key
-// names) defaults the path or names its last key in a template.
-func chartReads(c *helmchart.Chart, path []string) bool {
-	if _, ok := plan.Lookup(c.Values, path...); ok {
-		return true
-	}
-	for _, d := range c.Dependencies() {
-		if len(path) > 1 && (d.Name() == path[0]) && chartReads(d, path[1:]) {
-			return true
-		}
-		if path[0] == "global" && chartReads(d, path) {
-			return true
-		}
-	}
-	key := path[len(path)-1]
-	for _, t := range c.Templates {
-		if strings.Contains(string(t.Data), key) {
-			return true
-		}
-	}
-	return false
 }

@@ -88,14 +88,14 @@ func TestUpgradeValues(t *testing.T) {
 		want   outcome
 	}{
 		{"no values: the previous ones reused", cfg(tokenRef, nil), nil,
-			outcome{StatusPass, []string{"runtime name, account, token source, access mode, Argo CD and image registry are as in revision 1"}}},
+			outcome{StatusPass, []string{"runtime name, account, token source, access mode, Argo CD and image registries are as in revision 1", "the target reads every value given"}}},
 		{"--set of one value drops the others", cfg(tokenRef, nil), map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1"}}},
 			outcome{StatusFail, []string{"the upgrade drops account (global.codefresh.accountId), user token source (global.codefresh.userToken) (set in revision 1)",
 				"with -f or --set, helm upgrade does not reuse the previous values", "helm get values " + DefaultReleaseName + " -n " + DefaultNamespace, "--reset-then-reuse-values"}}},
 		{"token moved to a Secret", cfg(map[string]any{"token": secretToken}, nil), cfg(tokenRef, nil),
 			outcome{StatusWarn, []string{`user token source (global.codefresh.userToken): "a plain value" → "Secret codefresh-user-token key token"`}}},
 		{"a key the target no longer reads", cfg(tokenRef, map[string]any{"oldRegistry": "registry.example.com"}), nil,
-			outcome{StatusWarn, []string{"the target chart reads none of these keys you set: global.oldRegistry", "move them to their new names"}}},
+			outcome{StatusWarn, []string{"the target chart 0.31.0 ignores 1 value you give: global.oldRegistry", "removing each leaves its rendered manifest unchanged", "move them to the keys the target reads"}}},
 		{"the target does not render", cfg(tokenRef, nil), map[string]any{"global": map[string]any{"codefresh": map[string]any{"accountId": "acc1"}}},
 			outcome{StatusFail, []string{"the target chart does not render with the effective values: global.runtime.name is required", "(with -f or --set, helm upgrade does not reuse the previous values)"}}},
 	} {

@@ -33,7 +33,7 @@ func ValidationHooks() Check {
 			ID:         "validation-hooks",
 			Impact:     ImpactAdvisory,
 			Category:   CategoryInputs,
-			Modes:      ModePre,
+			Modes:      ModePre | ModeUpgrade,
 			Title:      "The chart's pre-install validation hooks will run",
 			Severity:   SeverityWarn,
 			ReadsChart: true,
@@ -53,6 +53,18 @@ func runValidationHooks(ctx context.Context, env *Env) (Result, error) {
 		skipValues, skipUsage = c.R.ValidationHooks.ValidateValues == nil, !c.R.ValidationHooks.ValidateUsage
 		from = c.chartName() + ", rendered with these values"
 	}
+	when := "before Helm installs"
+	hooks := fmt.Sprintf("the %s and %s hooks run", chart.ValidateValuesJob, chart.ValidateUsageJob)
+	if env.Upgrading() {
+		if s := syncOf(ctx, env); s != nil {
+			when = fmt.Sprintf("as PreSync hooks of every sync of Application %s (Argo CD runs pre-install and pre-upgrade hooks on each sync)", s.App)
+		} else {
+			// validate-usage is pre-install only: helm upgrade never runs it.
+			when = "before helm upgrade (pre-upgrade; " + chart.ValidateUsageJob + " runs at install only)"
+			hooks = fmt.Sprintf("the %s hook runs", chart.ValidateValuesJob)
+			skipUsage = false
+		}
+	}
 	var off []string
 	if skipValues {
 		off = append(off, fmt.Sprintf("installer.skipValidation=true: no %s hook, so nothing checks %s", chart.ValidateValuesJob, validateValuesCovers))
@@ -61,7 +73,7 @@ func runValidationHooks(ctx context.Context, env *Env) (Result, error) {
 		off = append(off, fmt.Sprintf("installer.skipUsageValidation=true: no %s hook, so nothing checks %s", chart.ValidateUsageJob, validateUsageCovers))
 	}
 	if len(off) == 0 {
-		return Pass("the %s and %s hooks run before Helm installs (%s)", chart.ValidateValuesJob, chart.ValidateUsageJob, from), nil
+		return Pass("%s %s (%s)", hooks, when, from), nil
 	}
 	return Warn("%s (%s)", strings.Join(off, "; "), from).
 		WithHint("remove installer.skipValidation / installer.skipUsageValidation once the cause of the hook's failure is fixed (kubectl gitops-preflight checks most of it from here)"), nil

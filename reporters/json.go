@@ -58,6 +58,9 @@ type UpgradeDocument struct {
 	Revision  int    `json:"revision,omitempty"`
 	From      string `json:"from,omitempty"`
 	To        string `json:"to,omitempty"`
+	// Application is the Argo CD Application that syncs the upgrade
+	// ("namespace/name"); absent for helm upgrade.
+	Application string `json:"application,omitempty"`
 }
 
 // ClusterDocument identifies the cluster.
@@ -119,7 +122,7 @@ func NewDocument(r *checks.Report) Document {
 	case checks.ModeUpgrade:
 		doc.Mode = "upgrade"
 		if u := r.Upgrade; u != nil {
-			doc.Upgrade = &UpgradeDocument{Release: u.Release, Namespace: u.Namespace, Revision: u.Revision, From: u.From, To: u.To}
+			doc.Upgrade = &UpgradeDocument{Release: u.Release, Namespace: u.Namespace, Revision: u.Revision, From: u.From, To: u.To, Application: u.Application}
 		}
 	}
 	for i, n := range r.ImpactSummary() {

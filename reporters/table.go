@@ -77,6 +77,9 @@ func (t Table) report(w io.Writer, r *checks.Report) error {
 		title = "upgrade checks"
 		if u := r.Upgrade; u != nil {
 			title = fmt.Sprintf("upgrade of release %s (chart %s → %s)", u.Release, orUnknown(u.From), orUnknown(u.To))
+			if u.Application != "" {
+				title = fmt.Sprintf("upgrade by Argo CD: Application %s syncs the commit (chart %s → %s)", u.Application, orUnknown(u.From), orUnknown(u.To))
+			}
 		}
 	}
 	for i, l := range t.fit(t.Options.name()+": "+title, 0, 0) {

@@ -7,9 +7,10 @@
 // enforces PodSecurity restricted and the admission checks name the hook
 // Jobs it would refuse and the label that fixes it; real Helm installs the
 // gitops-runtime chart with its hooks; `--post` shows the runtime healthy or
-// names the pod that is not. Then the upgrade story (upgrade.go) and the
-// fleet story (fleet.go: --all-contexts over two clusters, --bundle and
-// replay). Each step is timed. Run it with `make demo`.
+// names the pod that is not. Then the upgrade story (upgrade.go), the Argo
+// CD story (argocd.go: a runtime handed to Argo CD, a commit judged before
+// Argo CD syncs it) and the fleet story (fleet.go: --all-contexts over two
+// clusters, --bundle and replay). Each step is timed. Run it with `make demo`.
 //
 // It reads the upstream Argo CD and Argo Rollouts manifests and the
 // gitops-runtime chart from -fixtures (default: where internal/fixtures
@@ -41,7 +42,7 @@ func main() {
 	fixtureDir := flag.String("fixtures", "", "upstream fixtures folder: argo-cd/install.yaml, argo-rollouts/install.yaml and the gitops-runtime charts (default: $"+fixtures.EnvVar+", ../shared/fixtures/upstream, then the cache of `make fixtures`)")
 	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of the helm and kubectl commands goes, Helm's chart warnings included")
 	toolCache := flag.Bool("tool-cache", false, "print the folder the demo and the tests build Helm into, and exit (make distclean)")
-	story := flag.String("story", "all", "which story: install, upgrade, fleet or all (install, upgrade, then fleet)")
+	story := flag.String("story", "all", "which story: install, upgrade, argocd, fleet or all (install, upgrade, argocd, then fleet)")
 	flag.Parse()
 	if *toolCache {
 		dir, err := testcluster.ToolCacheDir()
@@ -55,7 +56,7 @@ func main() {
 	var err error
 	if *fixtureDir == "" {
 		*fixtureDir, err = fixtures.Dir("argo-cd/install.yaml", "argo-rollouts/install.yaml",
-			"gitops-runtime/chart/gitops-runtime", "gitops-runtime/chart-0.26/gitops-runtime")
+			"gitops-runtime/chart/gitops-runtime", "gitops-runtime/chart-0.26/gitops-runtime", "gitops-runtime/chart-0.27/gitops-runtime")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "demo:", err)
 			os.Exit(1)
@@ -66,6 +67,8 @@ func main() {
 		err = run(*plugin, *fixtureDir, *logPath)
 	case "upgrade":
 		err = runUpgrade(*plugin, *fixtureDir, *logPath)
+	case "argocd":
+		err = runArgoCD(*plugin, *fixtureDir, *logPath)
 	case "fleet":
 		err = runFleet(*plugin, *fixtureDir, *logPath, false)
 	case "all":
@@ -73,10 +76,13 @@ func main() {
 			err = runUpgrade(*plugin, *fixtureDir, *logPath)
 		}
 		if err == nil {
+			err = runArgoCD(*plugin, *fixtureDir, *logPath)
+		}
+		if err == nil {
 			err = runFleet(*plugin, *fixtureDir, *logPath, true)
 		}
 	default:
-		err = fmt.Errorf("-story must be install, upgrade, fleet or all, not %q", *story)
+		err = fmt.Errorf("-story must be install, upgrade, argocd, fleet or all, not %q", *story)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)

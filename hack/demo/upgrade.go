@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 // rolloutManifest is a live Argo Rollout in the runtime's namespace.
@@ -51,25 +49,11 @@ func runUpgrade(plugin, fixtures, logPath string) error {
 	defer closeLog()
 	from, to, rollouts = filepath.Join(fixtures, from), filepath.Join(fixtures, to), filepath.Join(fixtures, rollouts)
 	ctx := context.Background()
-	var live *testcluster.Live
-	if err := d.step("The upgrade story: a second local cluster, two nodes of 4 CPU, 8Gi", func() error {
-		if live, err = testcluster.StartLive(ctx, assets); err != nil {
-			return err
-		}
-		for _, n := range []string{"worker-1", "worker-2"} {
-			if err := testcluster.CreateKwokNode(ctx, live.Kube, testcluster.NodeSpec{Name: n, CPU: "4", Memory: "8Gi"}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		if live != nil {
-			live.Stop()
-		}
+	live, err := d.startCluster(ctx, assets, "The upgrade story: a second local cluster, two nodes of 4 CPU, 8Gi")
+	if err != nil {
 		return err
 	}
 	defer live.Stop()
-	d.dir, d.kubeconfig = live.Dir, live.Kubeconfig
 
 	values := filepath.Join(d.dir, "values.yaml")
 	if err := os.WriteFile(values, []byte("global:\n  codefresh:\n    accountId: demo-account\n    userToken:\n      token: demo-token\n  runtime:\n    name: demo\n"), 0o600); err != nil {

@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/discovery"
@@ -47,7 +48,22 @@ const (
 	// ServerSideApply is Helm 4's on a release it applied server-side:
 	// server-side apply under Helm's field manager, conflicts not forced.
 	ServerSideApply Method = "server-side apply"
+	// ClientSideApply is Argo CD's default: `kubectl apply`, a three-way
+	// merge patch of the object's last-applied configuration, the target
+	// and the live object (Upgrade.Current holds the last-applied
+	// configurations), without Helm's release labels; deletes only of
+	// Upgrade.Prune.
+	ClientSideApply Method = "client-side apply (kubectl apply, last-applied)"
+	// ArgoServerSideApply is Argo CD's with the sync option
+	// ServerSideApply=true: server-side apply under the field manager
+	// argocd-controller, conflicts forced (gitops-engine
+	// pkg/utils/kube/resource_ops.go sets ForceConflicts).
+	ArgoServerSideApply Method = "server-side apply (argocd-controller, conflicts forced)"
 )
+
+// ArgoFieldManager is the field manager Argo CD's application controller
+// applies with server-side (argocd-controller).
+const ArgoFieldManager = "argocd-controller"
 
 // FieldManager is the field manager Helm 4 applies with: the base name of
 // the helm binary (helm.sh/helm/v4 pkg/kube getManagedFieldsManager).
@@ -65,6 +81,10 @@ type Refusal struct {
 type Upgrade struct {
 	Release, Namespace string
 	Current, Target    string
+	// TrackingApp, for Argo CD's methods, is the application part of the
+	// tracking annotation Argo CD sets on every object it applies
+	// (argocd.argoproj.io/tracking-id: <app>:<group>/<kind>:<namespace>/<name>).
+	TrackingApp string
 }
 
 // DryRun sends the upgrade u through the engine e (its identity, every
@@ -96,16 +116,34 @@ func dryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Met
 	if err != nil {
 		return nil, fmt.Errorf("building the objects of the target manifest: %w", err)
 	}
-	if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
+	if m == ClientSideApply || m == ArgoServerSideApply {
+		// Argo CD adds its tracking annotation, no Helm release metadata.
+		if err := target.Visit(argoTracking(u.TrackingApp)); err != nil {
+			return nil, err
+		}
+	} else if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
 		return nil, err
 	}
 	if err := l.prefetch(ctx, e, list, original, target); err != nil {
 		return nil, err
 	}
-	if m == ServerSideApply {
-		return serverSideApply(ctx, e, target, true)
+	switch m {
+	case ServerSideApply:
+		return serverSideApply(ctx, e, target, true, FieldManager, false)
+	case ArgoServerSideApply:
+		return serverSideApply(ctx, e, target, true, ArgoFieldManager, true)
+	case ClientSideApply:
+		// Argo CD deletes what it prunes apart from the applies
+		// (upgrade-deletes judges it): only the objects the target keeps
+		// are patched against their last-applied configuration, and each
+		// carries its new one, as kubectl apply writes it (a CRD too large
+		// for that annotation is refused here as there).
+		original = original.Filter(func(info *resource.Info) bool { return target.Get(info) != nil })
+		if err := target.Visit(lastApplied); err != nil {
+			return nil, err
+		}
 	}
-	return mergePatch(ctx, e, c, original, target)
+	return mergePatch(ctx, e, c, original, target, m == ClientSideApply)
 }
 
 // mergePatch sends the upgrade as Helm's kube client does (Client.Update:
@@ -115,14 +153,19 @@ func dryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Met
 // object it cannot read or create stops it (that error alone), else every
 // refused patch, joined. The deletes of what the target drops are left
 // out: Helm logs their failures and goes on, so they decide nothing.
-func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original, target kube.ResourceList) ([]Refusal, error) {
+func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original, target kube.ResourceList, clientSide bool) ([]Refusal, error) {
 	errs := make([]error, len(target))
 	e.Go(ctx, len(target), func(_ context.Context, i int) {
 		info := target[i]
 		var orig kube.ResourceList
 		if o := original.Get(info); o != nil {
 			orig = kube.ResourceList{o}
-		} else if _, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name); err == nil {
+		} else if _, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name); err == nil && clientSide {
+			// kubectl apply of an object with no last-applied
+			// configuration: nothing was applied before, every field of
+			// the target is sent.
+			orig = kube.ResourceList{unapplied(info)}
+		} else if err == nil {
 			// Helm's upgrade updates, not creates, the objects of the
 			// target that are not in the deployed revision but exist (and
 			// pass its ownership check: helm-ownership judges that): it
@@ -221,22 +264,21 @@ func dryRunExisting(ctx context.Context, e *dryrun.Engine, list Lister, ex Exist
 	if err := l.prefetch(ctx, e, list, objs); err != nil {
 		return nil, err
 	}
-	return serverSideApply(ctx, e, objs, false)
+	return serverSideApply(ctx, e, objs, false, FieldManager, false)
 }
 
-// serverSideApply applies every target object server-side under Helm's
-// field manager, conflicts not forced, as dry runs; objects that do not
+// serverSideApply applies every target object server-side under manager,
+// conflicts forced only with force, as dry runs; objects that do not
 // exist are created (dry run), as Helm 4 does, when create is true, and
 // skipped otherwise.
-func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.ResourceList, create bool) ([]Refusal, error) {
+func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.ResourceList, create bool, manager string, force bool) ([]Refusal, error) {
 	// Each object is its own request: up to dryrun.Limit at once, the
 	// refusals in the target's order.
 	reasons := make([]string, len(target))
-	force := false
 	e.Go(ctx, len(target), func(_ context.Context, i int) {
 		info := target[i]
 		func() {
-			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(FieldManager).DryRun(true)
+			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(manager).DryRun(true)
 			_, err := h.Get(info.Namespace, info.Name)
 			switch {
 			case apierrors.IsNotFound(err) && !create:
@@ -322,4 +364,70 @@ func (g *getter) ToRESTMapper() (meta.RESTMapper, error) {
 
 func (g *getter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	return clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), &clientcmd.ConfigOverrides{Context: clientcmdapi.Context{Namespace: g.namespace}})
+}
+
+// lastApplied sets kubectl's last-applied-configuration annotation on an
+// object to the object itself, as `kubectl apply` does
+// (k8s.io/kubectl/pkg/util GetModifiedConfiguration: the object's JSON
+// without the annotation).
+func lastApplied(info *resource.Info, err error) error {
+	if err != nil {
+		return err
+	}
+	a, err := meta.Accessor(info.Object)
+	if err != nil {
+		return err
+	}
+	ann := a.GetAnnotations()
+	delete(ann, lastAppliedAnnotation)
+	a.SetAnnotations(ann)
+	b, err := json.Marshal(info.Object)
+	if err != nil {
+		return err
+	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[lastAppliedAnnotation] = string(b) + "\n"
+	a.SetAnnotations(ann)
+	return nil
+}
+
+// lastAppliedAnnotation is kubectl's (k8s.io/api/core/v1
+// LastAppliedConfigAnnotation).
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// unapplied is info with an object that names it and holds nothing else:
+// the last-applied configuration of an object nothing applied.
+func unapplied(info *resource.Info) *resource.Info {
+	cp := *info
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(info.Mapping.GroupVersionKind)
+	u.SetName(info.Name)
+	u.SetNamespace(info.Namespace)
+	cp.Object = u
+	return &cp
+}
+
+// argoTracking sets Argo CD's tracking annotation on each object, as its
+// controller does before it applies them (annotation tracking; nothing
+// when app is "").
+func argoTracking(app string) resource.VisitorFunc {
+	return func(info *resource.Info, err error) error {
+		if err != nil || app == "" {
+			return err
+		}
+		a, err := meta.Accessor(info.Object)
+		if err != nil {
+			return err
+		}
+		ann := a.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		gvk := info.Mapping.GroupVersionKind
+		ann["argocd.argoproj.io/tracking-id"] = fmt.Sprintf("%s:%s/%s:%s/%s", app, gvk.Group, gvk.Kind, info.Namespace, info.Name)
+		a.SetAnnotations(ann)
+		return nil
+	}
 }

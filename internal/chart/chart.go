@@ -169,6 +169,12 @@ func Render(ctx context.Context, c *helmchart.Chart, releaseName, namespace stri
 }
 
 func renderWith(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Rendering, error) {
+	r, _, err := renderRelease(ctx, c, releaseName, namespace, vals, caps)
+	return r, err
+}
+
+// renderRelease is renderWith that also returns the release Helm rendered.
+func renderRelease(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Rendering, *release.Release, error) {
 	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	inst.ClientOnly = true
 	inst.DryRun = true
@@ -179,7 +185,7 @@ func renderWith(ctx context.Context, c *helmchart.Chart, releaseName, namespace 
 	if caps.KubeVersion != "" {
 		kv, err := chartutil.ParseKubeVersion(caps.KubeVersion)
 		if err != nil {
-			return nil, fmt.Errorf("kubernetes version %q: %w", caps.KubeVersion, err)
+			return nil, nil, fmt.Errorf("kubernetes version %q: %w", caps.KubeVersion, err)
 		}
 		inst.KubeVersion = kv
 	}
@@ -189,9 +195,10 @@ func renderWith(ctx context.Context, c *helmchart.Chart, releaseName, namespace 
 	}
 	rel, err := inst.RunWithContext(ctx, c, copyValues(vals))
 	if err != nil {
-		return nil, &RenderError{Raw: err.Error()}
+		return nil, nil, &RenderError{Raw: err.Error()}
 	}
-	return rendering(c.Metadata, rel)
+	r, err := rendering(c.Metadata, rel)
+	return r, rel, err
 }
 
 // copyValues deep-copies vals: Helm's dependency processing writes into

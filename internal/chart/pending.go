@@ -56,6 +56,33 @@ type Pending struct {
 	// are the kubeVersions of the loaded chart and all its dependencies.
 	meta     *helmchart.Metadata
 	declared []KubeVersionRule
+	// ignore decides the values the chart ignores (Ignored), once.
+	ignore struct {
+		once sync.Once
+		run  func(ctx context.Context) (*Ignored, error)
+		v    *Ignored
+		err  error
+	}
+}
+
+// Ignored waits for the run and decides, by Helm's render, which values
+// the user gives the chart it ignores (IgnoredValues; Upgrade.IgnoredValues
+// for an upgrade), once for every caller. The errors are Wait's.
+func (p *Pending) Ignored(ctx context.Context) (*Ignored, error) {
+	if _, err := p.Wait(ctx); err != nil {
+		return nil, err
+	}
+	p.ignore.once.Do(func() {
+		switch {
+		case p.up != nil:
+			p.ignore.v, p.ignore.err = p.up.IgnoredValues(ctx)
+		case p.ignore.run != nil:
+			p.ignore.v, p.ignore.err = p.ignore.run(ctx)
+		default:
+			p.ignore.v = &Ignored{}
+		}
+	})
+	return p.ignore.v, p.ignore.err
 }
 
 // Start loads (through l) and renders the chart in the background. caps is
@@ -65,18 +92,19 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 	p := &Pending{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		c, err := l.Get(ctx)
-		if err != nil {
-			p.err = err
+		c, ok := p.load(ctx, l)
+		if !ok {
 			return
 		}
-		p.meta, p.declared = c.Metadata, KubeVersionRules(c)
 		cp, err := caps()
 		if err != nil {
 			p.err = err
 			return
 		}
 		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
+		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
+			return IgnoredValues(ctx, c, releaseName, namespace, vals, cp)
+		}
 	}()
 	return p
 }
@@ -87,31 +115,7 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 // cluster's capabilities. Wait returns the target's rendering, Upgrade the
 // whole prediction.
 func StartUpgrade(ctx context.Context, l *Loader, name, namespace string, vals map[string]any, opts UpgradeValues, revisions func() ([]*rspb.Release, error), caps func() (Capabilities, error)) *Pending {
-	p := &Pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		c, err := l.Get(ctx)
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.meta, p.declared = c.Metadata, KubeVersionRules(c)
-		revs, err := revisions()
-		if err != nil {
-			p.err = err
-			return
-		}
-		cp, err := caps()
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.up, p.err = PrepareUpgrade(ctx, c, name, namespace, revs, vals, opts, cp)
-		if p.up != nil {
-			p.r = p.up.Target
-		}
-	}()
-	return p
+	return StartUpgradeOrSync(ctx, l, name, namespace, vals, opts, revisions, func() (*SyncBase, error) { return nil, nil }, caps)
 }
 
 // Metadata waits for the run and returns the loaded chart's metadata
@@ -206,4 +210,17 @@ func FailedLoader(src Source, err error) *Loader {
 	l := &Loader{src: src, err: &LoadError{Err: err}}
 	l.once.Do(func() {})
 	return l
+}
+
+// load loads the chart through l for the run and keeps its metadata (the
+// gitops-runtime chart's, also inside an umbrella chart) and kubeVersion
+// rules; false, with p.err set, when it could not be loaded.
+func (p *Pending) load(ctx context.Context, l *Loader) (*helmchart.Chart, bool) {
+	c, err := l.Get(ctx)
+	if err != nil {
+		p.err = err
+		return nil, false
+	}
+	p.meta, p.declared = RuntimeChart(c).Metadata, KubeVersionRules(c)
+	return c, true
 }

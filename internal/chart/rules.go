@@ -3,6 +3,7 @@ package chart
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,6 +41,12 @@ type Hooks struct {
 	// ConfigMap, a copy of the release's values that exists while the hooks
 	// run.
 	ValuesConfigMap bool
+	// ValidateValuesOnUpgrade and ValidateUsageOnUpgrade are true when the
+	// Job's helm.sh/hook holds pre-upgrade: helm upgrade runs it too
+	// (validate-values is "pre-install,pre-upgrade", validate-usage
+	// "pre-install"). Argo CD runs every pre-install or pre-upgrade hook as
+	// a PreSync hook of every sync.
+	ValidateValuesOnUpgrade, ValidateUsageOnUpgrade bool
 }
 
 // ValidateValues is the environment of the validate-values Job's container
@@ -133,8 +140,10 @@ func readHooks(hooks []*rspb.Hook) (Hooks, error) {
 				return Hooks{}, err
 			}
 			h.ValidateValues = validateValuesOf(&job)
+			h.ValidateValuesOnUpgrade = slices.Contains(hk.Events, rspb.HookPreUpgrade)
 		case hk.Kind == "Job" && hk.Name == ValidateUsageJob:
 			h.ValidateUsage = true
+			h.ValidateUsageOnUpgrade = slices.Contains(hk.Events, rspb.HookPreUpgrade)
 		case hk.Kind == "ConfigMap" && hk.Name == HelmValuesConfigMap:
 			h.ValuesConfigMap = true
 		}

@@ -68,6 +68,12 @@ type Upgrade struct {
 	// CurrentComputed and TargetComputed are the values each revision's
 	// templates see: its chart's defaults coalesced with its user values.
 	CurrentComputed, TargetComputed map[string]any
+	// Sync is set when Argo CD performs the upgrade (PrepareSync): Current
+	// is then the Application's inventory, not a Helm revision, and its
+	// sync policy decides what is pruned and how objects are applied.
+	Sync *Sync
+	// caps are the cluster's capabilities the prediction rendered with.
+	caps Capabilities
 }
 
 // ReleaseError is Helm refusing to upgrade the release before rendering
@@ -135,7 +141,7 @@ func PrepareUpgrade(ctx context.Context, c *helmchart.Chart, name, namespace str
 		}
 		return nil, &RenderError{Raw: err.Error()}
 	}
-	out := &Upgrade{Values: rel.Config, Chart: c, TargetManifest: rel.Manifest, Options: opts, Given: vals}
+	out := &Upgrade{Values: rel.Config, Chart: c, TargetManifest: rel.Manifest, Options: opts, Given: vals, caps: caps}
 	if out.TargetDefaults, err = chartutil.CoalesceValues(c, map[string]any{}); err != nil {
 		return nil, fmt.Errorf("target chart defaults: %w", err)
 	}

@@ -121,6 +121,9 @@ type Options struct {
 	// Wait re-runs failing post-install checks until they pass or it elapses.
 	Wait time.Duration
 
+	// argoCD are the flags of a runtime Argo CD manages (--argocd-app).
+	argoCD argoCDFlags
+
 	// Contexts (--contexts) and AllContexts (--all-contexts) run the checks
 	// on many clusters, Parallel (--parallel) at a time.
 	Contexts    []string
@@ -236,6 +239,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 		o.config.Mode = checks.ModeUpgrade
 	}
 	o.config.Upgrade = chart.UpgradeValues{Reuse: o.ReuseValues, Reset: o.ResetValues, ResetThenReuse: o.ResetThenReuseValues}
+	if err := o.argoCD.toConfig(&o.config.ArgoCD); err != nil {
+		return err
+	}
 	if o.HelmMajor != 0 && o.HelmMajor != 3 && o.HelmMajor != 4 {
 		return usageError("--helm-major must be 3 or 4, not %d", o.HelmMajor)
 	}

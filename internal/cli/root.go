@@ -118,6 +118,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.BoolVar(&o.ReuseValues, "reuse-values", false, "with --upgrade: as helm upgrade --reuse-values")
 	flags.BoolVar(&o.ResetValues, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
 	flags.BoolVar(&o.ResetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
+	o.argoCD.AddFlags(flags)
 	flags.IntVar(&o.HelmMajor, "helm-major", 0, "the Helm major version (3 or 4) that will run helm install or helm upgrade: Helm 4 applies server-side (default: the helm client found)")
 	flags.BoolVar(&o.ListChecks, "list-checks", false, "list the checks (ID, mode, category, docs page; -o wide adds the title) and exit")
 	flags.BoolVar(&o.NoColor, "no-color", false, "never colour the output (as when NO_COLOR is set or TERM is dumb)")

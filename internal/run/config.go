@@ -21,6 +21,8 @@ type Config struct {
 	// Upgrade are `helm upgrade`'s values flags of an --upgrade run
 	// (--reuse-values, --reset-values, --reset-then-reuse-values).
 	Upgrade chart.UpgradeValues
+	// ArgoCD names the runtime's Argo CD Application (--argocd-app).
+	ArgoCD ArgoCD
 	// HelmMajor is the Helm major version (3 or 4) that will run helm
 	// install or helm upgrade (--helm-major); 0 means the client found.
 	HelmMajor int
@@ -103,4 +105,12 @@ func NeedsChart(selected []checks.Check) bool {
 		}
 	}
 	return false
+}
+
+// ArgoCD is how the run finds the Argo CD Application that manages the
+// runtime (docs/argocd.md).
+type ArgoCD struct {
+	// App is --argocd-app, "namespace/name"; "" means: detected
+	// (checks.ManagingApplication).
+	App string
 }

@@ -62,7 +62,7 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			}()
 			defer func() { <-hooksDone }()
 		}
-		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap), DryRunAs: c.DryRunAs}
+		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap), DryRunAs: c.DryRunAs, ArgoCDApp: c.ArgoCD.App}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))
@@ -121,8 +121,12 @@ func startRender(ctx context.Context, c *Config, snap *cluster.Snapshot) *chart.
 		return chart.Capabilities{KubeVersion: v.GitVersion, APIVersions: vs}, nil
 	}
 	if c.Mode == checks.ModeUpgrade {
-		return chart.StartUpgrade(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, c.Upgrade, func() ([]*rspb.Release, error) {
+		return chart.StartUpgradeOrSync(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, c.Upgrade, func() ([]*rspb.Release, error) {
 			return snap.HelmHistory(in.Namespace, in.ReleaseName)
+		}, func() (*chart.SyncBase, error) {
+			// A runtime Argo CD syncs is upgraded by a commit: the base is
+			// what Argo CD deployed, not the Helm release record.
+			return checks.ArgoSyncBase(snap, in, c.ArgoCD.App)
 		}, caps)
 	}
 	return chart.Start(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, caps)
@@ -147,6 +151,13 @@ func upgradeInfo(in checks.Inputs, snap *cluster.Snapshot, env *checks.Env) *che
 	if env != nil && env.Chart != nil {
 		if r, ok := env.Chart.Ready(); ok {
 			u.To = r.ChartVersion
+		}
+	}
+	if env != nil {
+		// Argo CD syncs the commit: it starts from the live chart, not
+		// from the release record (memoised: the checks found it first).
+		if ra, err := env.RuntimeApp(); err == nil && ra != nil {
+			u.Application, u.From, u.Revision = ra.Named, ra.LiveChartVersion, 0
 		}
 	}
 	return u

@@ -124,9 +124,9 @@ func (c *Cluster) RunJSON(t testing.TB, env []string, args ...string) (Result, r
 }
 
 // ReplayDiffers are the checks whose replay may differ from the live run:
-// they read a value the bundle redacts (the user token, sent to the
-// platform).
-var ReplayDiffers = []string{checks.PlatformUserTokenID}
+// they read a value the bundle redacts (the user token, a leftover runtime
+// token) and send it to the platform, which a replay never dials.
+var ReplayDiffers = []string{checks.PlatformUserTokenID, checks.LeftoverRuntimeTokenID}
 
 // SameReport fails the test when two JSON reports differ, apart from the
 // checks of ReplayDiffers and the summary.

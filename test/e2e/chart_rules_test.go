@@ -224,8 +224,12 @@ func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
 }
 
 // TestLeftoverRuntimeToken: a codefresh-token Secret left in the runtime
-// namespace with no release there fails, saying what the chart 0.30.0 hook
-// will do, without printing the token; deleted, the check passes.
+// namespace with no release there is judged as the chart 0.30.0 hook will
+// judge it, by asking the platform (a local stub through --connect-to)
+// for the runtime with that token: gone, it fails; still known (a
+// reinstall after helm uninstall --no-hooks), it passes; with no platform
+// answering it warns, naming both outcomes. The token is sent to the stub
+// and never printed; deleted, the check passes.
 func TestLeftoverRuntimeToken(t *testing.T) {
 	c := tc.Start(t)
 	c.CreateNamespace(t, "cf")
@@ -238,12 +242,33 @@ func TestLeftoverRuntimeToken(t *testing.T) {
 	values := chartValues(t, renderingValues)
 	args := []string{"--only", "leftover-runtime-token", "--chart", fixtureChart(t), "-f", values, "-n", "cf"}
 	res, doc := c.RunJSONReplayed(t, nil, args...)
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "leftover-runtime-token", "warn", "Secret cf/codefresh-token holds a runtime token", "runtime-token mode",
+		"the platform did not answer", "which of the two outcomes is unknown", "failed getting runtime from platform", "kubectl delete secret codefresh-token -n cf")
+
+	// The platform, as a local stub.
+	platformValues := chartValues(t, strings.Replace(renderingValues, "  codefresh:\n", "  codefresh:\n    url: https://platform.example.test\n", 1))
+	ca := newCA(t)
+	now := time.Now()
+	cert, _ := ca.Leaf(t, "platform.example.test", now.Add(-time.Hour), now.Add(24*time.Hour))
+	api := &platformAPI{admin: true, account: "acc-e2e"}
+	port := servePlatform(t, api, cert)
+	withPlatform := []string{"--only", "leftover-runtime-token", "--chart", fixtureChart(t), "-f", platformValues, "-n", "cf",
+		"--connect-to", "platform.example.test:443:127.0.0.1:" + port, "--ca-file", ca.PEM}
+	res, doc = c.RunJSON(t, nil, withPlatform...)
 	wantCode(t, res, 1)
-	ch := wantStatus(t, doc, "leftover-runtime-token", "fail", "Secret cf/codefresh-token holds a runtime token", "runtime-token mode",
-		`runtime "rt-e2e"`, "failed getting runtime from platform", "kubectl delete secret codefresh-token -n cf")
+	ch := wantStatus(t, doc, "leftover-runtime-token", "fail", "which the platform does not know", `runtime "rt-e2e" does not exist`,
+		"the hook fails with \"failed getting runtime from platform\"", "kubectl delete secret codefresh-token -n cf")
 	if ch.Impact != "install-fails" {
 		t.Errorf("impact %q", ch.Impact)
 	}
+	if got, _ := api.authorization.Load().(string); got != token {
+		t.Errorf("the platform was asked with Authorization %q, want the leftover runtime token", got)
+	}
+	api.taken = "rt-e2e"
+	res, doc = c.RunJSON(t, nil, withPlatform...)
+	wantCode(t, res, 0)
+	wantStatus(t, doc, "leftover-runtime-token", "pass", "the platform knows that runtime", "the hook passes")
 	if strings.Contains(res.Stdout+res.Stderr, token) {
 		t.Error("the token appears in the output")
 	}
@@ -339,14 +364,7 @@ func TestPlatformUserTokenAgainstAStub(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(api)
 			}
-			ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
-			go func() { _ = srv.Serve(ln) }()
-			t.Cleanup(func() { _ = srv.Close() })
-			_, port, _ := net.SplitHostPort(ln.Addr().String())
+			port := servePlatform(t, api, cert)
 			res, doc := c.RunJSON(t, nil, "--only", "platform-user-token", "--chart", fixtureChart(t), "-f", values, "-n", "cf",
 				"--connect-to", "platform.example.test:443:127.0.0.1:"+port, "--ca-file", ca.PEM, "--request-timeout", "1s")
 			wantCode(t, res, tt.code)
@@ -405,4 +423,19 @@ func TestChartKubeVersionAgreesWithHelm(t *testing.T) {
 			t.Errorf("helm refused for another reason:\n%s", out)
 		}
 	}
+}
+
+// servePlatform serves api over TLS with cert on 127.0.0.1 until the test
+// ends and returns its port (reached through --connect-to).
+func servePlatform(t *testing.T, api *platformAPI, cert tls.Certificate) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }

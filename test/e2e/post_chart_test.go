@@ -24,19 +24,24 @@ import (
 
 const runtimeNS, runtimeRelease = "codefresh", "cf-gitops-runtime"
 
-// runtimeValues writes the values the chart needs to render (account, token,
-// runtime name; everything else the chart's defaults) plus extra YAML.
-func runtimeValues(t *testing.T, extra string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "values.yaml")
-	writeFile(t, p, `global:
+// runtimeGlobals are the e2e runtime's global values (account, token,
+// runtime name): a values file's, or an umbrella chart's beside
+// gitops-runtime:.
+const runtimeGlobals = `global:
   codefresh:
     accountId: e2e-account
     userToken:
       token: e2e-token
   runtime:
     name: e2e-runtime
-`+extra)
+`
+
+// runtimeValues writes the values the chart needs to render (account, token,
+// runtime name; everything else the chart's defaults) plus extra YAML.
+func runtimeValues(t *testing.T, extra string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "values.yaml")
+	writeFile(t, p, runtimeGlobals+extra)
 	return p
 }
 

@@ -269,16 +269,7 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 	installLine(t, c, helmBin, chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true")
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
 	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
-	ro := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
-		"metadata": map[string]any{"name": "checkout", "namespace": runtimeNS},
-		"spec": map[string]any{
-			"selector": map[string]any{"matchLabels": map[string]any{"app": "checkout"}},
-			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "checkout"}},
-				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/checkout:1"}}}},
-		},
-	}}
-	createCustom(t, dyn, rollouts, ro)
+	createCustom(t, dyn, rollouts, checkoutRollout())
 	// A Sensor holding a finalizer: 0.26 installs the Argo Events CRDs (its
 	// crds/ directory) and keeps the controller that processes finalizers;
 	// 0.27 removes the controller.

@@ -1,0 +1,268 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+)
+
+// RuntimeApplicationCheck reads, after the install, the Argo CD
+// Application that syncs the runtime (ManagingApplication: --argocd-app,
+// else its inventory, its tracking annotation or its label): the most
+// common card of Codefresh's Runtime Status panel is "Runtime application
+// OUT_OF_SYNC" (https://codefresh.io/docs/docs/installation/gitops/runtime-status-panel/).
+// It fails, listing what Argo CD wrote to the Application's status
+// (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/,
+// https://github.com/argoproj/argo-cd/blob/v3.2.6/pkg/apis/application/v1alpha1/types.go):
+// a sync status other than Synced with the out-of-sync resources (those
+// that require pruning said so), a health other than Healthy with the
+// resources that are not and their messages, a last sync operation that
+// failed with its message and the hook that failed, and the error
+// conditions (ComparisonError, SyncError, InvalidSpecError, ...); each with
+// the fix. It warns for warning conditions and when the Helm release
+// record's chart version is not the live one (Argo CD renders with helm
+// template and never writes release records: the runtime is upgraded by a
+// commit to resources/<runtime>/chart in the Shared Configuration
+// Repository, https://codefresh.io/docs/docs/installation/gitops/manage-runtimes/).
+// The message always says the sync policy (automated, prune, selfHeal).
+// With --wait it is re-run until the Application is Synced and Healthy.
+// Skipped when no Application manages the runtime.
+func RuntimeApplicationCheck() Check {
+	return Check{
+		Meta: Meta{
+			ID:       "runtime-application",
+			Impact:   ImpactRuntimeBreaks,
+			Category: CategoryRuntime,
+			Modes:    ModePost,
+			Title:    "The runtime's Argo CD Application is Synced and Healthy and its last sync succeeded",
+			Severity: SeverityFail,
+			Requires: []string{"cluster-reachable"},
+		},
+		Run: runRuntimeApplication,
+	}
+}
+
+func runRuntimeApplication(_ context.Context, env *Env) (Result, error) {
+	ra, err := env.RuntimeApp()
+	if err != nil {
+		return Result{}, err
+	}
+	ns := env.Inputs.Namespace
+	if ra == nil {
+		return Skip("no Argo CD Application manages the runtime in namespace %s (none holds its %s in its inventory, %s carries no tracking annotation, none is labelled %s: %s there): it is upgraded with helm upgrade",
+			ns, RuntimeConfigMapName, RuntimeConfigMapName, runtimeEntityLabel, runtimeEntity), nil
+	}
+	if ra.App == nil {
+		if env.ArgoCDApp != "" {
+			return Fail("%s (%s) cannot be read: %s", ra.Name(), ra.Evidence, ra.Unreadable).
+				WithHint("name the Application that syncs the runtime: --argocd-app NAMESPACE/NAME (kubectl get applications.argoproj.io -A)"), nil
+		}
+		return Warn("the runtime is managed by Argo CD (%s, %s), but the Application cannot be read: %s", ra.Name(), ra.Evidence, ra.Unreadable).
+			WithHint("read it with credentials that may get applications.argoproj.io, or name it with --argocd-app NAMESPACE/NAME"), nil
+	}
+	a := ra.App
+	ref := ObjectRef{Kind: "Application", Namespace: a.Namespace, Name: a.Name}
+	refs := []ObjectRef{ref}
+	var failed, warned, hints []string
+	argocdApp := a.Name
+	if a.Namespace != "" {
+		argocdApp = a.Namespace + "/" + a.Name
+	}
+
+	if a.SyncStatus != "Synced" {
+		var out []string
+		for _, r := range a.Resources {
+			if r.Status == "OutOfSync" {
+				s := resourceName(r)
+				if r.RequiresPruning {
+					s += " (requires pruning)"
+				}
+				out = append(out, s)
+				refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+			}
+		}
+		msg := "sync status " + orUnknownStatus(a.SyncStatus)
+		sortWorkloadsFirst(out)
+		if len(out) > 0 {
+			msg += fmt.Sprintf(": %s out of sync: %s", plural(len(out), "resource"), strings.Join(first(out, 6), ", "))
+		}
+		failed = append(failed, msg)
+		hint := fmt.Sprintf("see what differs: argocd app diff %s (or the GitOps Apps dashboard, Current State); then sync: argocd app sync %s", argocdApp, argocdApp)
+		if !a.Automated {
+			hint += " (the sync policy is manual: nothing syncs a commit until someone does)"
+		} else if !a.SelfHeal {
+			hint += " (selfHeal is off: a change made in the cluster stays until the next commit or a manual sync)"
+		}
+		hints = append(hints, hint)
+	}
+
+	if a.Health != "Healthy" {
+		var bad []string
+		for _, r := range a.Resources {
+			if r.Health == "" || r.Health == "Healthy" {
+				continue
+			}
+			s := resourceName(r) + " " + r.Health
+			if r.HealthMessage != "" {
+				s += " (" + oneLineText(r.HealthMessage, 160) + ")"
+			}
+			bad = append(bad, s)
+			refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+		}
+		msg := "health " + orUnknownStatus(a.Health)
+		if a.HealthMessage != "" {
+			msg += " (" + oneLineText(a.HealthMessage, 160) + ")"
+		}
+		if len(bad) > 0 {
+			msg += ": " + strings.Join(first(bad, 6), "; ")
+		}
+		failed = append(failed, msg)
+		hints = append(hints, fmt.Sprintf("the runtime's own checks say why a workload is not available: %s --post -n %s --only runtime-workloads; a Missing resource is one the sync has not created yet (sync, or see the last operation)", "kubectl gitops-preflight", ns))
+	}
+
+	if op := a.Operation; op != nil && (op.Phase == "Failed" || op.Phase == "Error") {
+		msg := "last sync " + op.Phase
+		if op.Message != "" {
+			msg += ": " + oneLineText(op.Message, 200)
+		}
+		var hooks []string
+		for _, r := range op.Results {
+			if r.HookType == "" || (r.HookPhase != "Failed" && r.HookPhase != "Error" && r.Status != "SyncFailed") {
+				continue
+			}
+			h := fmt.Sprintf("%s hook %s %s", r.HookType, r.Kind, qualified(r.Namespace, r.Name))
+			if r.HookPhase != "" {
+				h += " " + r.HookPhase
+			}
+			if r.Message != "" {
+				h += ": " + oneLineText(r.Message, 200)
+			}
+			hooks = append(hooks, h)
+			refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+		}
+		if len(hooks) > 0 {
+			msg += "; " + strings.Join(first(hooks, 3), "; ")
+			hints = append(hints, fmt.Sprintf("read the failed hook's log (kubectl logs -n %s job/<hook>; the chart's validate-values hook runs as PreSync on every sync), fix its cause in the values of resources/<runtime>/chart in the Shared Configuration Repository, commit, and sync again", ns))
+		} else {
+			hints = append(hints, "fix the cause the message names, commit to the Shared Configuration Repository, and sync again (argocd app sync "+argocdApp+")")
+		}
+		failed = append(failed, msg)
+	}
+
+	for _, c := range a.Conditions {
+		s := c.Type + ": " + oneLineText(c.Message, 200)
+		if strings.HasSuffix(c.Type, "Error") {
+			failed = append(failed, "condition "+s)
+			hints = append(hints, "an error condition stops Argo CD from comparing or syncing the runtime: fix the Application or the chart it points to (argocd app get "+argocdApp+")")
+		} else {
+			warned = append(warned, "condition "+s)
+		}
+	}
+
+	policy := syncPolicy(a)
+	if stale, err := staleRecord(env, ra); err != nil {
+		return Result{}, err
+	} else if stale != "" {
+		warned = append(warned, stale)
+		hints = append(hints, argoUpgradeHint(ra))
+	}
+	where := fmt.Sprintf("%s (%s; %s)", ra.Name(), ra.Evidence, policy)
+	switch {
+	case len(failed) > 0:
+		msg := where + ": " + strings.Join(append(failed, warned...), "; ")
+		return Fail("%s", msg).WithHint(strings.Join(dedupe(hints), "\n")).WithObjects(refs...), nil
+	case len(warned) > 0:
+		return Warn("%s is Synced and Healthy; %s", where, strings.Join(warned, "; ")).WithHint(strings.Join(dedupe(hints), "\n")).WithObjects(refs...), nil
+	}
+	rev := ""
+	if a.Revision != "" {
+		rev = " at revision " + a.Revision
+	}
+	return Pass("%s is Synced and Healthy%s; its last sync succeeded", where, rev).WithObjects(ref), nil
+}
+
+// syncPolicy says how the Application syncs: "sync policy automated
+// (prune, selfHeal)", "... manual".
+func syncPolicy(a *cluster.ArgoApplication) string {
+	if !a.Automated {
+		return "sync policy manual"
+	}
+	var sw []string
+	if a.Prune {
+		sw = append(sw, "prune")
+	}
+	if a.SelfHeal {
+		sw = append(sw, "selfHeal")
+	}
+	if len(sw) == 0 {
+		return "sync policy automated, no prune, no selfHeal"
+	}
+	return "sync policy automated (" + strings.Join(sw, ", ") + ")"
+}
+
+// staleRecord says, for a runtime Argo CD syncs, that the Helm release
+// record is stale: its chart version is not the live one. "" when there
+// is no record, the live version is unknown, or they agree.
+func staleRecord(env *Env, ra *RuntimeApp) (string, error) {
+	if ra.LiveChartVersion == "" {
+		return "", nil
+	}
+	in := env.Inputs
+	history, err := env.Cluster.HelmHistory(in.Namespace, in.ReleaseName)
+	if err != nil {
+		if cluster.IsForbidden(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	if len(history) == 0 {
+		return "", nil
+	}
+	last := history[len(history)-1]
+	v := ""
+	if last.Chart != nil && last.Chart.Metadata != nil {
+		v = last.Chart.Metadata.Version
+	}
+	if v == ra.LiveChartVersion {
+		return "", nil
+	}
+	return fmt.Sprintf("the Helm release record is stale: release %s revision %d says chart %s, the live objects run chart %s (Argo CD renders with helm template and never writes release records)",
+		in.ReleaseName, last.Version, orUnknownStatus(v), ra.LiveChartVersion), nil
+}
+
+// argoUpgradeHint says how a runtime Argo CD syncs is upgraded.
+func argoUpgradeHint(ra *RuntimeApp) string {
+	return fmt.Sprintf("this runtime is upgraded by a commit, not helm upgrade (%s would revert it, and the release record would mislead the next helm command): in the Shared Configuration Repository change the version in resources/<runtime-name>/chart/Chart.yaml (.version and .dependencies[].version) and push; check the commit first with kubectl gitops-preflight --upgrade --chart <checkout>/resources/<runtime-name>/chart (https://codefresh.io/docs/docs/installation/gitops/manage-runtimes/)", ra.Name())
+}
+
+func resourceName(r cluster.ArgoResource) string {
+	return r.Kind + " " + qualified(r.Namespace, r.Name)
+}
+
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+func orUnknownStatus(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func dedupe(l []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range l {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

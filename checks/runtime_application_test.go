@@ -1,0 +1,96 @@
+package checks
+
+import (
+	"testing"
+
+	rspb "helm.sh/helm/v3/pkg/release"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// runtimeApp is an Application syncing the runtime into namespace
+// codefresh, whose inventory holds codefresh-cm and cap-app-proxy, with
+// status (YAML, indented under status:).
+func runtimeApp(status string) string {
+	return `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {namespace: argocd, name: codefresh-runtime, labels: {codefresh.io/entity: runtime}}
+spec:
+  destination: {server: https://kubernetes.default.svc, namespace: codefresh}
+  source: {repoURL: https://git.example.com/acme/isc.git, path: resources/codefresh/chart, targetRevision: HEAD}
+  syncPolicy: {automated: {prune: true, selfHeal: true}}
+status:
+` + status
+}
+
+// liveCM is codefresh-cm as the chart renders it at version v, with Argo
+// CD's tracking annotation.
+func liveCM(v string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata:
+  namespace: codefresh
+  name: codefresh-cm
+  labels: {helm.sh/chart: gitops-runtime-` + v + `}
+  annotations: {argocd.argoproj.io/tracking-id: "argocd_codefresh-runtime:/ConfigMap:codefresh/codefresh-cm"}
+`
+}
+
+const syncedHealthy = `  sync: {status: Synced, revision: 4f2a9c1}
+  health: {status: Healthy}
+  resources:
+  - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: Synced}
+  - {group: apps, version: v1, kind: Deployment, namespace: codefresh, name: cap-app-proxy, status: Synced, health: {status: Healthy}}
+  operationState: {phase: Succeeded, message: successfully synced (all tasks run)}
+`
+
+func TestRuntimeApplication(t *testing.T) {
+	tests := []struct {
+		name string
+		docs []string
+		objs []runtime.Object
+		app  string
+		want outcome
+	}{
+		{"no Application", nil, nil, "", outcome{StatusSkip, []string{"no Argo CD Application manages the runtime", "helm upgrade"}}},
+		{"synced and healthy", []string{runtimeApp(syncedHealthy), liveCM("0.27.6")}, nil, "",
+			outcome{StatusPass, []string{"Application argocd/codefresh-runtime", "its inventory (status.resources) holds ConfigMap codefresh/codefresh-cm", "sync policy automated (prune, selfHeal)", "Synced and Healthy at revision 4f2a9c1"}}},
+		{"out of sync", []string{runtimeApp(`  sync: {status: OutOfSync}
+  health: {status: Healthy}
+  resources:
+  - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: OutOfSync}
+  - {group: apps, version: v1, kind: Deployment, namespace: codefresh, name: argo-rollouts, status: OutOfSync, requiresPruning: true}
+`)}, nil, "", outcome{StatusFail, []string{"sync status OutOfSync: 2 resources out of sync: Deployment codefresh/argo-rollouts (requires pruning), ConfigMap codefresh/codefresh-cm", "argocd app diff argocd/codefresh-runtime"}}},
+		{"degraded", []string{runtimeApp(`  sync: {status: Synced}
+  health: {status: Degraded}
+  resources:
+  - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: Synced}
+  - {group: apps, version: v1, kind: Deployment, namespace: codefresh, name: cap-app-proxy, status: Synced, health: {status: Degraded, message: Deployment "cap-app-proxy" exceeded its progress deadline}}
+`)}, nil, "", outcome{StatusFail, []string{"health Degraded: Deployment codefresh/cap-app-proxy Degraded (Deployment \"cap-app-proxy\" exceeded its progress deadline)", "--only runtime-workloads"}}},
+		{"failed hook", []string{runtimeApp(`  sync: {status: OutOfSync}
+  health: {status: Healthy}
+  resources:
+  - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: Synced}
+  operationState:
+    phase: Failed
+    message: one or more synchronization tasks completed unsuccessfully
+    syncResult:
+      resources:
+      - {group: batch, kind: Job, namespace: codefresh, name: validate-values, hookType: PreSync, hookPhase: Failed, status: Synced, message: Job has reached the specified backoff limit}
+  conditions:
+  - {type: SyncError, message: "Failed sync attempt to 4f2a9c1: one or more synchronization tasks completed unsuccessfully"}
+`)}, nil, "", outcome{StatusFail, []string{"last sync Failed: one or more synchronization tasks completed unsuccessfully", "PreSync hook Job codefresh/validate-values Failed: Job has reached the specified backoff limit", "condition SyncError", "runs as PreSync on every sync"}}},
+		{"stale release record", []string{runtimeApp(syncedHealthy), liveCM("0.27.6")}, []runtime.Object{helmRelease(t, "codefresh", DefaultReleaseName, 1, rspb.StatusDeployed, "")}, "",
+			outcome{StatusWarn, []string{"is Synced and Healthy", "the Helm release record is stale: release cf-gitops-runtime revision 1 says chart 0.30.0, the live objects run chart 0.27.6", "upgraded by a commit, not helm upgrade"}}},
+		{"found by its tracking annotation", []string{runtimeApp(`  sync: {status: Synced}
+  health: {status: Healthy}
+`), liveCM("0.27.6")}, nil, "", outcome{StatusPass, []string{"ConfigMap codefresh/codefresh-cm carries its tracking annotation"}}},
+		{"named and missing", []string{runtimeApp(syncedHealthy)}, nil, "argocd/other", outcome{StatusFail, []string{"Application argocd/other (named by --argocd-app) cannot be read: no such Application"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newKit(t, tt.docs...).objects(tt.objs...).inMode(ModePost).env()
+			env.ArgoCDApp = tt.app
+			tt.want.expect(t, runThrough(t, RuntimeApplicationCheck(), env))
+		})
+	}
+}

@@ -1,0 +1,123 @@
+package chart
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+)
+
+// TestIgnoredValuesByRender: on the real chart 0.30.0, a values file with
+// read keys (strings found by their markers, a number and a bool found by
+// removal), a value equal to the chart's default, and keys the chart does
+// not read (a misspelt one, one of a removed subchart, a whole subtree):
+// only the unread ones are reported, decided in a handful of renders.
+func TestIgnoredValuesByRender(t *testing.T) {
+	c, err := loader.Load(fixtureChart(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]any{
+		"global": map[string]any{
+			"runtime":       map[string]any{"name": "rt1"},
+			"codefresh":     map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}},
+			"imageRegistry": "registry.example.com",
+			"imageRegistyr": "registry.example.com",
+		},
+		"app-proxy":       map[string]any{"image": map[string]any{"pullPolicy": "Always"}},
+		"argo-events":     map[string]any{"enabled": true, "controller": map[string]any{"replicas": 2}},
+		"argo-cd":         map[string]any{"enabled": true},
+		"not-a-thing":     map[string]any{"a": map[string]any{"b": "c", "d": 1}},
+		"internal-router": map[string]any{"replicaCount": 2},
+	}
+	start := time.Now()
+	ig, err := IgnoredValues(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"argo-events.controller.replicas", "argo-events.enabled", "global.imageRegistyr", "not-a-thing.a.b", "not-a-thing.a.d"}
+	if !reflect.DeepEqual(ig.Paths, want) {
+		t.Errorf("ignored %v, want %v", ig.Paths, want)
+	}
+	if ig.Renders > 12 || len(ig.Undecided) > 0 {
+		t.Errorf("%d renders (undecided %v): group testing should settle %d values in a handful", ig.Renders, ig.Undecided, len(ValueLeaves(vals)))
+	}
+	t.Logf("%d values, %d renders, %s", len(ValueLeaves(vals)), ig.Renders, time.Since(start))
+	if vals["global"].(map[string]any)["imageRegistry"] != "registry.example.com" {
+		t.Error("IgnoredValues wrote into the caller's values")
+	}
+}
+
+// TestSyncValuesAsArgoCD: an umbrella chart's value file, inline values
+// and parameters merge as Argo CD passes them to helm template (files in
+// order, inline values last among files, --set over all).
+func TestSyncValuesAsArgoCD(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("Chart.yaml", "apiVersion: v2\nname: codefresh-gitops-runtime\nversion: 0.30.0\n")
+	write("values.yaml", "a: chart\n")
+	write("values-prod.yaml", "a: prod\nb: prod\nc: prod\n")
+	c, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := SyncValues(c, SyncBase{ValueFiles: []string{"values-prod.yaml"}, InlineValues: "b: inline\nd: inline\n",
+		Parameters: []SyncParameter{{Name: "c", Value: "1"}, {Name: "d", Value: "2", ForceString: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": "prod", "b": "inline", "c": int64(1), "d": "2"}
+	if !reflect.DeepEqual(vals, want) {
+		t.Errorf("values %#v, want %#v", vals, want)
+	}
+	if _, err := SyncValues(c, SyncBase{ValueFiles: []string{"missing.yaml"}}); err == nil {
+		t.Error("a missing value file is no error")
+	}
+	if _, err := SyncValues(c, SyncBase{ValueFiles: []string{"missing.yaml"}, IgnoreMissingValueFiles: true}); err != nil {
+		t.Errorf("ignoreMissingValueFiles: %v", err)
+	}
+}
+
+// TestIgnoredValuesKeysWithDots: keys holding dots (label names) are keys,
+// not paths: a subtree read whole through toYaml is read, an unread one
+// whose keys look alike is ignored, and the decision ends.
+func TestIgnoredValuesKeysWithDots(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		"Chart.yaml":           "apiVersion: v2\nname: small\nversion: 0.1.0\n",
+		"values.yaml":          "labels: {}\n",
+		"templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  labels: {{ toYaml .Values.labels | nindent 4 }}\ndata:\n  n: {{ .Values.replicas | default 1 | quote }}\n",
+		"templates/_helps.tpl": "{{- define \"x\" }}{{ end }}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]any{
+		"labels":   map[string]any{"app.kubernetes.io/name": "x", "app.kubernetes.io/part-of": "y"},
+		"replicas": 3,
+		"unused":   map[string]any{"a.b": 1, "a": map[string]any{"b": 2}},
+	}
+	ig, err := IgnoredValues(context.Background(), c, "r", "ns", vals, Capabilities{KubeVersion: "v1.30.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"unused.a.b", "unused.a.b"}; !reflect.DeepEqual(ig.Paths, want) {
+		t.Errorf("ignored %v, want %v (both unused leaves)", ig.Paths, want)
+	}
+}
