@@ -38,7 +38,7 @@ func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
 	var targets []target
 	u, err := url.Parse(platform)
 	if err != nil || u.Hostname() == "" {
-		return Fail("global.codefresh.url %q is not a URL", platform), nil
+		return Fail("global.codefresh.url %q is not a URL", platform).WithSource(env.Source("global.codefresh.url")), nil
 	}
 	pport := u.Port()
 	if pport == "" {

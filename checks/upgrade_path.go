@@ -83,14 +83,15 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 	}
 	if to.LessThan(from) {
 		return Warn("chart %s → %s is a downgrade; the chart documents no downgrade path", fromS, toS).
-			WithHint(fmt.Sprintf("to return to an earlier revision use `helm rollback %s -n %s`", name, ns)), nil
+			WithHint(fmt.Sprintf("to return to an earlier revision use `helm rollback %s -n %s`", name, ns)).WithSource(env.ChartVersionSource()), nil
 	}
 	for _, s := range upgradeSteps {
 		f, _ := semver.NewConstraint(s.From)
 		t, _ := semver.NewConstraint(s.To)
 		if f.Check(from) && t.Check(to) {
 			return Fail("chart %s → %s skips %s: upgrade to %s.x first; %s (%s)", fromS, toS, s.Via, s.Via, s.Why, s.Source).
-				WithHint(fmt.Sprintf("helm upgrade %s %s -n %s --version '~%s' (with the same values), then check the upgrade to %s again", name, env.Inputs.Chart, ns, s.Via, toS)), nil
+				WithHint(fmt.Sprintf("helm upgrade %s %s -n %s --version '~%s' (with the same values), then check the upgrade to %s again", name, env.Inputs.Chart, ns, s.Via, toS)).
+				WithSource(env.ChartVersionSource()), nil
 		}
 	}
 	return Pass("chart %s → %s: no documented step in between", fromS, toS), nil

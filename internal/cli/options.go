@@ -136,6 +136,9 @@ type Options struct {
 	replay                 *bundle.Bundle
 	replayChartErr         error
 	replayNamespaceChanged bool
+	// replayChartGiven is a replay's --chart: the recorded chart's version
+	// source no longer applies.
+	replayChartGiven bool
 	// waiversName is how reports name the --waivers file when it is not
 	// o.Waivers: a replay reads the recorded file from a temporary copy and
 	// names it by the path the recorded run was given.
