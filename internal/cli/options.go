@@ -495,11 +495,18 @@ func (o *Options) colorEnabled() bool {
 }
 
 func (o *Options) write(r *checks.Report) error {
-	rep, err := reporters.New(o.format, reporters.Options{Color: o.colorEnabled(), Width: o.outputWidth(), Name: o.displayName})
+	opts, closeSummary, err := o.withStepSummary(reporters.Options{Color: o.colorEnabled(), Width: o.outputWidth(), Name: o.displayName})
 	if err != nil {
 		return err
 	}
-	return rep.Report(o.Streams.Out, r)
+	rep, err := reporters.New(o.format, opts)
+	if err != nil {
+		return err
+	}
+	if err := rep.Report(o.Streams.Out, r); err != nil {
+		return err
+	}
+	return closeSummary()
 }
 
 func (o *Options) listChecks() error {
