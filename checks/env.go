@@ -47,6 +47,14 @@ type Env struct {
 	// install or helm upgrade (--helm-major); 0 means the client
 	// helm-version finds.
 	HelmMajor int
+	// Installer is who will run helm install or upgrade when not the
+	// runner (--installer): cluster-admin reviews its access through
+	// SubjectAccessReviews, and InstallerConfig impersonates it; nil means
+	// the runner's own identity.
+	Installer *Identity
+	// InCluster is a run from a pod of the cluster (--in-cluster, the
+	// gate Job): the network probes leave from the pod network.
+	InCluster bool
 	// Fix are --fix's options that a check's planner reads.
 	Fix     FixOptions
 	Cluster *cluster.Snapshot

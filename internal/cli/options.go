@@ -144,6 +144,12 @@ type Options struct {
 	// names it by the path the recorded run was given.
 	waiversName string
 
+	// installer (--installer, --installer-group) and inCluster
+	// (--in-cluster, --termination-log): the identity that installs, and
+	// a run from a pod (flags_gate.go).
+	installer installerFlags
+	inCluster inClusterFlags
+
 	// DebugRequestCount (hidden --debug-request-count) prints the number of
 	// API requests of the run to stderr when it ends (for make bench).
 	DebugRequestCount bool
@@ -248,6 +254,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if o.Post && o.HelmMajor != 0 {
 		return usageError("--helm-major says which Helm will install or upgrade: it has no use with --post")
 	}
+	if err := o.installer.toConfig(&o.config); err != nil {
+		return err
+	}
 	o.config.Getenv = o.Host.Getenv
 	o.config.Wait = o.Wait
 	o.config.Fix = run.Fix{Enabled: o.Fix, Yes: o.Yes, DryRun: o.DryRun}
@@ -283,6 +292,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 		crds = "all"
 	}
 
+	if err := o.inCluster.beforeValues(o); err != nil {
+		return err
+	}
 	ns := checks.DefaultNamespace
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
 		ns = *o.ConfigFlags.Namespace
@@ -290,6 +302,7 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if err := o.completeValues(ctx, ns, namespaceChanged, crds); err != nil {
 		return err
 	}
+	o.inCluster.toConfig(&o.config)
 	return nil
 }
 
@@ -337,6 +350,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := o.write(report); err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
+	o.inCluster.noteLeftOut(o.Streams.ErrOut)
+	if err := o.inCluster.writeTerminationLog(o.displayName, report, exitFor(verdict) != nil); err != nil {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("--termination-log: %w", err)}
+	}
 	if verdict.Brief != nil && (o.format == reporters.FormatTable || o.format == reporters.FormatWide) {
 		// The table just showed the reason: the error line refers to it.
 		verdict.Err = verdict.Brief
@@ -358,6 +375,10 @@ func (o *Options) Run(ctx context.Context) error {
 func (o *Options) restConfig(ctx context.Context) (*rest.Config, string, error) {
 	if o.replay != nil {
 		return o.replay.RESTConfig(), o.replay.Manifest.Context, nil
+	}
+	if o.inCluster.enabled {
+		cfg, err := o.inCluster.restConfig(o.Host.Getenv)
+		return cfg, "in-cluster", err
 	}
 	restCfg, contextName, err := o.loadKubeconfig(ctx)
 	if err != nil {

@@ -39,6 +39,15 @@ type Config struct {
 	// means the checks' defaults (checks.Env).
 	LookPath func(string) (string, error)
 	Command  func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// Installer is who will run helm install or upgrade when it is not
+	// the runner (--installer, --installer-group): cluster-admin judges
+	// it through SubjectAccessReviews and the dry-run checks impersonate
+	// it (checks.Env.InstallerConfig); nil means the runner's identity.
+	Installer *checks.Identity
+	// InCluster is a run from a pod of the cluster (--in-cluster): the
+	// checks are checks.InClusterChecks' and the probes leave from the
+	// pod network.
+	InCluster bool
 	// FailOnWarn makes warnings fail the run (--fail-on=warn).
 	FailOnWarn bool
 	// Wait re-runs failing checks until they pass or it elapses (--wait);
