@@ -40,8 +40,10 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 	w := waiter{wait: c.Wait, interval: interval, now: timeNow, progress: c.Hooks.Waiting}
 	outcomes := w.run(ctx, c.Selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, s.Clients) // each round reads the cluster afresh
-		if c.Mode == checks.ModePost {
-			// Rights in the runtime namespace are enough after the install.
+		if c.Mode == checks.ModePost || c.InCluster {
+			// Rights in the runtime namespace are enough after the install,
+			// and for the gate, whose Secrets are readable there alone
+			// (deploy/rbac's read tier).
 			snap.SetNamespaceFallback(c.Inputs.Namespace)
 		}
 		if c.Record != nil && c.Mode == checks.ModePost && s.Clients != nil && s.Clients.Kube != nil {
