@@ -57,7 +57,7 @@ type Spec struct {
 	// Version (v1.2.3), Revision (the commit) and Created (the commit's
 	// time: reproducible) label the image; Source is the repository URL.
 	Version, Revision, Source string
-	Created               time.Time
+	Created                   time.Time
 }
 
 // Labels are the image's OCI annotation labels.
