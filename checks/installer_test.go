@@ -7,6 +7,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -92,5 +93,41 @@ func TestInClusterChecks(t *testing.T) {
 		if c.ID == "platform-reachable" && c.Severity != SeverityWarn {
 			t.Error("InClusterChecks changed the registry's check")
 		}
+	}
+}
+
+// TestInstallerConfig: the seam of the dry-run checks. Without --installer
+// it is the run's own config; with it, the config impersonating the
+// installer (user and groups) when every impersonation is allowed, else a
+// skip naming the impersonate permission that is missing.
+func TestInstallerConfig(t *testing.T) {
+	base := &rest.Config{Host: "https://127.0.0.1:6443"}
+	k := newKit(t).withREST(base)
+	env := k.env()
+	if cfg, err := env.InstallerConfig(t.Context()); err != nil || cfg != base {
+		t.Fatalf("without --installer: %v, %v", cfg, err)
+	}
+	id, _ := NewIdentity("system:serviceaccount:argocd:argocd-application-controller", nil)
+	env.Installer = &id
+	var asked []string
+	allow(k.Kube, func(a *authorizationv1.ResourceAttributes) bool {
+		asked = append(asked, a.Verb+" "+a.Resource+" "+a.Namespace+"/"+a.Name)
+		return a.Resource != "groups" || a.Name != "system:serviceaccounts:argocd"
+	})
+	if _, err := env.InstallerConfig(t.Context()); err == nil {
+		t.Fatal("impersonation refused, yet a config")
+	} else if r := resolve(Meta{ID: "x"}, Result{}, err); r.Status != StatusSkip || !strings.Contains(r.Message, "no permission to impersonate groups system:serviceaccounts:argocd") {
+		t.Errorf("refused impersonation resolves to %s %q", r.Status, r.Message)
+	}
+	if !slices.Contains(asked, "impersonate serviceaccounts argocd/argocd-application-controller") {
+		t.Errorf("reviews sent: %v", asked)
+	}
+	k = newKit(t).withREST(base)
+	env = k.env()
+	env.Installer = &id
+	allow(k.Kube, func(*authorizationv1.ResourceAttributes) bool { return true })
+	cfg, err := env.InstallerConfig(t.Context())
+	if err != nil || cfg.Impersonate.UserName != id.User || !slices.Equal(cfg.Impersonate.Groups, id.Groups) || base.Impersonate.UserName != "" {
+		t.Fatalf("allowed: %+v, %v", cfg, err)
 	}
 }
