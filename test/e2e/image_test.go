@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"archive/tar"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +10,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/image"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -49,13 +45,7 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dir := t.TempDir()
-	extract(t, archive, dir, nil)
-	lp, err := layout.FromPath(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := lp.ImageIndex()
+	top, err := image.OpenArchive(archive, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +85,9 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	extract(t, "", root, rc)
+	if err := image.Extract(rc, root); err != nil {
+		t.Fatal(err)
+	}
 	rc.Close()
 	env := []string{"HOME=" + t.TempDir(), "PATH=" + filepath.Join(root, "usr", "local", "bin")}
 	for _, c := range []struct {
@@ -134,50 +126,4 @@ func caBundle(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "ca.pem")
 	writeFile(t, p, "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n")
 	return p
-}
-
-// extract unpacks a tar archive (the file at path, or r) into dir, keeping
-// the modes of regular files.
-func extract(t *testing.T, path, dir string, r io.Reader) {
-	t.Helper()
-	if r == nil {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		r = f
-	}
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if !strings.HasPrefix(p, filepath.Clean(dir)+string(os.PathSeparator)) {
-			t.Fatalf("tar entry %q leaves the directory", h.Name)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode).Perm()|0o600)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(f, tr); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
-		}
-	}
 }
