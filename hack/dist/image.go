@@ -123,6 +123,9 @@ func buildHelm(version, goos, goarch, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("go env GOMODCACHE: %w", err)
 	}
+	if dir, err = filepath.Abs(dir); err != nil { // GOPATH must be absolute
+		return "", err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
