@@ -8,7 +8,8 @@
 #   make fuzz           each fuzz target for FUZZTIME (default 5s), from its checked-in seeds
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
-#   make dist           release archives, checksums.txt and the krew manifest in dist/
+#   make dist           release archives, the container image (an OCI layout tar), checksums.txt, the krew manifest and
+#                       release-notes.md (the image pinned by digest) in dist/
 #   make docs           regenerate docs/checks.md and the README tables from docs/checks/*.md, the registry and the flags
 #   make fixtures       download the upstream manifests and charts the tests, demo and bench read into .fixtures/upstream
 #                       (checked against hack/fixtures/fixtures.lock.json; not needed where ../shared/fixtures/upstream exists)
@@ -54,11 +55,15 @@ install: build
 # With SIGN_KEYRING (an OpenPGP secret keyring holding the release key; its
 # passphrase in the variable SIGN_PASSPHRASE_ENV names) each archive also gets
 # a Helm 4 provenance file <archive>.prov (hack/sign, Helm's provenance code).
+# The container image (linux/amd64 and linux/arm64: the static plugin, a static
+# Helm client built from the Go module proxy, CA certificates, a non-root user;
+# no container daemon, FROM scratch) is written as an OCI image layout tar, and
+# dist/release-notes.md pins it by digest (hack/dist/image.go, internal/image).
 SIGN_KEYRING        ?=
 SIGN_PASSPHRASE_ENV ?=
 dist:
 	$(GO) run ./hack/dist -version '$(VERSION)' -ldflags '$(LDFLAGS)' -out dist \
-		-mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" \
+		-mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" -revision "$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
 		-sign-keyring '$(SIGN_KEYRING)' -sign-passphrase-env '$(SIGN_PASSPHRASE_ENV)'
 
 # docs/checks.md is generated: one section per registered check from docs/checks/<id>.md;

@@ -377,17 +377,19 @@ func setReleaseMetadata(u *unstructured.Unstructured, release, namespace string)
 	u.SetAnnotations(ann)
 }
 
-// dryRunEngine is the run's engine, built once: it sends as env.DryRunAs
-// when set, else as the run's own clients (the kubeconfig's user, or
-// --as/--as-group).
-func dryRunEngine(env *Env) (*dryrun.Engine, error) {
+// dryRunEngine is the run's engine, built once: it sends as the identity
+// that installs (Env.InstallerConfig: the installer of --installer,
+// impersonated, else the run's own clients: the kubeconfig's user, or
+// --as/--as-group). An error is a *cluster.ListError naming a missing
+// impersonation permission (the runner skips), or errNoREST.
+func dryRunEngine(ctx context.Context, env *Env) (*dryrun.Engine, error) {
 	return cluster.Memo(env.Cluster, "admission/engine", func() (*dryrun.Engine, error) {
-		cfg := env.DryRunAs
-		if cfg == nil {
-			cfg = env.Cluster.Clients().Config
-		}
-		if cfg == nil {
+		if env.Cluster.Clients().Config == nil {
 			return nil, errNoREST
+		}
+		cfg, err := env.InstallerConfig(ctx)
+		if err != nil {
+			return nil, err
 		}
 		return dryrun.New(cfg)
 	})
@@ -421,7 +423,7 @@ type objectRuns struct {
 // dryRunObjects dry-runs the plan's objects once per run.
 func dryRunObjects(ctx context.Context, env *Env, p *admissionPlan) (*objectRuns, error) {
 	return cluster.Memo(env.Cluster, "admission/objects", func() (*objectRuns, error) {
-		e, err := dryRunEngine(env)
+		e, err := dryRunEngine(ctx, env)
 		if err != nil {
 			return nil, err
 		}
@@ -533,7 +535,7 @@ type podRuns struct {
 // per run.
 func dryRunPods(ctx context.Context, env *Env, p *admissionPlan) (*podRuns, error) {
 	return cluster.Memo(env.Cluster, "admission/pods", func() (*podRuns, error) {
-		e, err := dryRunEngine(env)
+		e, err := dryRunEngine(ctx, env)
 		if err != nil {
 			return nil, err
 		}
@@ -614,7 +616,7 @@ func admissionSetup(ctx context.Context, env *Env) (*admissionPlan, *Result, err
 	if skip != nil || err != nil {
 		return nil, skip, err
 	}
-	if env.Cluster.Clients().Config == nil && env.DryRunAs == nil {
+	if env.Cluster.Clients().Config == nil {
 		r := Skip("%v", errNoREST)
 		return nil, &r, nil
 	}
@@ -645,7 +647,7 @@ func rbacSkip(env *Env, who dryrun.Identity, missing []string) Result {
 // who the dry runs were judged as, and the strictest Pod Security Standard
 // every planned pod meets.
 func identityAndLevel(ctx context.Context, env *Env, pods []*corev1.Pod) (dryrun.Identity, string, error) {
-	e, err := dryRunEngine(env)
+	e, err := dryRunEngine(ctx, env)
 	if err != nil {
 		return dryrun.Identity{}, "", err
 	}

@@ -183,6 +183,10 @@ type Result struct {
 	// did not pass, or the cluster was not reached. Empty for every other
 	// result, a check's own skips among them.
 	Cause SkipCause
+	// Source, when set, is where the value that caused this result came
+	// from: a values file's line, a flag, the chart's Chart.yaml (see
+	// Env.Source). CI outputs anchor the finding there.
+	Source *Source
 	// Effect, when set, is this result's impact in place of Meta.Impact: a
 	// check whose findings differ in impact (upgrade-deletes: data-loss or
 	// runtime-breaks) says which this one has. The runner moves it into the

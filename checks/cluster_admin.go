@@ -81,6 +81,9 @@ func ClusterAdmin() Check {
 const AnonymousUser = "system:anonymous"
 
 func runClusterAdmin(ctx context.Context, env *Env) (Result, error) {
+	if env.Installer != nil {
+		return installerAdmin(ctx, env, *env.Installer)
+	}
 	// Who does the server see? A SelfSubjectReview answers (GA in 1.28); an
 	// anonymous caller is usually refused it, and the refusal names them.
 	user, whoErr := whoAmI(ctx, env)
@@ -99,6 +102,49 @@ func runClusterAdmin(ctx context.Context, env *Env) (Result, error) {
 	if all.Allowed {
 		return Pass("SelfSubjectAccessReview allows * on *"), nil
 	}
+	missing, n, err := missingPermissions(ctx, env)
+	if err != nil {
+		return Result{}, err
+	}
+	hint := "install with a cluster-admin identity, or ask an administrator to bind one: kubectl create clusterrolebinding gitops-installer --clusterrole=cluster-admin --user=<you>"
+	if len(missing) == 0 {
+		return Fail("not cluster-admin, though each listed install permission is allowed; the chart's ClusterRoles may still need more").WithHint(hint), nil
+	}
+	return Fail("not cluster-admin; missing %d of %d install permissions: %s", len(missing), n, summarisePermissions(missing)).
+		WithHint(hint), nil
+}
+
+// installerAdmin is cluster-admin for --installer: the installer's access,
+// reviewed by SubjectAccessReviews (the runner needs create
+// subjectaccessreviews, else the check is skipped naming it).
+func installerAdmin(ctx context.Context, env *Env, id Identity) (Result, error) {
+	all, err := reviewAccess(ctx, env, authorizationv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"})
+	if err != nil {
+		return Result{}, err
+	}
+	if all.Allowed {
+		return Pass("the installer (%s) is cluster-admin: SubjectAccessReview allows * on *", id), nil
+	}
+	missing, n, err := missingPermissions(ctx, env)
+	if err != nil {
+		return Result{}, err
+	}
+	bind := "--user=" + id.User
+	if ns, name, ok := id.ServiceAccount(); ok {
+		bind = "--serviceaccount=" + ns + ":" + name
+	}
+	hint := "bind the installer to cluster-admin: kubectl create clusterrolebinding gitops-installer --clusterrole=cluster-admin " + bind
+	if len(missing) == 0 {
+		return Fail("the installer (%s) is not cluster-admin, though each listed install permission is allowed; the chart's ClusterRoles may still need more", id).WithHint(hint), nil
+	}
+	return Fail("the installer (%s) is not cluster-admin; missing %d of %d install permissions: %s", id, len(missing), n, summarisePermissions(missing)).
+		WithHint(hint), nil
+}
+
+// missingPermissions reviews each of RequiredPermissions (as the installer
+// with --installer, else as the runner) and returns those denied, and how
+// many were reviewed.
+func missingPermissions(ctx context.Context, env *Env) ([]string, int, error) {
 	perms := RequiredPermissions()
 	allowed := make([]bool, len(perms))
 	g, gctx := errgroup.WithContext(ctx)
@@ -109,7 +155,7 @@ func runClusterAdmin(ctx context.Context, env *Env) (Result, error) {
 			if p.Namespaced {
 				attrs.Namespace = env.Inputs.Namespace
 			}
-			st, err := review(gctx, env, attrs)
+			st, err := reviewAccess(gctx, env, attrs)
 			if err != nil {
 				return err
 			}
@@ -118,7 +164,7 @@ func runClusterAdmin(ctx context.Context, env *Env) (Result, error) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return Result{}, err
+		return nil, 0, err
 	}
 	var missing []string
 	for i, p := range perms {
@@ -130,12 +176,7 @@ func runClusterAdmin(ctx context.Context, env *Env) (Result, error) {
 			missing = append(missing, s)
 		}
 	}
-	hint := "install with a cluster-admin identity, or ask an administrator to bind one: kubectl create clusterrolebinding gitops-installer --clusterrole=cluster-admin --user=<you>"
-	if len(missing) == 0 {
-		return Fail("not cluster-admin, though each listed install permission is allowed; the chart's ClusterRoles may still need more").WithHint(hint), nil
-	}
-	return Fail("not cluster-admin; missing %d of %d install permissions: %s", len(missing), len(perms), summarisePermissions(missing)).
-		WithHint(hint), nil
+	return missing, len(perms), nil
 }
 
 // summarisePermissions folds "create pods in ns", "delete pods in ns" into

@@ -6,8 +6,6 @@ import (
 	"net"
 	"os/exec"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
@@ -49,6 +47,14 @@ type Env struct {
 	// install or helm upgrade (--helm-major); 0 means the client
 	// helm-version finds.
 	HelmMajor int
+	// Installer is who will run helm install or upgrade when not the
+	// runner (--installer): cluster-admin reviews its access through
+	// SubjectAccessReviews, and InstallerConfig impersonates it; nil means
+	// the runner's own identity.
+	Installer *Identity
+	// InCluster is a run from a pod of the cluster (--in-cluster, the
+	// gate Job): the network probes leave from the pod network.
+	InCluster bool
 	// Fix are --fix's options that a check's planner reads.
 	Fix     FixOptions
 	Cluster *cluster.Snapshot
@@ -68,12 +74,6 @@ type Env struct {
 	// Chart is the chart rendering of the run, started with the cluster
 	// reads (chart.Start); nil when no chart is used.
 	Chart *chart.Pending
-	// DryRunAs is the identity the admission checks' dry runs are sent as:
-	// the REST config of whoever will run helm install or helm upgrade.
-	// nil means the run's own clients (the kubeconfig's user, or
-	// --as/--as-group). Another identity's config (its credentials, or
-	// impersonation of it) judges what that identity may create.
-	DryRunAs *rest.Config
 	// ArgoCDApp is the runtime's Argo CD Application as --argocd-app names
 	// it ("namespace/name"); "" means: found by ManagingApplication.
 	ArgoCDApp string

@@ -228,7 +228,7 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 	if major < 4 {
 		return nil, "", nil
 	}
-	if env.Cluster.Clients().Config == nil && env.DryRunAs == nil {
+	if env.Cluster.Clients().Config == nil {
 		return nil, "", nil
 	}
 	api, err := env.Cluster.APIResources()
@@ -259,7 +259,7 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 	if len(docs) == 0 {
 		return nil, who, nil
 	}
-	e, err := dryRunEngine(env)
+	e, err := dryRunEngine(ctx, env)
 	if err != nil {
 		return nil, "", err
 	}

@@ -48,13 +48,14 @@ func runIngressClass(_ context.Context, env *Env) (Result, error) {
 			have = strings.Join(names, ", ")
 		}
 		return Fail("IngressClass %s not found; the cluster has: %s", ic.ClassName, have).
-			WithHint("install an ingress controller (see \"Ingress controller configuration\" in https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/) or set --ingress-class / global.runtime.ingress.className to an existing class: kubectl get ingressclass"), nil
+			WithHint("install an ingress controller (see \"Ingress controller configuration\" in https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/) or set --ingress-class / global.runtime.ingress.className to an existing class: kubectl get ingressclass").
+			WithSource(env.Source("global.runtime.ingress.className")), nil
 	}
 	ref := ObjectRef{Kind: "IngressClass", Name: ic.Class.Name}
 	if _, ok := flavourNames[ic.Class.Controller]; !ok {
 		return Warn("IngressClass %s has controller %s, which Codefresh does not support", ic.Class.Name, ic.Class.Controller).
 			WithHint(fmt.Sprintf("supported controllers: %s, %s, %s, %s, %s, %s", ControllerNginxCommunity, ControllerNginxF5, ControllerALB, ControllerTraefik, ControllerIstio, ControllerAmbassador)).
-			WithObjects(ref), nil
+			WithObjects(ref).WithSource(env.Source("global.runtime.ingress.className")), nil
 	}
 	return Pass("IngressClass %s: %s (%s)", ic.Class.Name, ic.Class.Controller, flavour(ic.Class)).WithObjects(ref), nil
 }

@@ -45,14 +45,14 @@ func runIngressHostReachable(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	if err != nil {
-		return Fail("HEAD %s: %v", u, err).WithHint(hint), nil
+		return Fail("HEAD %s: %v", u, err).WithHint(hint).WithSource(env.Source("global.runtime.ingress.hosts[0]")), nil
 	}
 	res, err := env.Probe.HTTP(ctx, u, via)
 	if unanswered(err) {
 		return Result{}, err
 	}
 	if err != nil {
-		return Fail("HEAD %s: %v%s", u, err, note).WithHint(hint), nil
+		return Fail("HEAD %s: %v%s", u, err, note).WithHint(hint).WithSource(env.Source("global.runtime.ingress.hosts[0]")), nil
 	}
 	return Pass("HEAD %s answered %s%s", u, res.Status, note), nil
 }

@@ -30,7 +30,7 @@ func runIngressURL(ctx context.Context, env *Env) (Result, error) {
 	u, err := url.Parse(raw)
 	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Fail("global.runtime.ingressUrl %q is not an http(s) URL", raw).
-			WithHint("--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)"), nil
+			WithHint("--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)").WithSource(env.Source("global.runtime.ingressUrl")), nil
 	}
 	res, err := env.Probe.HTTP(ctx, raw, "")
 	if unanswered(err) {
@@ -38,7 +38,7 @@ func runIngressURL(ctx context.Context, env *Env) (Result, error) {
 	}
 	if err != nil {
 		return Fail("HEAD %s: %v", raw, err).
-			WithHint("route the host to Service internal-router port 80 through your mesh gateway (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/: Istio \"Cluster routing service\") and check DNS/TLS"), nil
+			WithHint("route the host to Service internal-router port 80 through your mesh gateway (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/: Istio \"Cluster routing service\") and check DNS/TLS").WithSource(env.Source("global.runtime.ingressUrl")), nil
 	}
 	return Pass("HEAD %s answered %s", raw, res.Status), nil
 }

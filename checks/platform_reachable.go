@@ -38,7 +38,7 @@ func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
 	var targets []target
 	u, err := url.Parse(platform)
 	if err != nil || u.Hostname() == "" {
-		return Fail("global.codefresh.url %q is not a URL", platform), nil
+		return Fail("global.codefresh.url %q is not a URL", platform).WithSource(env.Source("global.codefresh.url")), nil
 	}
 	pport := u.Port()
 	if pport == "" {
@@ -72,7 +72,10 @@ func runPlatformReachable(ctx context.Context, env *Env) (Result, error) {
 			ok = append(ok, fmt.Sprintf("%s %s:%s", t.what, t.host, t.port))
 		}
 	}
-	const where = "probed from this workstation, not from the cluster"
+	where := "probed from this workstation, not from the cluster"
+	if env.InCluster {
+		where = "probed from the pod network, as the runtime's pods and the chart's validate-values hook will reach them"
+	}
 	if len(bad) > 0 {
 		return Fail("%s (%s)", strings.Join(bad, "; "), where).
 			WithHint("the cluster's nodes need HTTPS egress to these hosts (firewall, proxy: global.httpsProxy); from a node: curl -sI https://" + targets[0].host), nil

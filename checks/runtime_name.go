@@ -37,5 +37,6 @@ func runRuntimeName(_ context.Context, env *Env) (Result, error) {
 		why = "is empty"
 	}
 	return Fail("runtime name %q %s", name, why).
-		WithHint("choose a name matching ^[a-z][a-z0-9]{0,37}$ and pass it as --runtime-name (global.runtime.name)"), nil
+		WithHint("choose a name matching ^[a-z][a-z0-9]{0,37}$ and pass it as --runtime-name (global.runtime.name)").
+		WithSource(env.runtimeNameSource()), nil
 }

@@ -46,7 +46,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	e, err := dryRunEngine(env)
+	e, err := dryRunEngine(ctx, env)
 	if errors.Is(err, errNoREST) {
 		return Skip("%v", errNoREST), nil
 	}

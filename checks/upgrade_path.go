@@ -96,7 +96,7 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 	}
 	if to.LessThan(from) {
 		return Warn("chart %s → %s is a downgrade; the chart documents no downgrade path", fromS, toS).
-			WithHint(downgradeHint(ra, name, ns)), nil
+			WithHint(downgradeHint(ra, name, ns)).WithSource(env.ChartVersionSource()), nil
 	}
 	for _, s := range upgradeSteps {
 		f, _ := semver.NewConstraint(s.From)
@@ -106,7 +106,7 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 			if ra != nil {
 				hint = fmt.Sprintf("commit a %s.x version first (resources/<runtime-name>/chart/Chart.yaml: .version and .dependencies[].version), let %s sync it, then commit %s", s.Via, ra.Name(), toS)
 			}
-			return Fail("chart %s → %s skips %s: upgrade to %s.x first; %s (%s)", fromS, toS, s.Via, s.Via, s.Why, s.Source).WithHint(hint), nil
+			return Fail("chart %s → %s skips %s: upgrade to %s.x first; %s (%s)", fromS, toS, s.Via, s.Via, s.Why, s.Source).WithHint(hint).WithSource(env.ChartVersionSource()), nil
 		}
 	}
 	return Pass("chart %s → %s: no documented step in between", fromS, toS), nil

@@ -76,7 +76,8 @@ func runValidationHooks(ctx context.Context, env *Env) (Result, error) {
 		return Pass("%s %s (%s)", hooks, when, from), nil
 	}
 	return Warn("%s (%s)", strings.Join(off, "; "), from).
-		WithHint("remove installer.skipValidation / installer.skipUsageValidation once the cause of the hook's failure is fixed (kubectl gitops-preflight checks most of it from here)"), nil
+		WithHint("remove installer.skipValidation / installer.skipUsageValidation once the cause of the hook's failure is fixed (kubectl gitops-preflight checks most of it from here)").
+		WithSource(env.firstSource(skipSources(skipValues, skipUsage)...)), nil
 }
 
 // UserTokenSecret warns when the Codefresh user token is given as a plain
@@ -107,6 +108,11 @@ func runUserTokenSecret(ctx context.Context, env *Env) (Result, error) {
 	if !env.Inputs.PlainUserToken {
 		return Pass("global.codefresh.userToken.token is not set as a plain value"), nil
 	}
+	r, err := userTokenSecretResult(ctx, env)
+	return r.WithSource(env.Source("global.codefresh.userToken.token")), err
+}
+
+func userTokenSecretResult(ctx context.Context, env *Env) (Result, error) {
 	c, err := readChartRules(ctx, env)
 	if err != nil {
 		return Result{}, err
@@ -123,4 +129,16 @@ func runUserTokenSecret(ctx context.Context, env *Env) (Result, error) {
 		c.chartName(), chart.HelmValuesConfigMap, ns).
 		WithHint(hint).
 		WithObjects(ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: chart.HelmValuesConfigMap}), nil
+}
+
+// skipSources are the values paths that switched the hooks off.
+func skipSources(skipValues, skipUsage bool) []string {
+	var out []string
+	if skipValues {
+		out = append(out, "installer.skipValidation")
+	}
+	if skipUsage {
+		out = append(out, "installer.skipUsageValidation")
+	}
+	return out
 }

@@ -51,10 +51,14 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 	ns := env.Inputs.Namespace
 	var problems, hints []string
 	var objs []ObjectRef
-	add := func(p, h string) {
+	var src *Source // where the first problem that a value causes is written
+	add := func(p, h string, path ...string) {
 		problems = append(problems, p)
 		if h != "" {
 			hints = append(hints, h)
+		}
+		if src == nil && len(path) > 0 {
+			src = env.Source(path[0])
 		}
 	}
 
@@ -69,7 +73,7 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 			return Result{}, err
 		}
 		if p != "" {
-			add(p, h)
+			add(p, h, "global.codefresh.userToken.secretKeyRef")
 			objs = append(objs, o...)
 		}
 	default:
@@ -88,13 +92,13 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 		if len(hosts) == 0 {
 			add(`"global.runtime.ingress.hosts" must contain the runtime host (the chart uses hosts[0])`, "--set global.runtime.ingress.hosts[0]=<runtime host> (or --ingress-host)")
 		} else if h, ok := hosts[0].(string); !ok || h == "" {
-			add(`"global.runtime.ingress.hosts" values must be non-empty strings`, "")
+			add(`"global.runtime.ingress.hosts" values must be non-empty strings`, "", "global.runtime.ingress.hosts[0]")
 		}
 		if p := ingressProtocol(env); p != "http" && p != "https" {
-			add(fmt.Sprintf("global.runtime.ingress.protocol %q: only http and https are supported", p), "--set global.runtime.ingress.protocol=https")
+			add(fmt.Sprintf("global.runtime.ingress.protocol %q: only http and https are supported", p), "--set global.runtime.ingress.protocol=https", "global.runtime.ingress.protocol")
 		}
 		if env.Inputs.IngressClass == "" {
-			add(`"global.runtime.ingress.className" must be a non-empty string`, "--set global.runtime.ingress.className=<IngressClass> (or --ingress-class)")
+			add(`"global.runtime.ingress.className" must be a non-empty string`, "--set global.runtime.ingress.className=<IngressClass> (or --ingress-class)", "global.runtime.ingress.className")
 		}
 	case AccessServiceMesh:
 		u := env.Inputs.IngressURL
@@ -102,7 +106,7 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 		case u == "":
 			add("global.runtime.ingressUrl must be provided when ingress and tunnel-client are disabled", "--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)")
 		case !strings.HasPrefix(u, "http"):
-			add(fmt.Sprintf("global.runtime.ingressUrl %q: only http and https are supported", u), "")
+			add(fmt.Sprintf("global.runtime.ingressUrl %q: only http and https are supported", u), "", "global.runtime.ingressUrl")
 		}
 	}
 	if env.Inputs.AccessMode != AccessTunnel && accountID == "" && plan.Bool(v, true, "codefreshWorkflowLogStoreCM.enabled") {
@@ -116,17 +120,18 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 			return Result{}, err
 		}
 		if p != "" {
-			add(p, h)
+			add(p, h, "global.runtime.gitCredentials.password.secretKeyRef")
 			objs = append(objs, o...)
 		}
 	}
 
 	if len(problems) > 0 {
-		return Fail("%s", strings.Join(problems, "; ")).WithHint(strings.Join(hints, "; ")).WithObjects(objs...), nil
+		return Fail("%s", strings.Join(problems, "; ")).WithHint(strings.Join(hints, "; ")).WithObjects(objs...).WithSource(src), nil
 	}
 	if plan.Has(v, "global.external-argo-cd") {
 		return Warn("global.external-argo-cd is set but the chart ignores it since 0.24 (renamed global.integrations.argo-cd)").
-			WithHint("move its settings under global.integrations.argo-cd (server.svc, server.port, server.auth...)"), nil
+			WithHint("move its settings under global.integrations.argo-cd (server.svc, server.port, server.auth...)").
+			WithSource(env.Source("global.external-argo-cd")), nil
 	}
 	return Pass("values hold what %s mode requires (userToken, %s)", env.Inputs.AccessMode, modeKeys(env.Inputs.AccessMode)), nil
 }

@@ -89,6 +89,8 @@ func WriteFleet(w io.Writer, f Format, opts Options, fl *Fleet) error {
 		return err
 	case FormatJUnit:
 		return JUnit{Name: opts.Name}.fleet(w, fl)
+	case FormatGitHub, FormatMarkdown, FormatSARIF, FormatCodeQuality:
+		return writeFleetCI(w, f, opts, fl)
 	}
 	return fmt.Errorf("unknown output format %q", f)
 }

@@ -100,6 +100,11 @@ type CheckDocument struct {
 	Impact string `json:"impact"`
 	// Waiver is the waiver that covers a "waived" check; absent otherwise.
 	Waiver *WaivedDocument `json:"waiver,omitempty"`
+	// Source is where the value that caused the result came from: a
+	// values file's path (as given), line and column, or the flag that
+	// set it ({"flag": "--set global.runtime.name=x"}), with the value's
+	// key (path); absent when no value is the cause.
+	Source *checks.Source `json:"source,omitempty"`
 }
 
 // NewDocument converts a report to its contract shape.
@@ -139,6 +144,7 @@ func NewDocument(r *checks.Report) Document {
 			// A check is fixable in a report when --fix can repair this failure.
 			Fixable: o.Fixable && o.Status.Failed(),
 			Impact:  string(o.Impact),
+			Source:  o.Source,
 		}
 		if w := o.Waiver; w != nil {
 			c.Waiver = &WaivedDocument{Reason: w.Reason, Owner: w.Owner, Expires: w.Expires, OriginalStatus: string(w.Status)}

@@ -193,12 +193,16 @@ func junitSuiteOf(r *checks.Report, context string) (junitSuite, time.Duration) 
 	return suite, total
 }
 
-// failureBody is the text of a <failure>: title, message, hint, objects, docs.
+// failureBody is the text of a <failure>: title, message, hint, where the
+// value that caused it is set, objects, docs.
 func failureBody(o checks.Outcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n%s", o.Status, o.Title, o.Message)
 	if o.Hint != "" {
 		b.WriteString("\nhint: " + o.Hint)
+	}
+	if l := sourceLine(o.Source); l != "" {
+		b.WriteString("\nvalue: set " + l)
 	}
 	for _, obj := range o.Objects {
 		b.WriteString("\nobject: " + obj.String())

@@ -30,6 +30,11 @@ func Redacted(r *checks.Report) *checks.Report {
 			}
 			o.Objects = objs
 		}
+		if o.Source != nil {
+			s := *o.Source
+			s.File, s.Flag = redact.String(s.File), redact.String(s.Flag)
+			o.Source = &s
+		}
 		if o.Waiver != nil {
 			w := *o.Waiver
 			w.Reason, w.Owner = redact.String(w.Reason), redact.String(w.Owner)

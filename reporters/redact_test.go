@@ -22,6 +22,9 @@ func TestEveryFormatRedacts(t *testing.T) {
 				Message: "release failed: admission webhook denied: spec.password=" + token,
 				Hint:    "curl -H 'Authorization: Basic " + token + "' https://x; secretKeyRef: {name: runtime-token, key: token}",
 				Objects: []checks.ObjectRef{{Kind: "Secret", Namespace: "codefresh", Name: "runtime-token"}},
+				// Anchored (SARIF and Code Quality print anchored findings
+				// only), with the token in the flag that set the value.
+				Source: &checks.Source{Path: "global.codefresh.userToken.token", File: "values.yaml", Line: 4, Flag: "--set global.codefresh.userToken.token=" + token},
 			},
 		}},
 	}

@@ -20,10 +20,21 @@ const (
 	FormatJSON  Format = "json"
 	FormatYAML  Format = "yaml"
 	FormatJUnit Format = "junit"
+	// FormatGitHub is GitHub Actions workflow commands (annotations), and
+	// the Markdown report in the job summary (Options.StepSummary).
+	FormatGitHub Format = "github"
+	// FormatMarkdown is a pull-request comment body.
+	FormatMarkdown Format = "markdown"
+	// FormatSARIF is SARIF 2.1.0 for code scanning: the anchored findings.
+	FormatSARIF Format = "sarif"
+	// FormatCodeQuality is a GitLab Code Quality report: the anchored
+	// findings.
+	FormatCodeQuality Format = "gitlab-codequality"
 )
 
 // Formats lists the supported formats in help order.
-var Formats = []Format{FormatTable, FormatWide, FormatJSON, FormatYAML, FormatJUnit}
+var Formats = []Format{FormatTable, FormatWide, FormatJSON, FormatYAML, FormatJUnit,
+	FormatGitHub, FormatMarkdown, FormatSARIF, FormatCodeQuality}
 
 // ParseFormat validates an -o value.
 func ParseFormat(s string) (Format, error) {
@@ -54,6 +65,10 @@ type Options struct {
 	// JUnit report name: "kubectl gitops-preflight" (the default) or
 	// "helm gitops-preflight" under Helm.
 	Name string
+	// StepSummary receives the Markdown report of -o github: the file
+	// $GITHUB_STEP_SUMMARY names, opened for appending by the caller (nil:
+	// none).
+	StepSummary io.Writer
 }
 
 // DefaultName is the command's name in reports unless Options.Name says otherwise.
@@ -87,6 +102,14 @@ func New(f Format, opts Options) (Reporter, error) {
 		r = YAML{}
 	case FormatJUnit:
 		r = JUnit{Name: opts.Name}
+	case FormatGitHub:
+		r = GitHub{Options: opts, Summary: opts.StepSummary}
+	case FormatMarkdown:
+		r = Markdown{Options: opts}
+	case FormatSARIF:
+		r = SARIF{}
+	case FormatCodeQuality:
+		r = CodeQuality{}
 	default:
 		return nil, fmt.Errorf("unknown output format %q", f)
 	}

@@ -183,10 +183,16 @@ func hintLines(o checks.Outcome) []string {
 		}
 		return []string{line + "expires " + w.Expires + ", covers a " + string(w.Status) + ")"}
 	}
-	if o.Hint == "" || o.Status == checks.StatusPass || o.Status == checks.StatusSkip {
+	if o.Status == checks.StatusPass || o.Status == checks.StatusSkip {
 		return nil
 	}
 	var out []string
+	if l := sourceLine(o.Source); l != "" {
+		out = append(out, l)
+	}
+	if o.Hint == "" {
+		return out
+	}
 	for i, l := range strings.Split(o.Hint, "\n") {
 		prefix := "  "
 		if i == 0 {
@@ -198,6 +204,23 @@ func hintLines(o checks.Outcome) []string {
 		out = append(out, "  fixable: rerun with --fix")
 	}
 	return out
+}
+
+// sourceLine names where the value behind a finding is written: "at
+// values.yaml:12:5 (global.runtime.name)", "from --set global.runtime.name=x";
+// "" without a source.
+func sourceLine(s *checks.Source) string {
+	switch {
+	case s == nil:
+		return ""
+	case s.File != "":
+		l := "at " + s.String()
+		if s.Path != "" {
+			l += " (" + s.Path + ")"
+		}
+		return l
+	}
+	return "from " + s.Flag
 }
 
 // headLine is a check's first line in the stacked layout: glyph, status and

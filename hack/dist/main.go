@@ -21,6 +21,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
@@ -59,6 +60,7 @@ func run() error {
 		keyName   = flag.String("sign-key", "gitops-preflight", "name of the signing key in -sign-keyring")
 		passEnv   = flag.String("sign-passphrase-env", "", "environment variable holding the signing key's passphrase")
 		noKrew    = flag.Bool("no-krew", false, "skip the krew manifest (a build of some platforms only)")
+		img       = imageFlags()
 	)
 	flag.Parse()
 	if !strings.HasPrefix(*version, "v") {
@@ -132,10 +134,25 @@ func run() error {
 		}
 		sums[name] = sum
 	}
+	// The container image, from the same linux binaries.
+	var built *builtImage
+	if len(img.platforms()) > 0 {
+		if built, err = img.build(*out, build, *version, *ldflags, time.Unix(*mtime, 0).UTC()); err != nil {
+			return err
+		}
+	}
 	if err := os.RemoveAll(build); err != nil {
 		return err
 	}
-	if err := writeChecksums(filepath.Join(*out, "checksums.txt"), sums); err != nil {
+	allSums := sums
+	if built != nil {
+		allSums = maps.Clone(sums)
+		allSums[built.file] = built.sha256
+	}
+	if err := writeChecksums(filepath.Join(*out, "checksums.txt"), allSums); err != nil {
+		return err
+	}
+	if err := writeReleaseNotes(filepath.Join(*out, releaseNotes), *version, built, allSums); err != nil {
 		return err
 	}
 	if *keyring != "" {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 // TestArchiveFiles: the Windows archive carries the .cmd completion helper
@@ -39,5 +41,13 @@ func TestArchiveFiles(t *testing.T) {
 	text := string(cmd)
 	if strings.Count(text, "\n") != strings.Count(text, "\r\n") || !strings.Contains(text, "kubectl-gitops_preflight.exe\" __complete %* 2>NUL") {
 		t.Errorf("%s.cmd: want CRLF lines running __complete with 2>NUL:\n%q", helperName, text)
+	}
+}
+
+// TestHelmVersionIsTheTestedOne: the image carries the Helm client the
+// end-to-end tests run.
+func TestHelmVersionIsTheTestedOne(t *testing.T) {
+	if HelmVersion != testcluster.HelmVersion {
+		t.Errorf("hack/dist HelmVersion %s, testcluster.HelmVersion %s: keep them equal", HelmVersion, testcluster.HelmVersion)
 	}
 }

@@ -19,6 +19,10 @@ const (
 	ValuesEntry = "values.yaml"
 	// ChartEntry holds the packaged chart the run rendered (helm package).
 	ChartEntry = "chart.tgz"
+	// SourcesEntry holds where each value of the run came from (JSON: the
+	// values files' lines, the flags, redacted), so that a replay anchors
+	// its findings where the live run did.
+	SourcesEntry = "sources.json"
 	// WaiversEntry holds the --waivers file of the run.
 	WaiversEntry = "waivers.yaml"
 )

@@ -404,3 +404,7 @@ func redactHost(h *host) {
 		h.Commands[k] = outcome{Out: redact.String(o.Out), Err: redact.String(o.Err)}
 	}
 }
+
+// Text returns s with every credential value masked (package redact): for
+// text a bundle keeps, such as the --set expression a value came from.
+func Text(s string) string { return redact.String(s) }

@@ -19,6 +19,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
@@ -31,7 +32,7 @@ var bundledFlags = []string{
 	"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "timeout",
 	"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd",
 	"skip-ingress-validation", "chart", "chart-version", "connect-to", "argocd-version-range",
-	"request-timeout", "wait", "no-color", "waivers", "argocd-app",
+	"request-timeout", "wait", "no-color", "waivers", "argocd-app", "installer", "installer-group", "in-cluster",
 }
 
 // recordFlags returns the changed bundledFlags of fs, and the namespace
@@ -74,6 +75,16 @@ func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, path st
 		}
 		files[bundle.ValuesEntry] = b
 	}
+	idx := o.config.Inputs.SourceIndex()
+	for i := range idx.Values {
+		idx.Values[i].Source.Flag = bundle.Text(idx.Values[i].Source.Flag)
+	}
+	idx.RuntimeName.Flag, idx.ChartVersion.Flag = bundle.Text(idx.RuntimeName.Flag), bundle.Text(idx.ChartVersion.Flag)
+	b, err := json.Marshal(idx)
+	if err != nil {
+		return fmt.Errorf("bundle: sources: %w", err)
+	}
+	files[bundle.SourcesEntry] = b
 	if l := loader; l != nil {
 		if c, err := l.Get(ctx); err != nil {
 			m.ChartError = err.Error()
@@ -254,6 +265,7 @@ func replayOptions(cmd *cobra.Command, streams genericiooptions.IOStreams, host 
 	switch {
 	case changed("chart"):
 		o.Chart, o.ChartVersion = f.chart, f.chartVersion
+		o.replayChartGiven = true
 	case changed("chart-version"):
 		return nil, cleanup, usageError("--chart-version goes with --chart")
 	default:
@@ -275,6 +287,21 @@ func replayOptions(cmd *cobra.Command, streams genericiooptions.IOStreams, host 
 func (o *Options) completeReplay(ctx context.Context) error {
 	if err := o.CompleteContext(ctx, o.replayNamespaceChanged); err != nil {
 		return err
+	}
+	// The values come back from a file of the replay's own: their sources
+	// are the recorded run's (none, from a bundle that recorded none).
+	if o.replay != nil {
+		var idx plan.SourceIndex
+		if data, ok := o.replay.File(bundle.SourcesEntry); ok {
+			if err := json.Unmarshal(data, &idx); err != nil {
+				return usageError("bundle: %s: %v", bundle.SourcesEntry, err)
+			}
+		}
+		if o.replayChartGiven {
+			// replay --chart: the version is the new chart's.
+			idx.ChartVersion = o.config.Inputs.ChartVersionSource
+		}
+		o.config.Inputs = o.config.Inputs.WithSourceIndex(idx)
 	}
 	if o.replayChartErr != nil && o.config.Chart != nil {
 		// The recorded run could not load its chart: neither can the replay

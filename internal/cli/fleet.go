@@ -315,7 +315,14 @@ func (o *Options) fleetEntry(e run.Entry) (reporters.FleetEntry, *run.Interrupt)
 // of the clusters' (reporters.FleetExit), at least 1 when the fleet's
 // bundle could not be written whole (bundleErr, the error line then).
 func (o *Options) writeFleet(fl *reporters.Fleet, interrupted *run.Interrupt, bundleErr error) error {
-	if err := reporters.WriteFleet(o.Streams.Out, o.format, reporters.Options{Color: o.colorEnabled(), Width: o.fleetWidth(), Name: o.displayName}, fl); err != nil {
+	opts, closeSummary, err := o.withStepSummary(reporters.Options{Color: o.colorEnabled(), Width: o.fleetWidth(), Name: o.displayName})
+	if err == nil {
+		err = reporters.WriteFleet(o.Streams.Out, o.format, opts, fl)
+		if cerr := closeSummary(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	codes := make([]int, len(fl.Entries))

@@ -30,6 +30,7 @@ var flagGroups = []flagGroup{
 		"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd", "skip-ingress-validation", "argocd-version-range",
 		"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "argocd-app"}},
 	{"Many clusters", []string{"contexts", "all-contexts", "parallel"}},
+	{"In CI and in the cluster", []string{"installer", "installer-group", "in-cluster", "termination-log"}},
 	{"Output", []string{"output", "no-color", "bundle", "help", "version"}},
 	{"Fix (writes to the cluster)", []string{"fix", "yes", "dry-run", "crds", "tls-secret"}},
 }

@@ -139,10 +139,19 @@ type Options struct {
 	replay                 *bundle.Bundle
 	replayChartErr         error
 	replayNamespaceChanged bool
+	// replayChartGiven is a replay's --chart: the recorded chart's version
+	// source no longer applies.
+	replayChartGiven bool
 	// waiversName is how reports name the --waivers file when it is not
 	// o.Waivers: a replay reads the recorded file from a temporary copy and
 	// names it by the path the recorded run was given.
 	waiversName string
+
+	// installer (--installer, --installer-group) and inCluster
+	// (--in-cluster, --termination-log): the identity that installs, and
+	// a run from a pod (flags_gate.go).
+	installer installerFlags
+	inCluster inClusterFlags
 
 	// DebugRequestCount (hidden --debug-request-count) prints the number of
 	// API requests of the run to stderr when it ends (for make bench).
@@ -251,6 +260,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if o.Post && o.HelmMajor != 0 {
 		return usageError("--helm-major says which Helm will install or upgrade: it has no use with --post")
 	}
+	if err := o.installer.toConfig(&o.config); err != nil {
+		return err
+	}
 	o.config.Getenv = o.Host.Getenv
 	o.config.Wait = o.Wait
 	o.config.Fix = run.Fix{Enabled: o.Fix, Yes: o.Yes, DryRun: o.DryRun}
@@ -286,6 +298,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 		crds = "all"
 	}
 
+	if err := o.inCluster.beforeValues(o); err != nil {
+		return err
+	}
 	ns := checks.DefaultNamespace
 	if namespaceChanged && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
 		ns = *o.ConfigFlags.Namespace
@@ -293,6 +308,7 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 	if err := o.completeValues(ctx, ns, namespaceChanged, crds); err != nil {
 		return err
 	}
+	o.inCluster.toConfig(&o.config)
 	return nil
 }
 
@@ -340,6 +356,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := o.write(report); err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
+	o.inCluster.noteLeftOut(o.Streams.ErrOut)
+	if err := o.inCluster.writeTerminationLog(o.displayName, report, exitFor(verdict) != nil); err != nil {
+		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("--termination-log: %w", err)}
+	}
 	if verdict.Brief != nil && (o.format == reporters.FormatTable || o.format == reporters.FormatWide) {
 		// The table just showed the reason: the error line refers to it.
 		verdict.Err = verdict.Brief
@@ -361,6 +381,10 @@ func (o *Options) Run(ctx context.Context) error {
 func (o *Options) restConfig(ctx context.Context) (*rest.Config, string, error) {
 	if o.replay != nil {
 		return o.replay.RESTConfig(), o.replay.Manifest.Context, nil
+	}
+	if o.inCluster.enabled {
+		cfg, err := o.inCluster.restConfig(o.Host.Getenv)
+		return cfg, "in-cluster", err
 	}
 	restCfg, contextName, err := o.loadKubeconfig(ctx)
 	if err != nil {
@@ -498,11 +522,18 @@ func (o *Options) colorEnabled() bool {
 }
 
 func (o *Options) write(r *checks.Report) error {
-	rep, err := reporters.New(o.format, reporters.Options{Color: o.colorEnabled(), Width: o.outputWidth(), Name: o.displayName})
+	opts, closeSummary, err := o.withStepSummary(reporters.Options{Color: o.colorEnabled(), Width: o.outputWidth(), Name: o.displayName})
 	if err != nil {
 		return err
 	}
-	return rep.Report(o.Streams.Out, r)
+	rep, err := reporters.New(o.format, opts)
+	if err != nil {
+		return err
+	}
+	if err := rep.Report(o.Streams.Out, r); err != nil {
+		return err
+	}
+	return closeSummary()
 }
 
 func (o *Options) listChecks() error {

@@ -150,6 +150,8 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.StringVar(&o.TLSSecret, "tls-secret", "", "with --fix --post: the kubernetes.io/tls Secret to set in the runtime Ingress spec.tls")
 	flags.DurationVar(&o.Wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
 	flags.StringVar(&o.Bundle, "bundle", "", "also write what the run read, redacted, to the gzip'd tar `FILE` (at most 64 MiB uncompressed; with --contexts/--all-contexts, one archive of each cluster's bundle: at most 64 MiB per cluster) for the replay command; not with --fix")
+	o.installer.AddFlags(flags)
+	o.inCluster.AddFlags(flags)
 	flags.BoolVar(&o.DebugRequestCount, "debug-request-count", false, "print the number of API requests to stderr when done")
 	_ = flags.MarkHidden("debug-request-count")
 	// -n's help comes from cli-runtime; say what it means here, with the one

@@ -215,7 +215,6 @@ type Shortcuts struct {
 // service-mesh mode unless --access-mode says otherwise. It returns a usage
 // error for an unknown access mode.
 func ApplyShortcuts(v map[string]any, s Shortcuts) error {
-	var sets []string
 	mode := s.AccessMode
 	if mode == "" {
 		switch {
@@ -226,17 +225,11 @@ func ApplyShortcuts(v map[string]any, s Shortcuts) error {
 		}
 	}
 	switch AccessMode(mode) {
-	case "":
-	case AccessIngress:
-		sets = append(sets, "global.runtime.ingress.enabled=true", "global.runtime.httpRoute.enabled=false")
-	case AccessTunnel:
-		sets = append(sets, "global.runtime.ingress.enabled=false", "global.runtime.httpRoute.enabled=false", "tunnel-client.enabled=true")
-	case AccessServiceMesh:
-		sets = append(sets, "global.runtime.ingress.enabled=false", "tunnel-client.enabled=false")
+	case "", AccessIngress, AccessTunnel, AccessServiceMesh:
 	default:
 		return fmt.Errorf("--access-mode must be tunnel, ingress or service-mesh, not %q", s.AccessMode)
 	}
-	for _, expr := range sets {
+	for _, expr := range shortcutSets(AccessMode(mode)) {
 		if err := Set(v, expr); err != nil {
 			return err
 		}
@@ -257,6 +250,19 @@ func ApplyShortcuts(v map[string]any, s Shortcuts) error {
 	}
 	if s.SkipIngressValidation {
 		setPath(v, true, "global", "runtime", "ingress", "skipValidation")
+	}
+	return nil
+}
+
+// shortcutSets are the --set expressions that select access mode m.
+func shortcutSets(m AccessMode) []string {
+	switch m {
+	case AccessIngress:
+		return []string{"global.runtime.ingress.enabled=true", "global.runtime.httpRoute.enabled=false"}
+	case AccessTunnel:
+		return []string{"global.runtime.ingress.enabled=false", "global.runtime.httpRoute.enabled=false", "tunnel-client.enabled=true"}
+	case AccessServiceMesh:
+		return []string{"global.runtime.ingress.enabled=false", "tunnel-client.enabled=false"}
 	}
 	return nil
 }

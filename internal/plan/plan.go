@@ -158,6 +158,19 @@ type Install struct {
 	// rendered chart, when there is one, says it better (its objects).
 	InstallsCRDs bool
 
+	// Sources says where each value of Values came from (a values file's
+	// line, a flag); empty when no values were given. Checks attach it to
+	// a result caused by a value (checks.Env.Source).
+	Sources Sources
+	// RuntimeNameSource is where RuntimeName comes from: --runtime-name,
+	// or global.runtime.name in the values; zero for the default.
+	RuntimeNameSource Source
+	// ChartVersionSource is where the chart's version is written: the
+	// --chart-version flag, or the Chart.yaml line of a local chart
+	// directory (the gitops-runtime dependency's of an umbrella chart);
+	// zero when neither.
+	ChartVersionSource Source
+
 	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
 	// replaces the Argo CD range the chart's validate-values hook enforces;
 	// "" (the default) means the chart's own (REQUIRED_VERSION_CONSTRAINT of
@@ -219,16 +232,27 @@ func New(f Flags) (Install, error) {
 		ChartVersion:      f.ChartVersion,
 	}
 	in = in.WithDefaults()
+	if f.RuntimeName != "" && f.RuntimeName != DefaultRuntimeName {
+		in.RuntimeNameSource = Source{Flag: "--runtime-name " + f.RuntimeName}
+	}
 	ctx := f.Ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	v, err := Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
+	v, sources, err := LoadWithSources(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
 	if err != nil {
 		return Install{}, err
 	}
 	if err := ApplyShortcuts(v, f.Shortcuts); err != nil {
 		return Install{}, err
+	}
+	sources.addShortcuts(f.Shortcuts)
+	in.Sources = sources
+	switch {
+	case f.ChartVersion != "":
+		in.ChartVersionSource = Source{Flag: "--chart-version " + f.ChartVersion}
+	case f.Chart != "":
+		in.ChartVersionSource, _ = ChartVersionSource(f.Chart)
 	}
 	p := Derive(v)
 	in.RenderValues = v
@@ -250,6 +274,7 @@ func New(f Flags) (Install, error) {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {
 			in.RuntimeName = p.RuntimeName
+			in.RuntimeNameSource, _ = sources.Of("global.runtime.name")
 		}
 	}
 	return in, nil

@@ -35,29 +35,41 @@ const MaxFileSize = 10 << 20
 // "values file FILE is larger than 10 MiB" or, when ctx ends first (a FIFO
 // nobody writes to), "reading values file FILE: ...".
 func Load(ctx context.Context, files, sets []string, stdin io.Reader, stringSets ...string) (map[string]any, error) {
+	v, _, err := LoadWithSources(ctx, files, sets, stdin, stringSets...)
+	return v, err
+}
+
+// LoadWithSources is Load, and the index of where each merged value came
+// from (Sources): the files' positions read from the same bytes, each
+// --set and --set-string as its flag.
+func LoadWithSources(ctx context.Context, files, sets []string, stdin io.Reader, stringSets ...string) (map[string]any, Sources, error) {
 	base := map[string]any{}
+	var src Sources
 	for _, f := range files {
 		data, err := ReadFile(ctx, f, stdin)
 		if err != nil {
-			return nil, oneLine(err)
+			return nil, Sources{}, oneLine(err)
 		}
 		cur := map[string]any{}
 		if err := yaml.Unmarshal(data, &cur); err != nil {
-			return nil, oneLine(fmt.Errorf("failed to parse %s: %w", f, err))
+			return nil, Sources{}, oneLine(fmt.Errorf("failed to parse %s: %w", f, err))
 		}
 		base = mergeMaps(base, cur)
+		src.addFile(f, data)
 	}
 	for _, s := range sets {
 		if err := strvals.ParseInto(s, base); err != nil {
-			return nil, oneLine(fmt.Errorf("failed parsing --set data: %w", err))
+			return nil, Sources{}, oneLine(fmt.Errorf("failed parsing --set data: %w", err))
 		}
+		src.addSet("--set", s, false)
 	}
 	for _, s := range stringSets {
 		if err := strvals.ParseIntoString(s, base); err != nil {
-			return nil, oneLine(fmt.Errorf("failed parsing --set-string data: %w", err))
+			return nil, Sources{}, oneLine(fmt.Errorf("failed parsing --set-string data: %w", err))
 		}
+		src.addSet("--set-string", s, true)
 	}
-	return base, nil
+	return base, src, nil
 }
 
 // ReadFile reads one values file ("-": stdin) of at most MaxFileSize bytes.

@@ -5,8 +5,6 @@ import (
 	"io"
 	"time"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
@@ -32,10 +30,6 @@ type Config struct {
 	Selected []checks.Check
 	// Inputs is the planned install (internal/plan).
 	Inputs checks.Inputs
-	// DryRunAs is the identity the admission checks' dry runs are sent as
-	// (checks.Env.DryRunAs): the REST config of whoever will run helm
-	// install or helm upgrade; nil means the run's own clients.
-	DryRunAs *rest.Config
 	// Prober dials the network probes (--connect-to, --ca-file, proxies).
 	Prober *probe.Prober
 	// Chart loads and renders the chart; nil when no selected check reads
@@ -47,6 +41,15 @@ type Config struct {
 	// means the checks' defaults (checks.Env).
 	LookPath func(string) (string, error)
 	Command  func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// Installer is who will run helm install or upgrade when it is not
+	// the runner (--installer, --installer-group): cluster-admin judges
+	// it through SubjectAccessReviews and the dry-run checks impersonate
+	// it (checks.Env.InstallerConfig); nil means the runner's identity.
+	Installer *checks.Identity
+	// InCluster is a run from a pod of the cluster (--in-cluster): the
+	// checks are checks.InClusterChecks' and the probes leave from the
+	// pod network.
+	InCluster bool
 	// FailOnWarn makes warnings fail the run (--fail-on=warn).
 	FailOnWarn bool
 	// Wait re-runs failing checks until they pass or it elapses (--wait);

@@ -40,8 +40,10 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 	w := waiter{wait: c.Wait, interval: interval, now: timeNow, progress: c.Hooks.Waiting}
 	outcomes := w.run(ctx, c.Selected, func(ctx context.Context, cs []checks.Check) []checks.Outcome {
 		snap = cluster.NewSnapshot(ctx, s.Clients) // each round reads the cluster afresh
-		if c.Mode == checks.ModePost {
-			// Rights in the runtime namespace are enough after the install.
+		if c.Mode == checks.ModePost || c.InCluster {
+			// Rights in the runtime namespace are enough after the install,
+			// and for the gate, whose Secrets are readable there alone
+			// (deploy/rbac's read tier).
 			snap.SetNamespaceFallback(c.Inputs.Namespace)
 		}
 		if c.Mode == checks.ModeUpgrade {
@@ -62,7 +64,8 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			}()
 			defer func() { <-hooksDone }()
 		}
-		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap), DryRunAs: c.DryRunAs, ArgoCDApp: c.ArgoCD.App}
+		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap),
+			ArgoCDApp: c.ArgoCD.App, Installer: c.Installer, InCluster: c.InCluster}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))
