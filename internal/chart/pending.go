@@ -56,6 +56,12 @@ type Pending struct {
 	// are the kubeVersions of the loaded chart and all its dependencies.
 	meta     *helmchart.Metadata
 	declared []KubeVersionRule
+	// chart, caps, vals, name and ns are what the run rendered (the
+	// target's user values for an upgrade), for Rerender.
+	chart    *helmchart.Chart
+	caps     Capabilities
+	vals     map[string]any
+	name, ns string
 }
 
 // Start loads (through l) and renders the chart in the background. caps is
@@ -76,6 +82,7 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 			p.err = err
 			return
 		}
+		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
 		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
 	}()
 	return p
@@ -109,6 +116,7 @@ func StartUpgrade(ctx context.Context, l *Loader, name, namespace string, vals m
 		p.up, p.err = PrepareUpgrade(ctx, c, name, namespace, revs, vals, opts, cp)
 		if p.up != nil {
 			p.r = p.up.Target
+			p.chart, p.caps, p.vals, p.name, p.ns = c, cp, p.up.Values, name, namespace
 		}
 	}()
 	return p
