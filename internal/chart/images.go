@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	helmchart "helm.sh/helm/v3/pkg/chart"
+	rspb "helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -349,4 +350,28 @@ func MirrorTarget(ref, mirror string) string {
 func AtMirror(ref, mirror string) bool {
 	mirror = strings.TrimSuffix(mirror, "/")
 	return mirror != "" && strings.HasPrefix(ref, mirror+"/")
+}
+
+// ReleaseImages returns the pods and image references of a release
+// record: its manifest and its hooks, as Helm stored them.
+func ReleaseImages(rel *rspb.Release) ([]Pod, []ImageRef, error) {
+	r := &Rendering{}
+	var err error
+	if r.Objects, err = ManifestObjects(rel.Manifest); err != nil {
+		return nil, nil, err
+	}
+	for _, h := range rel.Hooks {
+		o, ok, err := parse(h.Manifest)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			o.Template, o.Hook = h.Path, true
+			r.Hooks = append(r.Hooks, o)
+		}
+	}
+	if rel.Chart != nil {
+		r.ChartImages = chartImages(rel.Chart)
+	}
+	return r.Images()
 }

@@ -31,7 +31,7 @@ var bundledFlags = []string{
 	"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "timeout",
 	"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd",
 	"skip-ingress-validation", "chart", "chart-version", "connect-to", "argocd-version-range",
-	"request-timeout", "wait", "no-color", "waivers",
+	"request-timeout", "wait", "no-color", "waivers", "registry-mirror", "registry-check",
 }
 
 // recordFlags returns the changed bundledFlags of fs, and the namespace

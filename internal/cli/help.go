@@ -28,7 +28,7 @@ var flagGroups = []flagGroup{
 	{"The planned install (as helm install and helm upgrade take it)", []string{
 		"values", "set", "set-string", "chart", "chart-version",
 		"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd", "skip-ingress-validation", "argocd-version-range",
-		"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major"}},
+		"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "registry-mirror", "registry-check"}},
 	{"Many clusters", []string{"contexts", "all-contexts", "parallel"}},
 	{"Output", []string{"output", "no-color", "bundle", "help", "version"}},
 	{"Fix (writes to the cluster)", []string{"fix", "yes", "dry-run", "crds", "tls-secret"}},

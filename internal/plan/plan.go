@@ -158,6 +158,14 @@ type Install struct {
 	// rendered chart, when there is one, says it better (its objects).
 	InstallsCRDs bool
 
+	// ImageRegistry is global.imageRegistry ("" when unset); HTTPProxy,
+	// HTTPSProxy and NoProxy are global.httpProxy, httpsProxy and noProxy;
+	// PlatformCA is a configured platform CA bundle
+	// (global.codefresh.tls.caCerts).
+	ImageRegistry                  string
+	HTTPProxy, HTTPSProxy, NoProxy string
+	PlatformCA                     bool
+
 	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
 	// replaces the Argo CD range the chart's validate-values hook enforces;
 	// "" (the default) means the chart's own (REQUIRED_VERSION_CONSTRAINT of
@@ -242,6 +250,8 @@ func New(f Flags) (Install, error) {
 	in.SkipValidation, in.SkipUsageValidation = p.SkipValidation, p.SkipUsageValidation
 	in.PlainUserToken = p.PlainUserToken
 	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
+	in.ImageRegistry, in.PlatformCA = p.ImageRegistry, p.PlatformCA
+	in.HTTPProxy, in.HTTPSProxy, in.NoProxy = p.HTTPProxy, p.HTTPSProxy, p.NoProxy
 	in.UserTokenSecret, in.UserTokenKey = p.UserTokenSecret, p.UserTokenKey
 	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
 	in.IngressProtocol, in.IngressTLS, in.IngressAnnotations = p.Protocol, p.IngressTLS, p.IngressAnnotations
