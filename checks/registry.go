@@ -34,6 +34,13 @@ func All() []Check {
 		ValidationHooks(),
 		UserTokenSecret(),
 		PlatformUserToken(),
+		// images and egress
+		ImagePlan(),
+		ImagePullSecrets(),
+		ImageRegistry(),
+		EgressConfig(),
+		NetworkPolicies(),
+		ClusterDNS(),
 		// access modes: ingress, service-mesh, tunnel, existing Argo CD
 		IngressClassCheck(),
 		IngressControllerCheck(),

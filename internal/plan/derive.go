@@ -114,6 +114,10 @@ type Planned struct {
 	// (global.codefresh.tls.caCerts.secret.create, or
 	// ...caCerts.secretKeyRef with a name).
 	PlatformCA bool
+	// PlatformCASecret is the Secret of the platform CA bundle:
+	// ...caCerts.secretKeyRef.name, else codefresh-tls-certs when the chart
+	// creates it ("" when none is configured).
+	PlatformCASecret string
 	// InstallsCRDs is true when the values leave on any of the CRDs the
 	// chart installs (argo-cd.crds.install, argo-workflows.crds.install,
 	// gitops-operator.crds.install, each true by default, for an enabled
@@ -152,6 +156,9 @@ func Derive(v map[string]any) Planned {
 			String(v, "global.codefresh.tls.caCerts.secretKeyRef.name") != "",
 	}
 	p.PlainUserToken = p.UserToken != ""
+	if p.PlatformCA {
+		p.PlatformCASecret = cmp.Or(String(v, "global.codefresh.tls.caCerts.secretKeyRef.name"), PlatformCASecretName)
+	}
 	p.PlatformURL = cmp.Or(p.PlatformURL, DefaultPlatformURL)
 	p.TunnelServer = cmp.Or(p.TunnelServer, DefaultTunnelServer)
 	p.ArgoCDAuthType = cmp.Or(p.ArgoCDAuthType, DefaultArgoCDAuthType)

@@ -23,6 +23,10 @@ const (
 	// chart's Argo CD integration account is declared
 	// (https://argo-cd.readthedocs.io/en/stable/operator-manual/argocd-cm-yaml/).
 	ArgoCDConfigMapName = "argocd-cm"
+	// PlatformCASecretName is the Secret the chart creates for the platform
+	// CA bundle with global.codefresh.tls.caCerts.secret.create
+	// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/tls-custom-ca/codefresh-tls-certs.yaml).
+	PlatformCASecretName = "codefresh-tls-certs"
 )
 
 // RuntimeComponents are the workload names the gitops-runtime chart renders

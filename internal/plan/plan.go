@@ -165,6 +165,7 @@ type Install struct {
 	ImageRegistry                  string
 	HTTPProxy, HTTPSProxy, NoProxy string
 	PlatformCA                     bool
+	PlatformCASecret               string
 
 	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
 	// replaces the Argo CD range the chart's validate-values hook enforces;
@@ -250,7 +251,7 @@ func New(f Flags) (Install, error) {
 	in.SkipValidation, in.SkipUsageValidation = p.SkipValidation, p.SkipUsageValidation
 	in.PlainUserToken = p.PlainUserToken
 	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
-	in.ImageRegistry, in.PlatformCA = p.ImageRegistry, p.PlatformCA
+	in.ImageRegistry, in.PlatformCA, in.PlatformCASecret = p.ImageRegistry, p.PlatformCA, p.PlatformCASecret
 	in.HTTPProxy, in.HTTPSProxy, in.NoProxy = p.HTTPProxy, p.HTTPSProxy, p.NoProxy
 	in.UserTokenSecret, in.UserTokenKey = p.UserTokenSecret, p.UserTokenKey
 	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
