@@ -1,0 +1,37 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestImagePlan(t *testing.T) {
+	c := imageChart(t)
+	t.Run("no mirror intent", func(t *testing.T) {
+		r := newKit(t).with(imageInputs(t)).withChart(c).run(ImagePlan())
+		outcome{StatusPass, []string{"5 images", "quay.io ×4", "no mirror intent"}}.expect(t, r)
+	})
+	t.Run("a mirror: the keys that move each image, Helm-verified", func(t *testing.T) {
+		k := newKit(t).with(imageInputs(t)).withChart(c)
+		k.imageOptions(ImageOptions{Mirror: "mirror.example/cf"})
+		r := k.run(ImagePlan())
+		outcome{StatusFail, []string{
+			"quay.io/codefresh/app:1.2.3 (Deployment/app app image: set app.image.registry=mirror.example/cf)",
+			"quay.io/codefresh/installer:0.30.0 (Job/validate-values (hook) validate-values image: set installer.image.repository=mirror.example/cf/codefresh/installer)",
+			"docker.io/fixed/exec:v1 (Deployment/ctrl ctrl args: chart gitops-runtime has no value for this)",
+			"quay.io/argoproj/ctrl:v3.7.2 (Deployment/ctrl ctrl image: chart gitops-runtime has no value for this)",
+			"--set app.image.registry=mirror.example/cf",
+			"source_image,target_image\ndocker.io/fixed/exec:v1,mirror.example/cf/fixed/exec:v1",
+		}}.expect(t, r)
+	})
+	t.Run("global.imageRegistry as the intent", func(t *testing.T) {
+		r := newKit(t).with(imageInputs(t, "global.imageRegistry=mirror.example")).withChart(c).run(ImagePlan())
+		outcome{StatusFail, []string{"2 of 5 images are not at mirror.example (global.imageRegistry)", "installer.image.repository=mirror.example/codefresh/installer"}}.expect(t, r)
+		if strings.Contains(r.Message, "codefresh/app:") {
+			t.Errorf("app follows global.imageRegistry: %s", r.Message)
+		}
+	})
+	t.Run("no chart", func(t *testing.T) {
+		outcome{StatusSkip, []string{"no chart"}}.expect(t, newKit(t).run(ImagePlan()))
+	})
+}
