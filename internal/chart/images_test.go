@@ -132,4 +132,3 @@ func TestMirrorTarget(t *testing.T) {
 		}
 	}
 }
-
