@@ -16,7 +16,8 @@ import (
 // naming its workload and the values key that moves it, found by Helm's
 // render (chart.Pending.ImageKeys, PlanMirror), or saying that the chart
 // has no value for it. On an air-gapped cluster such an image is never
-// pulled: the chart's pre-install hooks hang first
+// pulled (impact runtime-breaks; install-fails when a hook pulls it: the
+// chart's pre-install hooks hang first
 // (global.imageRegistry reaches only some templates of chart 0.30,
 // https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml#L154).
 // The hint gives the values as --set flags and the mirror list in the CSV
@@ -27,7 +28,7 @@ func ImagePlan() Check {
 	return Check{
 		Meta: Meta{
 			ID:         "image-plan",
-			Impact:     ImpactInstallFails,
+			Impact:     ImpactRuntimeBreaks,
 			Category:   CategoryImages,
 			Modes:      ModePre | ModeUpgrade,
 			Title:      "Every image the install pulls comes from the intended registry",
@@ -73,6 +74,7 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 	seenObj := map[ObjectRef]bool{}
 	var elsewhere []string
 	seenRef := map[string]bool{}
+	hook := false // a hook pulls an image elsewhere
 	for i, ref := range ri.refs {
 		if chart.AtMirror(ref.Ref, mirror) {
 			continue
@@ -81,6 +83,7 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 		chartName := ref.Container
 		if ref.Pod >= 0 {
 			p := ri.pods[ref.Pod]
+			hook = hook || (p.Hook != "" && ref.Pulled())
 			where = podLabel(p) + " " + ref.Container + " " + ref.Field
 			chartName = p.Chart(ri.r.ChartName)
 			if o := podObject(p, env.Inputs); !seenObj[o] {
@@ -134,7 +137,18 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 	}
 	hint.WriteString(what + ":\n" + csv)
 	msg := fmt.Sprintf("%d of %d images are not at %s (%s)%s: %s", len(elsewhere), len(all), mirror, from, newNote, strings.Join(lines, "; "))
-	return Fail("%s", msg).WithHint(hint.String()).WithObjects(objs...), nil
+	return hookEffect(Fail("%s", msg).WithHint(hint.String()).WithObjects(objs...), hook), nil
+}
+
+// hookEffect returns r with impact install-fails when a hook cannot pull
+// its image: Helm waits for a hook's Job to complete and fails the install
+// or upgrade when it does not (https://helm.sh/docs/topics/charts_hooks/#the-lifecycle-of-hooks);
+// a runtime pod that cannot pull breaks the runtime only.
+func hookEffect(r Result, hook bool) Result {
+	if hook {
+		return r.WithEffect(ImpactInstallFails)
+	}
+	return r
 }
 
 // newInTarget returns, in an --upgrade run, the images of refs (the

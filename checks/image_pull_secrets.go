@@ -21,7 +21,7 @@ func ImagePullSecrets() Check {
 	return Check{
 		Meta: Meta{
 			ID:         "image-pull-secrets",
-			Impact:     ImpactInstallFails,
+			Impact:     ImpactRuntimeBreaks,
 			Category:   CategoryImages,
 			Modes:      ModePre | ModeUpgrade,
 			Title:      "Every pod that pulls from an authenticated registry has a pull secret for it",
@@ -113,8 +113,8 @@ func runImagePullSecrets(ctx context.Context, env *Env) (Result, error) {
 		if hooks {
 			hint += "; the chart has no pull-secret value for its hooks: give the nodes credentials for the registry (a kubelet credential provider or the container runtime's registry configuration), or mirror the hooks' images to a registry that allows anonymous pulls"
 		}
-		return Fail("%d of %d pods cannot authenticate their pulls; authenticated registries: %s: %s", len(problems), len(ri.pods), strings.Join(regs, ", "), strings.Join(problems, "; ")).
-			WithHint(hint).WithObjects(objs...), nil
+		return hookEffect(Fail("%d of %d pods cannot authenticate their pulls; authenticated registries: %s: %s", len(problems), len(ri.pods), strings.Join(regs, ", "), strings.Join(problems, "; ")).
+			WithHint(hint).WithObjects(objs...), hooks), nil
 	}
 	if len(why) == 0 {
 		hint := ""

@@ -34,7 +34,7 @@ func ImageRegistry() Check {
 	return Check{
 		Meta: Meta{
 			ID:         "image-registry",
-			Impact:     ImpactInstallFails,
+			Impact:     ImpactRuntimeBreaks,
 			Category:   CategoryImages,
 			Modes:      ModePre | ModeUpgrade,
 			Title:      "Every image resolves at its registry for the nodes its pod can land on",
@@ -210,6 +210,7 @@ func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
 	var objs []ObjectRef
 	seen := map[string]bool{}
 	checked := map[string]bool{}
+	hook := false
 	for _, ref := range ri.refs {
 		if ref.Pod < 0 {
 			continue
@@ -234,14 +235,15 @@ func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
 		}
 		if problem != "" && !seen[problem] {
 			seen[problem] = true
+			hook = hook || p.Hook != ""
 			problems = append(problems, problem+" ("+podLabel(p)+")")
 			objs = append(objs, podObject(p, env.Inputs))
 		}
 	}
 	if len(problems) > 0 {
-		return Fail("%d of %d images cannot be pulled as planned: %s", len(problems), len(checked), strings.Join(problems, "; ")).
+		return hookEffect(Fail("%d of %d images cannot be pulled as planned: %s", len(problems), len(checked), strings.Join(problems, "; ")).
 			WithHint("mirror or push the missing images, give the pods a pull secret for the registries that refuse (see image-pull-secrets), and pick images with a manifest for every node architecture (kubernetes.io/arch)").
-			WithObjects(objs...), nil
+			WithObjects(objs...), hook), nil
 	}
 	return Pass("%d images resolve at their registries, each with a platform for the nodes its pod can land on", len(checked)), nil
 }
