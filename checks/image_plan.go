@@ -15,11 +15,11 @@ import (
 // global.imageRegistry), fails for each image still pointing elsewhere,
 // naming its workload and the values key that moves it, found by Helm's
 // render (chart.Pending.ImageKeys, PlanMirror), or saying that the chart
-// has no value for it. On an air-gapped cluster such an image is never
-// pulled (impact runtime-breaks; install-fails when a hook pulls it: the
-// chart's pre-install hooks hang first
-// (global.imageRegistry reaches only some templates of chart 0.30,
+// has no value for it (global.imageRegistry reaches only some templates
+// of chart 0.30,
 // https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml#L154).
+// On an air-gapped cluster such an image is never pulled: impact
+// runtime-breaks, install-fails when a hook pulls it (hookEffect).
 // The hint gives the values as --set flags and the mirror list in the CSV
 // layout of Codefresh's private-registry helper. With --upgrade it names
 // the images new in the target chart, and the mirror list holds just
@@ -54,6 +54,19 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 		r := Pass("%d images from %s; no mirror intent (--registry-mirror or global.imageRegistry)%s", len(all), registryCounts(all), newNote)
 		if len(newRefs) > 0 {
 			r.Hint = "images new in the target:\n" + strings.Join(newRefs, "\n")
+		}
+		return r, nil
+	}
+	elsewhereAny := false
+	for _, ref := range ri.refs {
+		elsewhereAny = elsewhereAny || !chart.AtMirror(ref.Ref, mirror)
+	}
+	if !elsewhereAny {
+		// Nothing to move: no value to trace (ImageKeys renders the chart
+		// again).
+		r := Pass("all %d images are at %s (%s)%s", len(all), mirror, from, newNote)
+		if env.Upgrading() && len(newRefs) > 0 {
+			r.Hint = "mirror list of the images new in the target:\n" + mirrorCSV(newRefs, mirror)
 		}
 		return r, nil
 	}
@@ -114,13 +127,6 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 		listed = newRefs
 	}
 	csv := mirrorCSV(listed, mirror)
-	if len(lines) == 0 {
-		r := Pass("all %d images are at %s (%s)%s", len(all), mirror, from, newNote)
-		if env.Upgrading() && len(newRefs) > 0 {
-			r.Hint = "mirror list of the images new in the target:\n" + csv
-		}
-		return r, nil
-	}
 	var hint strings.Builder
 	if len(plan.Set) > 0 {
 		hint.WriteString("install with these values (Helm renders the images they move at " + mirror + "):\n")

@@ -31,6 +31,21 @@ func TestImagePlan(t *testing.T) {
 			t.Errorf("app follows global.imageRegistry: %s", r.Message)
 		}
 	})
+	t.Run("a Docker Hub name without a registry, mapped as Codefresh's helper maps it", func(t *testing.T) {
+		k := newKit(t).with(imageInputs(t, "installer.image.repository=codefresh/installer")).withChart(c)
+		k.imageOptions(ImageOptions{Mirror: "mirror.example/cf"})
+		o := Run(t.Context(), k.env(), []Check{ImagePlan()}, RunOptions{})[0]
+		r := o.Result
+		// The helper takes the first component for the registry: the key
+		// the plan sets and the mirror list agree, as Helm renders them.
+		outcome{StatusFail, []string{
+			"codefresh/installer:0.30.0 (Job/validate-values (hook) validate-values image: set installer.image.repository=mirror.example/cf/installer)",
+			"\ncodefresh/installer:0.30.0,mirror.example/cf/installer:0.30.0\n",
+		}}.expect(t, r)
+		if o.Impact != ImpactInstallFails {
+			t.Errorf("a hook's image elsewhere: impact %q, want install-fails", o.Impact)
+		}
+	})
 	t.Run("no chart", func(t *testing.T) {
 		outcome{StatusSkip, []string{"no chart"}}.expect(t, newKit(t).run(ImagePlan()))
 	})

@@ -22,16 +22,13 @@ import (
 type podSecrets struct {
 	// Names are the secrets' names, in order, without repeats.
 	Names []string
-	// ServiceAccount is the pod's ServiceAccount ("default" when unset).
+	// ServiceAccount is the pod's ServiceAccount (chart.Pod.ServiceAccount).
 	ServiceAccount string
 }
 
 // pullSecretsOf returns the pull secrets of pod p.
 func pullSecretsOf(env *Env, ri *renderedImages, p chart.Pod) (podSecrets, error) {
-	out := podSecrets{ServiceAccount: p.Spec.ServiceAccountName}
-	if out.ServiceAccount == "" {
-		out.ServiceAccount = "default"
-	}
+	out := podSecrets{ServiceAccount: p.ServiceAccount()}
 	seen := map[string]bool{}
 	add := func(n string) {
 		if n != "" && !seen[n] {
@@ -95,16 +92,25 @@ type dockerAuths map[string]authn.AuthConfig
 
 // parseDockerConfig reads a .dockerconfigjson ({"auths": {HOST: {auth |
 // username, password | identitytoken}}}, https://kubernetes.io/docs/concepts/containers/images/#config-json).
+// The fields are read as they are (authn.AuthConfig's own decoding
+// rejects an auth that is not base64, as a bundle's masked copy is): the
+// registries a pull secret names count whatever its credentials hold.
 func parseDockerConfig(data []byte) (dockerAuths, error) {
 	var cfg struct {
-		Auths map[string]authn.AuthConfig `json:"auths"`
+		Auths map[string]struct {
+			Username      string `json:"username"`
+			Password      string `json:"password"`
+			Auth          string `json:"auth"`
+			IdentityToken string `json:"identitytoken"`
+			RegistryToken string `json:"registrytoken"`
+		} `json:"auths"`
 	}
 	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&cfg); err != nil {
 		return nil, err
 	}
 	out := dockerAuths{}
 	for k, v := range cfg.Auths {
-		out[registryHost(k)] = v
+		out[registryHost(k)] = authn.AuthConfig{Username: v.Username, Password: v.Password, Auth: v.Auth, IdentityToken: v.IdentityToken, RegistryToken: v.RegistryToken}
 	}
 	return out, nil
 }
@@ -152,6 +158,7 @@ type podAuths struct {
 	// byHost maps a registry to the first of the pod's secrets naming it.
 	byHost  map[string]string
 	auths   []dockerAuths
+	used    []string // the secrets auths were read from
 	missing []string
 }
 
@@ -175,7 +182,7 @@ func authsOf(env *Env, ri *renderedImages, p chart.Pod) (*podAuths, error) {
 		if err != nil {
 			continue
 		}
-		out.auths = append(out.auths, a)
+		out.auths, out.used = append(out.auths, a), append(out.used, n)
 		for _, h := range a.hosts() {
 			if _, ok := out.byHost[h]; !ok {
 				out.byHost[h] = n
@@ -183,6 +190,15 @@ func authsOf(env *Env, ri *renderedImages, p chart.Pod) (*podAuths, error) {
 		}
 	}
 	return out, nil
+}
+
+// credentials names what keychain holds: "pull secrets a, b and the local
+// Docker configuration".
+func (a *podAuths) credentials() string {
+	if len(a.auths) == 0 {
+		return "the local Docker configuration"
+	}
+	return "pull secrets " + strings.Join(a.used, ", ") + " and the local Docker configuration"
 }
 
 // keychain is the pod's pull secrets, in order, then the local Docker

@@ -51,7 +51,7 @@ func runImagePullSecrets(ctx context.Context, env *Env) (Result, error) {
 			}
 		}
 	}
-	if env.Images.RegistryCheck && env.Probe.Offline == nil {
+	if env.Images.RegistryCheck {
 		var pulled []string
 		for _, r := range ri.refs {
 			if r.Pulled() {

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"encoding/base64"
+	"strings"
 	"testing"
 )
 
@@ -26,13 +27,19 @@ data: {.dockerconfigjson: ` + cfg + `}`
 		r := newKit(t).with(imageInputs(t, "app.imagePullSecrets[0].name=gone")).withChart(c).run(ImagePullSecrets())
 		outcome{StatusFail, []string{"Deployment/app refers to pull secret gone, which does not exist in namespace codefresh"}}.expect(t, r)
 	})
-	t.Run("a ServiceAccount's pull secret serves its pods", func(t *testing.T) {
+	t.Run("a live ServiceAccount's pull secret serves its pods", func(t *testing.T) {
 		sa := `apiVersion: v1
 kind: ServiceAccount
 metadata: {name: default, namespace: codefresh}
 imagePullSecrets: [{name: quay-pull}]`
 		r := newKit(t, secret, sa).with(imageInputs(t, "app.imagePullSecrets[0].name=quay-pull")).withChart(c).run(ImagePullSecrets())
-		outcome{StatusPass, []string{"every pod that pulls from an authenticated registry (quay.io"}}.expect(t, r)
+		// op and repo run as default; ctrl as app's ServiceAccount, which the
+		// chart renders without one; the hook as validate-values-sa (set by
+		// the deprecated serviceAccount field).
+		outcome{StatusFail, []string{"2 of 5 pods cannot authenticate their pulls", "Deployment/ctrl pulls from quay.io with no pull secret", "Job/validate-values (hook) pulls from quay.io"}}.expect(t, r)
+		if strings.Contains(r.Message, "Deployment/op") || strings.Contains(r.Message, "Deployment/repo") {
+			t.Errorf("the default ServiceAccount's pull secret serves op and repo: %s", r.Message)
+		}
 	})
 }
 
@@ -43,5 +50,10 @@ func TestParseDockerConfig(t *testing.T) {
 	}
 	if got := a.hosts(); len(got) != 2 || got[0] != "docker.io" || got[1] != "mirror.example:5000" {
 		t.Errorf("hosts %v", got)
+	}
+	// A bundle's copy: the credentials masked, the registries kept.
+	a, err = parseDockerConfig([]byte(`{"auths":{"ghcr.io":{"auth":"***"}}}`))
+	if err != nil || strings.Join(a.hosts(), " ") != "ghcr.io" {
+		t.Errorf("masked pull secret: hosts %v, %v", a.hosts(), err)
 	}
 }

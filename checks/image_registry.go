@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 // ImageRegistry (opt-in, --registry-check: the one image check that dials)
@@ -46,11 +48,11 @@ func ImageRegistry() Check {
 	}
 }
 
-// resolved is one image's manifest as the registry answered.
+// resolved is one image's manifest as the registry answered (a refusal is
+// an answer), or Err: no answer at all.
 type resolved struct {
-	Digest    string
-	Platforms []string // "linux/amd64", "linux/arm/v7"
-	Err       error
+	probe.RegistryAnswer
+	Err error
 }
 
 // registryTransport dials as the probes do (--connect-to, --ca-file, the
@@ -63,71 +65,92 @@ func registryTransport(env *Env) http.RoundTripper {
 	}
 }
 
-// resolveImage asks ref's registry for its manifest with kc.
-func resolveImage(ctx context.Context, env *Env, ref string, kc authn.Keychain) resolved {
+// resolveImage asks ref's registry for its manifest with kc, whose
+// credentials creds names ("anonymous", "pull secrets a, b and the local
+// Docker configuration"): through env.Probe.Registry, so that a bundle
+// records the answer and its replay gives it back.
+func resolveImage(ctx context.Context, env *Env, ref, creds string, kc authn.Keychain) resolved {
+	a, err := env.Probe.Registry(ref+" as "+creds, func() (*probe.RegistryAnswer, error) {
+		return askRegistry(ctx, env, ref, kc)
+	})
+	if err != nil || a == nil {
+		return resolved{Err: cmp.Or(err, errors.New("no answer"))}
+	}
+	return resolved{RegistryAnswer: *a}
+}
+
+// askRegistry gets ref's manifest with go-containerregistry: its digest and
+// platforms (an index's, else the image config's), or the status and code
+// the registry refused with.
+func askRegistry(ctx context.Context, env *Env, ref string, kc authn.Keychain) (*probe.RegistryAnswer, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
-		return resolved{Err: err}
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*env.Probe.Timeout)
 	defer cancel()
 	desc, err := remote.Get(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(kc), remote.WithTransport(registryTransport(env)))
-	if err != nil {
-		return resolved{Err: err}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		a := &probe.RegistryAnswer{Status: te.StatusCode}
+		if len(te.Errors) > 0 {
+			a.Code = string(te.Errors[0].Code)
+		}
+		return a, nil
 	}
-	out := resolved{Digest: desc.Digest.String()}
+	if err != nil {
+		return nil, err
+	}
+	out := &probe.RegistryAnswer{Digest: desc.Digest.String()}
 	if desc.MediaType.IsIndex() {
 		idx, err := desc.ImageIndex()
 		if err != nil {
-			return resolved{Err: err}
+			return nil, err
 		}
 		im, err := idx.IndexManifest()
 		if err != nil {
-			return resolved{Err: err}
+			return nil, err
 		}
 		for _, m := range im.Manifests {
 			if m.Platform != nil && m.Platform.OS != "unknown" {
 				out.Platforms = append(out.Platforms, m.Platform.String())
 			}
 		}
-		return out
+		return out, nil
 	}
 	img, err := desc.Image()
 	if err != nil {
-		return resolved{Err: err}
+		return nil, err
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
-		return resolved{Err: err}
+		return nil, err
 	}
 	out.Platforms = []string{cfg.Platform().String()}
-	return out
+	return out, nil
 }
+
+// ok reports whether the registry served the manifest.
+func (r resolved) ok() bool { return r.Err == nil && r.Status == 0 }
 
 // answer says what the registry said, in a few words.
 func (r resolved) answer() string {
-	var te *transport.Error
-	if errors.As(r.Err, &te) {
-		switch te.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Sprintf("unauthorized (HTTP %d)", te.StatusCode)
-		case http.StatusNotFound:
-			return "not found (HTTP 404)"
-		}
-		for _, d := range te.Errors {
-			if d.Code == transport.ManifestUnknownErrorCode || d.Code == transport.NameUnknownErrorCode {
-				return "not found (" + string(d.Code) + ")"
-			}
-		}
-		return fmt.Sprintf("HTTP %d", te.StatusCode)
+	switch {
+	case r.Err != nil:
+		return oneLineOf(r.Err.Error())
+	case r.needsAuth():
+		return fmt.Sprintf("unauthorized (HTTP %d)", r.Status)
+	case r.Status == http.StatusNotFound:
+		return "not found (HTTP 404)"
+	case r.Code == string(transport.ManifestUnknownErrorCode), r.Code == string(transport.NameUnknownErrorCode):
+		return "not found (" + r.Code + ")"
 	}
-	return oneLineOf(r.Err.Error())
+	return fmt.Sprintf("HTTP %d", r.Status)
 }
 
-// needsAuth reports whether the registry refused an anonymous request.
+// needsAuth reports whether the registry refused for want of credentials.
 func (r resolved) needsAuth() bool {
-	var te *transport.Error
-	return errors.As(r.Err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden)
+	return r.Err == nil && (r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden)
 }
 
 // resolver resolves each (image, credentials) once per run.
@@ -141,15 +164,16 @@ type resolveOnce struct {
 	r    resolved
 }
 
-func (rs *resolver) get(ctx context.Context, env *Env, ref, key string, kc authn.Keychain) resolved {
+// get resolves ref with kc, whose credentials creds names (resolveImage).
+func (rs *resolver) get(ctx context.Context, env *Env, ref, creds string, kc authn.Keychain) resolved {
 	rs.mu.Lock()
-	e, ok := rs.memo[ref+" "+key]
+	e, ok := rs.memo[ref+" as "+creds]
 	if !ok {
 		e = &resolveOnce{}
-		rs.memo[ref+" "+key] = e
+		rs.memo[ref+" as "+creds] = e
 	}
 	rs.mu.Unlock()
-	e.once.Do(func() { e.r = resolveImage(ctx, env, ref, kc) })
+	e.once.Do(func() { e.r = resolveImage(ctx, env, ref, creds, kc) })
 	return e.r
 }
 
@@ -187,9 +211,6 @@ func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
 	if !env.Images.RegistryCheck {
 		return Skip("not run: it dials the image registries; give --registry-check"), nil
 	}
-	if env.Probe.Offline != nil {
-		return Skip("not run: a replay dials no registry"), nil
-	}
 	ri, skip, err := imagesOfRun(ctx, env)
 	if skip != nil || err != nil {
 		return deref(skip), err
@@ -217,11 +238,10 @@ func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
 		}
 		p := ri.pods[ref.Pod]
 		a := auths[ref.Pod]
-		key := strings.Join(a.secrets.Names, ",")
-		res := rs.get(ctx, env, ref.Ref, key, a.keychain())
+		res := rs.get(ctx, env, ref.Ref, a.credentials(), a.keychain())
 		checked[ref.Ref] = true
 		var problem string
-		if res.Err != nil {
+		if !res.ok() {
 			via := "the local Docker config"
 			if s, ok := a.byHost[registryHost(chart.Registry(ref.Ref))]; ok {
 				via = "pull secret " + s

@@ -10,10 +10,16 @@ import (
 
 // imageChart writes a small chart shaped as the gitops-runtime chart's
 // image and egress values are: a component whose registry global.imageRegistry
-// overrides (app), a hook whose repository carries its registry
-// (installer), an --executor-image argument the chart writes itself (ctrl),
-// a component that calls the platform with no proxy value (op), the global
-// proxy on app and the hook, a Service, and internal-router's resolver.
+// overrides (app, bound to a Role: it calls the API server), a hook whose
+// repository carries its registry (installer), an --executor-image
+// argument the chart writes itself (ctrl, on app's ServiceAccount with no
+// token mounted),
+// a component that calls the platform with a map of env values and no
+// global proxy (op), a repo-server with a list of env values and the
+// Argo CD repository Secrets of a repositories value (repo), the global
+// proxy on app and the hook (whose ServiceAccount, set by the deprecated
+// serviceAccount field as the real hooks do, a RoleBinding names),
+// Services, and internal-router's resolver.
 // It returns the chart's directory.
 func imageChart(t *testing.T) string {
 	t.Helper()
@@ -36,6 +42,11 @@ app:
   imagePullSecrets: []
 installer:
   image: {repository: quay.io/codefresh/installer, tag: "0.30.0"}
+op:
+  env: {}
+repo:
+  env: []
+repositories: {}
 router:
   dnsService: kube-dns
   dnsNamespace: kube-system
@@ -70,6 +81,12 @@ apiVersion: v1
 kind: ServiceAccount
 metadata: {name: app}
 ---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: app}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: app}
+subjects: [{kind: ServiceAccount, name: app}]
+---
 apiVersion: v1
 kind: Service
 metadata: {name: app}
@@ -91,6 +108,9 @@ spec:
         ports: [{containerPort: 8080}]
         env:
         - {name: CF_URL, value: "https://g.codefresh.io"}
+        {{- range $k, $v := .Values.op.env }}
+        - {name: {{ $k }}, value: {{ $v | quote }}}
+        {{- end }}
 ---
 apiVersion: v1
 kind: Service
@@ -107,13 +127,55 @@ spec:
   template:
     metadata: {labels: {app: ctrl}}
     spec:
+      serviceAccountName: app
       automountServiceAccountToken: false
       containers:
       - name: ctrl
         image: {{ .Values.global.imageRegistry | default "quay.io" }}/argoproj/ctrl:v3.7.2
         args: ["--executor-image", "` + registry + `/fixed/exec:v1"]
 `,
-		"templates/hook.yaml": `apiVersion: batch/v1
+		"templates/repo.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: repo}
+spec:
+  selector: {matchLabels: {app: repo}}
+  template:
+    metadata: {labels: {app: repo, app.kubernetes.io/component: repo-server}}
+    spec:
+      containers:
+      - name: repo
+        image: {{ .Values.global.imageRegistry | default "quay.io" }}/argoproj/ctrl:v3.7.2
+        {{- with .Values.repo.env }}
+        env: {{ toYaml . | nindent 8 }}
+        {{- end }}
+{{- range $name, $r := .Values.repositories }}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: repo-{{ $name }}
+  labels: {argocd.argoproj.io/secret-type: repository}
+data:
+  {{- range $k, $v := $r }}
+  {{ $k }}: {{ $v | b64enc }}
+  {{- end }}
+{{- end }}
+`,
+		"templates/hook.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: validate-values
+  annotations: {helm.sh/hook: pre-install}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: validate-values}
+subjects: [{kind: ServiceAccount, name: validate-values-sa}]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: validate-values-sa
+  annotations: {helm.sh/hook: pre-install}
+---
+apiVersion: batch/v1
 kind: Job
 metadata:
   name: validate-values
@@ -122,6 +184,7 @@ spec:
   template:
     spec:
       restartPolicy: Never
+      serviceAccount: validate-values-sa
       containers:
       - name: validate-values
         image: {{ .Values.installer.image.repository }}:{{ .Values.installer.image.tag }}

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"golang.org/x/net/http/httpproxy"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 )
 
@@ -82,25 +84,41 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	services := renderedServices(ri.r)
-	var problems []string
+	// Denied flows, each with the pods it is denied to, in the order found.
+	type denial struct {
+		flow string
+		pods []string
+	}
+	var denials []*denial
+	byFlow := map[string]*denial{}
 	var objs []ObjectRef
-	judged := 0
+	judged, blocked := 0, 0
 	for _, p := range pods {
 		src := endpoint{Namespace: podNamespace(p.Pod, env.Inputs), NSLabels: runtimeNS, Labels: p.Pod.Labels}
 		if src.Namespace != ns {
 			continue
 		}
-		var denied []string
+		denied := false
+		deny := func(flow string) {
+			denied = true
+			d := byFlow[flow]
+			if d == nil {
+				d = &denial{flow: flow}
+				byFlow[flow] = d
+				denials = append(denials, d)
+			}
+			d.pods = append(d.pods, podLabel(p.Pod))
+		}
 		check := func(what string, to endpoint, port int32, proto corev1.Protocol, dstIngress bool) {
 			judged++
 			conn := connection{From: src, To: to, Port: port, Protocol: proto}
 			if v := egressVerdict(policies, conn); !v.Allowed {
-				denied = append(denied, fmt.Sprintf("%s: egress denied by %s", what, strings.Join(v.Selecting, ", ")))
+				deny(fmt.Sprintf("%s: egress denied by %s", what, strings.Join(v.Selecting, ", ")))
 				return
 			}
 			if dstIngress {
 				if v := ingressVerdict(policies, conn); !v.Allowed {
-					denied = append(denied, fmt.Sprintf("%s: ingress denied by %s", what, strings.Join(v.Selecting, ", ")))
+					deny(fmt.Sprintf("%s: ingress denied by %s", what, strings.Join(v.Selecting, ", ")))
 				}
 			}
 		}
@@ -118,15 +136,15 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 					check(fmt.Sprintf("the API server (endpoint %s)", net.JoinHostPort(e.IP, strconv.Itoa(int(e.Port)))), endpoint{IP: net.ParseIP(e.IP)}, e.Port, corev1.ProtocolTCP, false)
 				}
 			case d.External:
-				target, what := d.URL, d.What+" ("+d.URL.Host+")"
-				if px := proxyFor(p, d.URL); px != nil {
+				target, what := d.URL, d.label()
+				if px := proxyFor(p, d); px != nil {
 					target, what = px, what+" through the proxy "+px.Host
 				}
 				to := endpoint{External: true}
 				if ip := net.ParseIP(target.Hostname()); ip != nil {
 					to = endpoint{IP: ip}
 				}
-				check(what, to, portOf(target), corev1.ProtocolTCP, false)
+				check(fmt.Sprintf("%s, port %d", what, portOf(target)), to, portOf(target), corev1.ProtocolTCP, false)
 			case d.Service != "":
 				svc := services[d.Service]
 				sp, ok := svc.Ports[d.port()]
@@ -143,50 +161,61 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 				}
 			}
 		}
-		if len(denied) > 0 {
-			problems = append(problems, podLabel(p.Pod)+" → "+strings.Join(denied, "; "))
+		if denied {
+			blocked++
 			objs = append(objs, podObject(p.Pod, env.Inputs))
 		}
 	}
-	if len(problems) > 0 {
-		return Fail("%d of %d runtime pods have flows the NetworkPolicies of namespace %s do not admit: %s", len(problems), len(pods), ns, strings.Join(problems, "; ")).
+	if len(denials) > 0 {
+		problems := make([]string, len(denials))
+		for i, d := range denials {
+			problems[i] = d.flow + " (" + countedList(d.pods, maxPodsNamed) + ")"
+		}
+		return Fail("%d of %d runtime pods have flows the NetworkPolicies of namespace %s do not admit: %s", blocked, len(pods), ns, strings.Join(problems, "; ")).
 			WithHint("add rules that admit these flows to the policies named (egress to the API server must name its endpoint address and port, not the Service's 443; egress to DNS needs UDP and TCP 53)").
 			WithObjects(objs...), nil
 	}
 	return Pass("the %d NetworkPolicies of namespace %s admit the %d flows the runtime's pods need", len(policies), ns, judged), nil
 }
 
-// proxyFor returns the proxy a pod sends u to, or nil.
-func proxyFor(p podEgress, u *url.URL) *url.URL {
-	if !p.Proxied {
-		return nil
+// maxPodsNamed bounds the pods a denied flow names.
+const maxPodsNamed = 4
+
+// countedList names up to n of items: "a, b and 3 more".
+func countedList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
 	}
-	s := p.HTTPSProxy
-	if u.Scheme == "http" {
-		s = p.HTTPProxy
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// proxyFor returns the proxy a pod sends destination d to, or nil: d's
+// own (an Argo CD repository's), else the one its environment picks for d
+// by Go's matching (HTTP(S)_PROXY, NO_PROXY; none for ssh).
+func proxyFor(p podEgress, d destination) *url.URL {
+	var px *url.URL
+	switch {
+	case d.Proxy != "":
+		px, _ = url.Parse(d.Proxy)
+	case p.Proxied && d.URL.Scheme != "ssh":
+		cfg := httpproxy.Config{HTTPProxy: p.HTTPProxy, HTTPSProxy: p.HTTPSProxy, NoProxy: p.NoProxy}
+		px, _ = cfg.ProxyFunc()(d.URL)
 	}
-	if s == "" {
-		return nil
-	}
-	px, err := url.Parse(s)
-	if err != nil || px.Host == "" {
+	if px == nil || px.Host == "" {
 		return nil
 	}
 	if px.Port() == "" {
-		px.Host = net.JoinHostPort(px.Hostname(), map[bool]string{true: "443", false: "80"}[px.Scheme == "https"])
+		port := "80"
+		if px.Scheme == "https" {
+			port = "443"
+		}
+		px.Host = net.JoinHostPort(px.Hostname(), port)
 	}
 	return px
 }
 
-func portOf(u *url.URL) int32 {
-	if n, err := strconv.Atoi(u.Port()); err == nil {
-		return int32(n)
-	}
-	if u.Scheme == "http" {
-		return 80
-	}
-	return 443
-}
+// portOf is the port a URL is dialled at (see destination.port).
+func portOf(u *url.URL) int32 { return destination{URL: u}.port() }
 
 // targetPort resolves a Service port's targetPort on a destination pod:
 // the number, or the named container port; and the pod's named ports.

@@ -57,6 +57,9 @@ spec:
   - to: [{ipBlock: {cidr: 0.0.0.0/0}}]
     ports: [{port: 443}]`
 		r := newKit(t, base, svcPort).with(imageInputs(t)).withChart(c).run(NetworkPolicies())
-		outcome{StatusFail, []string{"the API server (endpoint 192.0.2.10:6443): egress denied by api-443"}}.expect(t, r)
+		// The pods that call the API server: bound to a role by the chart,
+		// their token mounted (not ctrl's, not op's, whose ServiceAccount
+		// has no binding).
+		outcome{StatusFail, []string{"the API server (endpoint 192.0.2.10:6443): egress denied by api-443 (Deployment/app, Job/validate-values (hook))"}}.expect(t, r)
 	})
 }

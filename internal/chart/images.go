@@ -33,6 +33,20 @@ type Pod struct {
 // Ref names the workload as "Kind/name".
 func (p Pod) Ref() string { return p.Kind + "/" + p.Name }
 
+// ServiceAccount is the ServiceAccount the pod runs as, as the API server
+// sets it: serviceAccountName, else the deprecated serviceAccount (the
+// chart's hooks set that one), else "default"
+// (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#security).
+func (p Pod) ServiceAccount() string {
+	switch {
+	case p.Spec.ServiceAccountName != "":
+		return p.Spec.ServiceAccountName
+	case p.Spec.DeprecatedServiceAccount != "":
+		return p.Spec.DeprecatedServiceAccount
+	}
+	return "default"
+}
+
 // Chart is the chart (or subchart) whose template rendered the pod: the
 // last "charts/<name>" of its template path, else the top chart's name.
 func (p Pod) Chart(top string) string { return templateChart(p.Template, top) }
@@ -322,28 +336,21 @@ func Registry(ref string) string {
 	return reg
 }
 
-// MirrorTarget is where a mirror HOST[/PREFIX] keeps ref: the mirror in
-// place of the reference's registry, the repository path and tag or digest
-// kept ("quay.io/codefresh/frpc:cace4c0" at "mirror.corp/cf" is
-// "mirror.corp/cf/codefresh/frpc:cace4c0"), as Codefresh's private-registry
-// helper maps them (replace_registry_in_image,
-// https://github.com/codefresh-io/gitops-runtime-helm/blob/6d30d53152ac1648847b0c712d9e8a691d744e1e/scripts/private-registry-utils/private-registry-utils.py);
-// a Docker Hub name without a registry keeps its full repository path
-// ("alpine/kubectl:1" is "<mirror>/alpine/kubectl:1", "nginx:1" is
-// "<mirror>/library/nginx:1").
+// MirrorTarget is where a mirror HOST[/PREFIX] keeps ref, as Codefresh's
+// private-registry helper maps an image (replace_registry_in_image,
+// https://github.com/codefresh-io/gitops-runtime-helm/blob/6d30d53152ac1648847b0c712d9e8a691d744e1e/scripts/private-registry-utils/private-registry-utils.py#L20-L28):
+// the mirror in place of the reference's first path component, the rest
+// and the tag or digest kept ("quay.io/codefresh/frpc:cace4c0" at
+// "mirror.corp/cf" is "mirror.corp/cf/codefresh/frpc:cace4c0"); a Docker
+// Hub name written without a registry loses its first component too
+// ("alpine/kubectl:1" is "<mirror>/kubectl:1"), and one with no path gets
+// the mirror before it ("nginx:1" is "<mirror>/nginx:1").
 func MirrorTarget(ref, mirror string) string {
-	r, err := name.ParseReference(ref, name.WeakValidation)
-	if err != nil {
-		return mirror + "/" + ref
+	mirror = strings.TrimSuffix(mirror, "/")
+	if i := strings.IndexByte(ref, '/'); i >= 0 {
+		return mirror + ref[i:]
 	}
-	suffix := ""
-	switch t := r.(type) {
-	case name.Tag:
-		suffix = ":" + t.TagStr()
-	case name.Digest:
-		suffix = "@" + t.DigestStr()
-	}
-	return mirror + "/" + r.Context().RepositoryStr() + suffix
+	return mirror + "/" + ref
 }
 
 // AtMirror reports whether ref is pulled from mirror (HOST[/PREFIX]).

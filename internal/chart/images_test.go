@@ -122,13 +122,56 @@ func TestIsImageReference(t *testing.T) {
 
 func TestMirrorTarget(t *testing.T) {
 	for ref, want := range map[string]string{
-		"quay.io/codefresh/frpc:cace4c0": "m.example/cf/codefresh/frpc:cace4c0",
-		"docker.io/alpine/kubectl:1.36":  "m.example/cf/alpine/kubectl:1.36",
-		"nginx:1":                        "m.example/cf/library/nginx:1",
+		"quay.io/codefresh/frpc:cace4c0":                       "m.example/cf/codefresh/frpc:cace4c0",
+		"docker.io/alpine/kubectl:1.36":                        "m.example/cf/alpine/kubectl:1.36",
 		"ecr-public.aws.com/docker/library/redis:8.2.2-alpine": "m.example/cf/docker/library/redis:8.2.2-alpine",
+		"localhost:5000/x/y@sha256:" + strings.Repeat("a", 64): "m.example/cf/x/y@sha256:" + strings.Repeat("a", 64),
+		// Docker Hub names written without a registry, as Codefresh's
+		// helper maps them: its first component is taken for the registry.
+		"nginx:1":          "m.example/cf/nginx:1",
+		"alpine/kubectl:1": "m.example/cf/kubectl:1",
 	} {
 		if got := MirrorTarget(ref, "m.example/cf"); got != want {
 			t.Errorf("MirrorTarget(%q) = %q, want %q", ref, got, want)
 		}
+	}
+}
+
+// TestEnvKeysInTheRealChart finds, by Helm's render of chart 0.30.0, the
+// value that gives each component an environment variable: the
+// component's own before one of all its chart's, none for a component the
+// chart gives no such value.
+func TestEnvKeysInTheRealChart(t *testing.T) {
+	keys, err := startFixture(t, nil).EnvKeys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pod, want := range map[string]string{
+		"Deployment//gitops-operator":                          "gitops-operator.env",
+		"Deployment//codefresh-tunnel-client":                  "tunnel-client.env",
+		"Deployment//internal-router":                          "internal-router.env",
+		"Deployment/codefresh/argo-cd-repo-server":             "argo-cd.repoServer.env",
+		"StatefulSet/codefresh/argo-cd-application-controller": "argo-cd.controller.env",
+		"Deployment/codefresh/argo-workflow-controller":        "argo-workflows.controller.extraEnv",
+	} {
+		ks := keys[pod]
+		if len(ks) == 0 || ks[0].SetPath() != want {
+			t.Errorf("%s: keys %v, want %s first", pod, ks, want)
+		}
+	}
+	if ks := keys["Deployment/codefresh/argo-cd-server"]; len(ks) != 2 || ks[1].SetPath() != "argo-cd.global.env" || len(ks[1].Pods) < 5 {
+		t.Errorf("argo-cd-server: keys %v, want argo-cd.server.env then argo-cd.global.env (every Argo CD pod)", ks)
+	}
+	if ks := keys["Deployment//argo-gateway"]; len(ks) != 0 {
+		t.Errorf("argo-gateway has no env value in chart 0.30, got %v", ks)
+	}
+	repo := keys["Deployment/codefresh/argo-cd-repo-server"][0]
+	got := strings.Join(repo.SetFlags([][2]string{{"HTTPS_PROXY", "http://p:3128"}, {"NO_PROXY", "a,b"}}), " ")
+	if want := `--set-string 'argo-cd.repoServer.env[0].name=HTTPS_PROXY' --set-string 'argo-cd.repoServer.env[0].value=http://p:3128' --set-string 'argo-cd.repoServer.env[1].name=NO_PROXY' --set-string 'argo-cd.repoServer.env[1].value=a\,b'`; got != want {
+		t.Errorf("SetFlags = %s\nwant %s", got, want)
+	}
+	op := keys["Deployment//gitops-operator"][0]
+	if got := strings.Join(op.SetFlags([][2]string{{"HTTPS_PROXY", "http://p:3128"}}), " "); got != `--set-string 'gitops-operator.env.HTTPS_PROXY=http://p:3128'` {
+		t.Errorf("SetFlags = %s", got)
 	}
 }

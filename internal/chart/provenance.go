@@ -84,15 +84,78 @@ func (p *Pending) userValues(ctx context.Context) (user, effective map[string]an
 // namespace, capabilities), with the run's user values and set over them;
 // it is how a check asks Helm what a change of values does.
 func (p *Pending) Rerender(ctx context.Context, set []ImageKey) (*Rendering, error) {
+	s := make([]setting, len(set))
+	for i, k := range set {
+		s[i] = setting{path: k.Path, value: k.Value}
+	}
+	return p.renderWith(ctx, s)
+}
+
+// setting is one value a re-render sets: at a path of map keys, any value
+// (a string, a map, a list).
+type setting struct {
+	path  []string
+	value any
+}
+
+// renderWith renders the run's chart with the run's user values and set
+// over them (see Rerender).
+func (p *Pending) renderWith(ctx context.Context, set []setting) (*Rendering, error) {
 	user, _, err := p.userValues(ctx)
 	if err != nil {
 		return nil, err
 	}
 	vals := copyValues(user)
-	for _, k := range set {
-		setAt(vals, k.Path, k.Value)
+	for _, s := range set {
+		setAt(vals, s.path, s.value)
 	}
 	return Render(ctx, p.chart, p.name, p.ns, vals, p.caps)
+}
+
+// markedRenders renders the chart with every setting of set at once and
+// calls read with the render and the indexes of the settings in it. When
+// that render fails (a marked value some template cannot take), it renders
+// once per group of settings that share their first path element (a
+// component, a subchart) and calls read for each group that renders; the
+// settings of a group that still fails are not read. The error is the
+// context's or read's.
+func (p *Pending) markedRenders(ctx context.Context, set []setting, read func(r *Rendering, group []int) error) error {
+	if len(set) == 0 {
+		return nil
+	}
+	try := func(group []int) (bool, error) {
+		sub := make([]setting, len(group))
+		for j, i := range group {
+			sub[j] = set[i]
+		}
+		r, err := p.renderWith(ctx, sub)
+		if err != nil {
+			return false, ctx.Err()
+		}
+		return true, read(r, group)
+	}
+	every := make([]int, len(set))
+	for i := range set {
+		every[i] = i
+	}
+	if ok, err := try(every); ok || err != nil {
+		return err
+	}
+	groups := map[string][]int{}
+	var order []string
+	for i, s := range set {
+		g := s.path[0]
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	for _, g := range order {
+		if _, err := try(groups[g]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // setAt writes v at path in vals, making the maps on the way.
@@ -142,8 +205,8 @@ func stringLeaves(v map[string]any, prefix []string, out *[]leaf) {
 // them set, and a key produces a reference when the reference at the same
 // place (workload, container, field) carries its marker. A reference no
 // key produces gets none: the template writes it. When the marked render
-// fails, the keys are tried again in groups by their first path element,
-// and the references of a group that still fails get none.
+// fails, the keys are tried again in groups (markedRenders), and the
+// references of a group that still fails get none.
 func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([][]ImageKey, error) {
 	_, effective, err := p.userValues(ctx)
 	if err != nil {
@@ -169,18 +232,14 @@ func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([
 		pl := r.place(pods)
 		places[pl] = append(places[pl], i)
 	}
-	trace := func(group []int) error {
-		set := make([]ImageKey, len(group))
-		for j, ci := range group {
-			set[j] = ImageKey{Path: cands[ci].path, Value: marked(cands[ci].value, ci)}
-		}
-		r2, err := p.Rerender(ctx, set)
-		if err != nil {
-			return err
-		}
+	set := make([]setting, len(cands))
+	for i, c := range cands {
+		set[i] = setting{path: c.path, value: marked(c.value, i)}
+	}
+	err = p.markedRenders(ctx, set, func(r2 *Rendering, group []int) error {
 		pods2, refs2, err := r2.Images()
 		if err != nil {
-			return err
+			return nil // a render whose pods do not decode traces nothing
 		}
 		seen := map[string]int{}
 		for _, r := range refs2 {
@@ -199,32 +258,9 @@ func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([
 			}
 		}
 		return nil
-	}
-	every := make([]int, len(cands))
-	for i := range cands {
-		every[i] = i
-	}
-	if len(cands) == 0 {
-		return out, nil
-	}
-	if err := trace(every); err == nil {
-		return out, nil
-	} else if ctx.Err() != nil {
+	})
+	if err != nil {
 		return nil, err
-	}
-	groups := map[string][]int{}
-	var order []string
-	for i, c := range cands {
-		g := c.path[0]
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], i)
-	}
-	for _, g := range order {
-		if err := trace(groups[g]); err != nil && ctx.Err() != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }
@@ -240,13 +276,15 @@ type MirrorPlan struct {
 	Unmoved []int
 }
 
-// PlanMirror works out the values that put every reference of refs at
-// mirror (HOST[/PREFIX]), from the keys that produce each one (ImageKeys):
-// a key holding the reference's registry is set to the mirror, a key
-// holding registry/repository gets the mirror in place of the registry,
-// and a key holding the repository of a Docker Hub name without a registry
-// gets the mirror before it. Helm then decides: the chart is rendered with
-// them, and the references not at the mirror in that render are Unmoved.
+// PlanMirror works out the values that put every reference of refs where
+// the mirror list keeps it (MirrorTarget), from the keys that produce each
+// one (ImageKeys): a key holding the reference's registry is set to the
+// mirror, a key holding registry/repository gets the mirror in place of
+// the registry, and a key holding the repository of a Docker Hub name
+// written without a registry gets the mirror in place of its first
+// component, as the mirror list does. Helm then decides: the chart is
+// rendered with them, and a reference that render does not put at its
+// MirrorTarget is Unmoved.
 func (p *Pending) PlanMirror(ctx context.Context, mirror string, pods []Pod, refs []ImageRef, keys [][]ImageKey) (*MirrorPlan, error) {
 	mirror = strings.TrimSuffix(mirror, "/")
 	plan := &MirrorPlan{Moves: map[int][]ImageKey{}}
@@ -268,7 +306,7 @@ func (p *Pending) PlanMirror(ctx context.Context, mirror string, pods []Pod, ref
 			case explicit && strings.HasPrefix(k.Value, written+"/"):
 				v, ok = mirror+k.Value[len(written):], true
 			case !explicit && strings.HasPrefix(r.Ref, k.Value):
-				v, ok = mirror+"/"+k.Value, true
+				v, ok = MirrorTarget(k.Value, mirror), true
 			}
 			if ok {
 				nk := ImageKey{Path: k.Path, Value: v}
@@ -289,38 +327,24 @@ func (p *Pending) PlanMirror(ctx context.Context, mirror string, pods []Pod, ref
 	if err != nil {
 		return nil, err
 	}
+	// The references of the new render by place, in order: the n-th
+	// reference at a place is where the n-th one was.
+	after := map[string][]string{}
+	for _, r := range refs2 {
+		after[r.place(pods2)] = append(after[r.place(pods2)], r.Ref)
+	}
+	nth := map[string]int{}
 	for i, r := range refs {
+		pl := r.place(pods)
+		n := nth[pl]
+		nth[pl]++
 		if AtMirror(r.Ref, mirror) {
 			continue
 		}
-		if !movedAt(refs2, pods2, r.place(pods), mirror) {
+		if n >= len(after[pl]) || after[pl][n] != MirrorTarget(r.Ref, mirror) {
 			plan.Unmoved = append(plan.Unmoved, i)
 			delete(plan.Moves, i)
 		}
 	}
 	return plan, nil
-}
-
-// movedAt reports whether every reference at place in refs is at mirror.
-func movedAt(refs []ImageRef, pods []Pod, place, mirror string) bool {
-	found := false
-	for _, r := range refs {
-		if r.place(pods) != place {
-			continue
-		}
-		found = true
-		if !AtMirror(r.Ref, mirror) {
-			return false
-		}
-	}
-	return found
-}
-
-// MirrorSource is ref without mirror's prefix (the repository path and tag
-// the mirror keeps); ref itself when it is not at mirror.
-func MirrorSource(ref, mirror string) string {
-	if AtMirror(ref, mirror) {
-		return strings.TrimPrefix(ref, strings.TrimSuffix(mirror, "/")+"/")
-	}
-	return ref
 }

@@ -297,6 +297,9 @@ func sortedSet(m map[string]bool) []string {
 //     the registry's refusal;
 //  3. a pull secret for ghcr.io in the namespace, given to dex by its chart
 //     value: both pass.
+//
+// Runs 1 and 3 are replayed from their bundles: the registries' answers are
+// recorded, and the replay (which dials nothing) reports the same.
 func registrySteps(t *testing.T, c *tc.Cluster) {
 	const ns = "registry-check"
 	c.CreateNamespace(t, ns)
@@ -338,7 +341,7 @@ func registrySteps(t *testing.T, c *tc.Cluster) {
 	args := append([]string{"--only", "image-registry,image-pull-secrets", "--registry-check", "--chart", fixtureChart(t), "-f", values, "--release-name", runtimeRelease, "-n", ns}, reg.ConnectTo()...)
 
 	// 1.
-	res, doc := c.RunJSON(t, nil, args...)
+	res, doc := c.RunJSONReplayed(t, nil, args...)
 	wantCode(t, res, 1)
 	ir := expectCheck(t, doc, "image-registry", "fail", installer+": not found",
 		operator+": platforms linux/arm64, none for the linux/amd64 nodes the pod can land on")
@@ -366,7 +369,7 @@ func registrySteps(t *testing.T, c *tc.Cluster) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, doc = c.RunJSON(t, nil, append(args, "--set", "argo-cd.dex.imagePullSecrets[0].name=ghcr-creds")...)
+	res, doc = c.RunJSONReplayed(t, nil, append(args, "--set", "argo-cd.dex.imagePullSecrets[0].name=ghcr-creds")...)
 	wantCode(t, res, 0)
 	expectCheck(t, doc, "image-pull-secrets", "pass", "ghcr.io")
 	expectCheck(t, doc, "image-registry", "pass", "images resolve at their registries")

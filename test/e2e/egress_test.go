@@ -15,8 +15,13 @@ import (
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
+// gitRepository is the Argo CD repository the proxied values name: the Git
+// provider the repo-server clones from.
+const gitRepository = "https://git.corp.example/platform/runtime.git"
+
 // proxiedValues are the chart's values with the global proxy set to
-// proxyURL (and global.noProxy empty, the chart's default).
+// proxyURL (and global.noProxy empty, the chart's default) and one Argo CD
+// repository.
 func proxiedValues(proxyURL string) string {
 	return `global:
   httpProxy: ` + proxyURL + `
@@ -27,6 +32,11 @@ func proxiedValues(proxyURL string) string {
       token: not-a-real-token
   runtime:
     name: rt-e2e
+argo-cd:
+  configs:
+    repositories:
+      runtime:
+        url: ` + gitRepository + `
 `
 }
 
@@ -40,11 +50,17 @@ var (
 // egressSteps: egress-config with the chart's global proxy set to a
 // forward proxy on 127.0.0.1, judged against what a Go HTTP client with
 // each pod's rendered environment does (net/http's own proxy selection):
-//  1. the plugin fails, naming for each proxied pod the in-cluster
-//     destinations its NO_PROXY does not cover; those and only those reach
-//     the proxy from a client with the pod's environment (`helm template`);
-//  2. with the global.noProxy the plugin printed, none does any more, and
-//     the plugin names no pod that sends in-cluster traffic to the proxy.
+//  1. the plugin fails, naming the pods the global proxy does not reach
+//     that call outside (gitops-operator the platform, tunnel-client the
+//     tunnel server, the repo-server the Git provider the values name) with
+//     the value that gives each one, and for each proxied pod the
+//     in-cluster destinations its NO_PROXY does not cover; those and only
+//     those reach the proxy from a client with the pod's environment
+//     (`helm template`); internal-router, which names the platform only as
+//     a CORS origin, is not named;
+//  2. with exactly the flags the plugin printed, it passes (replayed from a
+//     bundle); in `helm template` each of those pods now sends its outside
+//     destination to the proxy and no in-cluster one.
 func egressSteps(t *testing.T, c *tc.Cluster) {
 	const ns = "proxied"
 	proxy := startForwardProxy(t)
@@ -55,8 +71,18 @@ func egressSteps(t *testing.T, c *tc.Cluster) {
 	res, doc := c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
 	ec := expectCheck(t, doc, "egress-config", "fail",
-		"Deployment/gitops-operator calls the platform (g.codefresh.io) with no proxy",
+		"Deployment/gitops-operator calls the platform (g.codefresh.io) with no proxy", "the value that gives it one: gitops-operator.env",
+		"Deployment/codefresh-tunnel-client calls the tunnel server (register-tunnels.cf-cd.com:443) with no proxy", "the value that gives it one: tunnel-client.env",
+		"Deployment/argo-cd-repo-server calls the Git provider (git.corp.example:443) with no proxy", "the value that gives it one: argo-cd.repoServer.env",
 		"Deployment/argo-gateway sends", "to the proxy: NO_PROXY (empty) does not cover them")
+	if strings.Contains(ec.Message, "Deployment/internal-router") {
+		t.Errorf("internal-router names the platform only as a CORS origin: %s", ec.Message)
+	}
+	outside := map[string]string{ // the pods to proxy, and what each calls outside
+		"Deployment/gitops-operator":         "https://g.codefresh.io/",
+		"Deployment/codefresh-tunnel-client": "https://register-tunnels.cf-cd.com:443/",
+		"Deployment/argo-cd-repo-server":     "https://git.corp.example/",
+	}
 	leaks := map[string][]string{} // workload -> host:port sent to the proxy
 	for _, m := range leakEntry.FindAllStringSubmatch(ec.Message, -1) {
 		for _, hp := range hostPort.FindAllStringSubmatch(m[2], -1) {
@@ -77,16 +103,24 @@ func egressSteps(t *testing.T, c *tc.Cluster) {
 
 	// 2.
 	sets := hintFlags(t, ec.Hint)
-	res, doc = c.RunJSON(t, nil, append(append([]string(nil), args...), sets...)...)
-	ec = tc.Check(t, doc, "egress-config")
-	if strings.Contains(ec.Message, "to the proxy") {
-		t.Errorf("with %v egress-config still names in-cluster traffic sent to the proxy (exit %d): %s", sets, res.Code, ec.Message)
-	}
+	res, doc = c.RunJSONReplayed(t, nil, append(append([]string(nil), args...), sets...)...)
+	wantCode(t, res, 0)
+	expectCheck(t, doc, "egress-config", "pass", "are proxied; NO_PROXY covers the in-cluster destinations")
 	pods, cms = renderedManifest(t, helmTemplate(t, ns, values, sets...))
 	for w, dests := range leaks {
 		env := podProxyEnv(t, pods, cms, w)
 		if got := viaProxy(t, proxy, env, urlsOf(dests)); len(got) != 0 {
 			t.Errorf("with %v, %s (env %v) still sends %v to the proxy", sets, w, env, got)
+		}
+	}
+	for w, u := range outside {
+		env := podProxyEnv(t, pods, cms, w)
+		host := strings.TrimSuffix(strings.TrimPrefix(u, "https://"), "/")
+		if !strings.Contains(host, ":") {
+			host += ":443"
+		}
+		if got := viaProxy(t, proxy, env, []string{u}); strings.Join(got, " ") != host {
+			t.Errorf("with the printed values %s (env %v) sends %v to the proxy, want %s", w, env, got, host)
 		}
 	}
 }
@@ -228,8 +262,8 @@ func policySteps(t *testing.T, c *tc.Cluster) {
 	create("default-deny-egress")
 	res, doc = c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "network-policies", "fail", "DNS kube-system/rke2-coredns-rke2-coredns (UDP 53): egress denied by default-deny-egress",
-		"the API server (endpoint", "the platform (g.codefresh.io): egress denied by default-deny-egress")
+	expectCheck(t, doc, "network-policies", "fail", "DNS kube-system/rke2-coredns-rke2-coredns (UDP 53): egress denied by default-deny-egress (",
+		"the API server (endpoint", "the platform (g.codefresh.io), port 443: egress denied by default-deny-egress (")
 
 	// 2.
 	api, err := c.Kube.CoreV1().Services("default").Get(bg, "kubernetes", metav1.GetOptions{})
