@@ -84,8 +84,14 @@ type podEgress struct {
 //     https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/app-proxy/rbac.yaml):
 //     the chart binds a role to the components that talk to the API server
 //     and to no other (redis, internal-router, Argo CD's dex have none).
-func egressOfRun(ctx context.Context, env *Env, ri *renderedImages) ([]podEgress, error) {
-	return memoOr(env, "egress/pods", func() ([]podEgress, error) {
+//
+// It reads the run's rendering first (imagesOfRun: skip is set when there
+// is none to read).
+func egressOfRun(ctx context.Context, env *Env) (ri *renderedImages, pods []podEgress, skip *Result, err error) {
+	if ri, skip, err = imagesOfRun(ctx, env); skip != nil || err != nil {
+		return nil, nil, skip, err
+	}
+	pods, err = memoOr(env, "egress/pods", func() ([]podEgress, error) {
 		apiIP := ""
 		if svc, found, err := env.Cluster.Service("default", "kubernetes"); err != nil {
 			return nil, err
@@ -179,6 +185,7 @@ func egressOfRun(ctx context.Context, env *Env, ri *renderedImages) ([]podEgress
 		}
 		return out, nil
 	})
+	return ri, pods, nil, err
 }
 
 // withoutCORS drops the lines of a configuration that name a CORS origin

@@ -41,13 +41,9 @@ func EgressConfig() Check {
 }
 
 func runEgressConfig(ctx context.Context, env *Env) (Result, error) {
-	ri, skip, err := imagesOfRun(ctx, env)
+	ri, pods, skip, err := egressOfRun(ctx, env)
 	if skip != nil || err != nil {
 		return deref(skip), err
-	}
-	pods, err := egressOfRun(ctx, env, ri)
-	if err != nil {
-		return Result{}, err
 	}
 	in := env.Inputs
 	// The proxy: the global values', else the first proxied pod's.

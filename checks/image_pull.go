@@ -212,9 +212,13 @@ func (a *podAuths) keychain() authn.Keychain {
 	return authn.NewMultiKeychain(append(ks, authn.DefaultKeychain)...)
 }
 
-// pullContext is the pods of a rendering with their pull secrets read,
-// once per snapshot.
-func pullContext(ctx context.Context, env *Env, ri *renderedImages) ([]*podAuths, error) {
+// pullContext is the pods of the run's rendering (imagesOfRun: skip is set
+// when there is none to read) with their pull secrets read, once per
+// snapshot.
+func pullContext(ctx context.Context, env *Env) (ri *renderedImages, auths []*podAuths, skip *Result, err error) {
+	if ri, skip, err = imagesOfRun(ctx, env); skip != nil || err != nil {
+		return nil, nil, skip, err
+	}
 	read := func() ([]*podAuths, error) {
 		out := make([]*podAuths, len(ri.pods))
 		for i, p := range ri.pods {
@@ -226,6 +230,6 @@ func pullContext(ctx context.Context, env *Env, ri *renderedImages) ([]*podAuths
 		}
 		return out, nil
 	}
-	_ = ctx
-	return memoOr(env, "images/pullsecrets", read)
+	auths, err = memoOr(env, "images/pullsecrets", read)
+	return ri, auths, nil, err
 }

@@ -34,13 +34,9 @@ func ImagePullSecrets() Check {
 }
 
 func runImagePullSecrets(ctx context.Context, env *Env) (Result, error) {
-	ri, skip, err := imagesOfRun(ctx, env)
+	ri, auths, skip, err := pullContext(ctx, env)
 	if skip != nil || err != nil {
 		return deref(skip), err
-	}
-	auths, err := pullContext(ctx, env, ri)
-	if err != nil {
-		return Result{}, err
 	}
 	// The authenticated registries, and what says so.
 	why := map[string]string{}

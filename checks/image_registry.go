@@ -211,13 +211,9 @@ func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
 	if !env.Images.RegistryCheck {
 		return Skip("not run: it dials the image registries; give --registry-check"), nil
 	}
-	ri, skip, err := imagesOfRun(ctx, env)
+	ri, auths, skip, err := pullContext(ctx, env)
 	if skip != nil || err != nil {
 		return deref(skip), err
-	}
-	auths, err := pullContext(ctx, env, ri)
-	if err != nil {
-		return Result{}, err
 	}
 	nodes, err := env.Cluster.Nodes()
 	if err != nil {

@@ -1,38 +1,62 @@
 package checks
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // imageChart writes a small chart shaped as the gitops-runtime chart's
-// image and egress values are: a component whose registry global.imageRegistry
-// overrides (app, bound to a Role: it calls the API server), a hook whose
-// repository carries its registry (installer), an --executor-image
-// argument the chart writes itself (ctrl, on app's ServiceAccount with no
-// token mounted),
-// a component that calls the platform with a map of env values and no
-// global proxy (op), a repo-server with a list of env values and the
-// Argo CD repository Secrets of a repositories value (repo), the global
-// proxy on app and the hook (whose ServiceAccount, set by the deprecated
-// serviceAccount field as the real hooks do, a RoleBinding names),
-// Services, and internal-router's resolver.
-// It returns the chart's directory.
+// image and egress values are: a component whose registry
+// global.imageRegistry overrides (app, bound to a Role: it calls the API
+// server), a hook whose repository carries its registry (installer), an
+// --executor-image argument the chart writes itself (ctrl, on app's
+// ServiceAccount with no token mounted), a component that calls the
+// platform with a map of env values and no global proxy (op), a
+// repo-server with a list of env values and the Argo CD repository Secrets
+// of a repositories value (repo), the global proxy on app and the hook
+// (whose ServiceAccount, set by the deprecated serviceAccount field as the
+// real hooks do, a RoleBinding names), Services, and internal-router's
+// resolver. It returns the chart's directory.
 func imageChart(t *testing.T) string {
 	t.Helper()
 	return imageChartAt(t, "docker.io")
 }
 
+// kitDeployment is a chart template of Deployment name, its pods labelled
+// app: name (and labels, "k: v" pairs), with spec (the pod spec, indented
+// six spaces).
+func kitDeployment(name, labels, spec string) string {
+	if labels != "" {
+		labels = ", " + labels
+	}
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ` + name + `}
+spec:
+  selector: {matchLabels: {app: ` + name + `}}
+  template:
+    metadata: {labels: {app: ` + name + labels + `}}
+    spec:
+` + spec
+}
+
+// kitService is a chart template of Service name selecting app: name, with
+// ports (a flow list).
+func kitService(name, ports string) string {
+	return "---\napiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  selector: {app: " + name + "}\n  ports: " + ports + "\n"
+}
+
 // imageChartAt is imageChart with ctrl's --executor-image at registry.
 func imageChartAt(t *testing.T, registry string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "gitops-runtime")
-	files := map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: gitops-runtime\nversion: 0.30.0\n",
-		"values.yaml": `global:
+	const proxyEnv = `        {{- if .Values.global.httpsProxy }}
+        - {name: HTTPS_PROXY, value: {{ .Values.global.httpsProxy | quote }}}
+        - {name: HTTP_PROXY, value: {{ .Values.global.httpProxy | quote }}}
+        - {name: NO_PROXY, value: {{ .Values.global.noProxy | quote }}}
+        {{- end }}
+`
+	values := `global:
   imageRegistry: ""
   httpProxy: ""
   httpsProxy: ""
@@ -51,16 +75,9 @@ router:
   dnsService: kube-dns
   dnsNamespace: kube-system
   clusterDomain: cluster.local
-`,
-		"templates/app.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: app}
-spec:
-  selector: {matchLabels: {app: app}}
-  template:
-    metadata: {labels: {app: app}}
-    spec:
-      serviceAccountName: app
+`
+	return targetChart(t, "0.30.0", values, map[string]string{
+		"app.yaml": kitDeployment("app", "", `      serviceAccountName: app
       {{- with .Values.app.imagePullSecrets }}
       imagePullSecrets: {{ toYaml . | nindent 8 }}
       {{- end }}
@@ -71,12 +88,7 @@ spec:
         env:
         - {name: CF_URL, value: "https://g.codefresh.io"}
         - {name: OP_URL, value: "http://op:8080"}
-        {{- if .Values.global.httpsProxy }}
-        - {name: HTTPS_PROXY, value: {{ .Values.global.httpsProxy | quote }}}
-        - {name: HTTP_PROXY, value: {{ .Values.global.httpProxy | quote }}}
-        - {name: NO_PROXY, value: {{ .Values.global.noProxy | quote }}}
-        {{- end }}
----
+`+proxyEnv) + `---
 apiVersion: v1
 kind: ServiceAccount
 metadata: {name: app}
@@ -86,23 +98,8 @@ kind: RoleBinding
 metadata: {name: app}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: app}
 subjects: [{kind: ServiceAccount, name: app}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: app}
-spec:
-  selector: {app: app}
-  ports: [{port: 3017, targetPort: http}]
-`,
-		"templates/op.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: op}
-spec:
-  selector: {matchLabels: {app: op}}
-  template:
-    metadata: {labels: {app: op}}
-    spec:
-      containers:
+` + kitService("app", "[{port: 3017, targetPort: http}]"),
+		"op.yaml": kitDeployment("op", "", `      containers:
       - name: manager
         image: {{ .Values.global.imageRegistry | default "quay.io" }}/codefresh/op:c0ef368
         ports: [{containerPort: 8080}]
@@ -111,44 +108,21 @@ spec:
         {{- range $k, $v := .Values.op.env }}
         - {name: {{ $k }}, value: {{ $v | quote }}}
         {{- end }}
----
-apiVersion: v1
-kind: Service
-metadata: {name: op}
-spec:
-  selector: {app: op}
-  ports: [{port: 8080}]
-`,
-		"templates/ctrl.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ctrl}
-spec:
-  selector: {matchLabels: {app: ctrl}}
-  template:
-    metadata: {labels: {app: ctrl}}
-    spec:
-      serviceAccountName: app
+`) + kitService("op", "[{port: 8080}]"),
+		"ctrl.yaml": kitDeployment("ctrl", "", `      serviceAccountName: app
       automountServiceAccountToken: false
       containers:
       - name: ctrl
         image: {{ .Values.global.imageRegistry | default "quay.io" }}/argoproj/ctrl:v3.7.2
-        args: ["--executor-image", "` + registry + `/fixed/exec:v1"]
-`,
-		"templates/repo.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: repo}
-spec:
-  selector: {matchLabels: {app: repo}}
-  template:
-    metadata: {labels: {app: repo, app.kubernetes.io/component: repo-server}}
-    spec:
-      containers:
+        args: ["--executor-image", "`+registry+`/fixed/exec:v1"]
+`),
+		"repo.yaml": kitDeployment("repo", "app.kubernetes.io/component: repo-server", `      containers:
       - name: repo
         image: {{ .Values.global.imageRegistry | default "quay.io" }}/argoproj/ctrl:v3.7.2
         {{- with .Values.repo.env }}
         env: {{ toYaml . | nindent 8 }}
         {{- end }}
-{{- range $name, $r := .Values.repositories }}
+`) + `{{- range $name, $r := .Values.repositories }}
 ---
 apiVersion: v1
 kind: Secret
@@ -161,7 +135,7 @@ data:
   {{- end }}
 {{- end }}
 `,
-		"templates/hook.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+		"hook.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
   name: validate-values
@@ -190,12 +164,8 @@ spec:
         image: {{ .Values.installer.image.repository }}:{{ .Values.installer.image.tag }}
         env:
         - {name: PLATFORM_URL, value: "https://g.codefresh.io"}
-        {{- if .Values.global.httpsProxy }}
-        - {name: HTTPS_PROXY, value: {{ .Values.global.httpsProxy | quote }}}
-        - {name: NO_PROXY, value: {{ .Values.global.noProxy | quote }}}
-        {{- end }}
-`,
-		"templates/router.yaml": `apiVersion: v1
+` + proxyEnv,
+		"router.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata: {name: internal-router-config}
 data:
@@ -205,17 +175,7 @@ data:
       resolver {{ .Values.router.dnsService }}.{{ .Values.router.dnsNamespace }}.svc.{{ .Values.router.clusterDomain }} valid=10s;
     }
 `,
-	}
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	})
 }
 
 // imageInputs are the planned install of --set sets, as the command

@@ -68,12 +68,18 @@ type policyVerdict struct {
 	Selecting []string
 }
 
-// egressVerdict judges conn's egress from its source pod under policies
-// (those of the source's namespace).
-func egressVerdict(policies []networkingv1.NetworkPolicy, conn connection) policyVerdict {
-	return verdict(policies, conn.From, networkingv1.PolicyTypeEgress, func(p networkingv1.NetworkPolicy) bool {
-		for _, r := range p.Spec.Egress {
-			if peersAdmit(r.To, p.Namespace, conn.To) && portsAdmit(r.Ports, conn) {
+// connVerdict judges one direction of conn under policies (those of the
+// judged pod's namespace): its egress from conn.From, whose rules' peers
+// must admit conn.To, or its ingress into conn.To, whose rules' peers must
+// admit conn.From.
+func connVerdict(policies []networkingv1.NetworkPolicy, conn connection, dir networkingv1.PolicyType) policyVerdict {
+	pod, peer := conn.From, conn.To
+	if dir == networkingv1.PolicyTypeIngress {
+		pod, peer = conn.To, conn.From
+	}
+	return verdict(policies, pod, dir, func(p networkingv1.NetworkPolicy) bool {
+		for _, r := range policyRules(p, dir) {
+			if peersAdmit(r.peers, p.Namespace, peer) && portsAdmit(r.ports, conn) {
 				return true
 			}
 		}
@@ -81,17 +87,25 @@ func egressVerdict(policies []networkingv1.NetworkPolicy, conn connection) polic
 	})
 }
 
-// ingressVerdict judges conn's ingress into its destination pod under
-// policies (those of the destination's namespace).
-func ingressVerdict(policies []networkingv1.NetworkPolicy, conn connection) policyVerdict {
-	return verdict(policies, conn.To, networkingv1.PolicyTypeIngress, func(p networkingv1.NetworkPolicy) bool {
-		for _, r := range p.Spec.Ingress {
-			if peersAdmit(r.From, p.Namespace, conn.From) && portsAdmit(r.Ports, conn) {
-				return true
-			}
+// rule is one egress or ingress rule: its peers (to or from) and ports.
+type rule struct {
+	peers []networkingv1.NetworkPolicyPeer
+	ports []networkingv1.NetworkPolicyPort
+}
+
+// policyRules returns p's rules for dir.
+func policyRules(p networkingv1.NetworkPolicy, dir networkingv1.PolicyType) []rule {
+	var out []rule
+	if dir == networkingv1.PolicyTypeEgress {
+		for _, r := range p.Spec.Egress {
+			out = append(out, rule{r.To, r.Ports})
 		}
-		return false
-	})
+		return out
+	}
+	for _, r := range p.Spec.Ingress {
+		out = append(out, rule{r.From, r.Ports})
+	}
+	return out
 }
 
 func verdict(policies []networkingv1.NetworkPolicy, pod endpoint, dir networkingv1.PolicyType, admits func(networkingv1.NetworkPolicy) bool) policyVerdict {

@@ -63,9 +63,9 @@ func TestNetPolSemantics(t *testing.T) {
 				ps = append(ps, pol(d))
 			}
 			conn := connection{From: src, To: c.to, Port: c.port, Protocol: c.proto}
-			v := ingressVerdict(ps, conn)
+			v := connVerdict(ps, conn, networkingv1.PolicyTypeIngress)
 			if c.egress {
-				v = egressVerdict(ps, conn)
+				v = connVerdict(ps, conn, networkingv1.PolicyTypeEgress)
 			}
 			if v.Allowed != c.want {
 				t.Errorf("allowed %v, want %v (%+v)", v.Allowed, c.want, v)

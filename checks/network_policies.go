@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -51,13 +52,9 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 	if len(policies) == 0 {
 		return Pass("no NetworkPolicy in namespace %s: the runtime's pods are not isolated", ns), nil
 	}
-	ri, skip, err := imagesOfRun(ctx, env)
+	ri, pods, skip, err := egressOfRun(ctx, env)
 	if skip != nil || err != nil {
 		return deref(skip), err
-	}
-	pods, err := egressOfRun(ctx, env, ri)
-	if err != nil {
-		return Result{}, err
 	}
 	nsLabels := func(name string) (map[string]string, error) {
 		n, err := env.Cluster.Namespace(name)
@@ -112,12 +109,12 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 		check := func(what string, to endpoint, port int32, proto corev1.Protocol, dstIngress bool) {
 			judged++
 			conn := connection{From: src, To: to, Port: port, Protocol: proto}
-			if v := egressVerdict(policies, conn); !v.Allowed {
+			if v := connVerdict(policies, conn, networkingv1.PolicyTypeEgress); !v.Allowed {
 				deny(fmt.Sprintf("%s: egress denied by %s", what, strings.Join(v.Selecting, ", ")))
 				return
 			}
 			if dstIngress {
-				if v := ingressVerdict(policies, conn); !v.Allowed {
+				if v := connVerdict(policies, conn, networkingv1.PolicyTypeIngress); !v.Allowed {
 					deny(fmt.Sprintf("%s: ingress denied by %s", what, strings.Join(v.Selecting, ", ")))
 				}
 			}

@@ -74,35 +74,25 @@ func (p *Pending) EnvKeys(ctx context.Context) (map[string][]EnvKey, error) {
 	}
 	var cands []EnvKey
 	var set []setting
-	var walk func(v map[string]any, prefix []string)
-	walk = func(v map[string]any, prefix []string) {
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
+	walkValues(effective, func(path []string, v any) bool {
+		if !envKeyName.MatchString(path[len(path)-1]) {
+			return true
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			path := append(append([]string(nil), prefix...), k)
-			switch t := v[k].(type) {
-			case map[string]any:
-				if envKeyName.MatchString(k) {
-					m := copyValues(t)
-					m[envMarker(len(cands))] = "1"
-					cands = append(cands, EnvKey{Path: path})
-					set = append(set, setting{path: path, value: m})
-					continue
-				}
-				walk(t, path)
-			case []any:
-				if envKeyName.MatchString(k) {
-					l := append(append([]any(nil), t...), map[string]any{"name": envMarker(len(cands)), "value": "1"})
-					cands = append(cands, EnvKey{Path: path, List: true, Len: len(t)})
-					set = append(set, setting{path: path, value: l})
-				}
-			}
+		marker := envMarker(len(cands))
+		switch t := v.(type) {
+		case map[string]any:
+			m := copyValues(t)
+			m[marker] = "1"
+			cands = append(cands, EnvKey{Path: path})
+			set = append(set, setting{path: path, value: m})
+			return false
+		case []any:
+			l := append(append([]any(nil), t...), map[string]any{"name": marker, "value": "1"})
+			cands = append(cands, EnvKey{Path: path, List: true, Len: len(t)})
+			set = append(set, setting{path: path, value: l})
 		}
-	}
-	walk(effective, nil)
+		return true
+	})
 	reached := make([]map[string]bool, len(cands))
 	err = p.markedRenders(ctx, set, func(r *Rendering, group []int) error {
 		pods, err := r.Pods()

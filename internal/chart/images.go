@@ -8,9 +8,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	rspb "helm.sh/helm/v3/pkg/release"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -79,63 +78,44 @@ func (r *Rendering) Pods() ([]Pod, error) {
 	return out, nil
 }
 
-// podOf reads the pod template of a workload object.
+// podTemplateKinds are the workload kinds whose spec.template is a pod
+// template (CronJob's is spec.jobTemplate.spec.template).
+var podTemplateKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "Job": true, "CronJob": true}
+
+// podOf reads the pod template of a workload object (a bare Pod's own
+// metadata and spec).
 func podOf(o Object) (Pod, bool, error) {
-	var tpl *corev1.PodTemplateSpec
-	var annotations map[string]string
-	decode := func(v any) error {
-		if err := yaml.Unmarshal([]byte(o.Doc), v); err != nil {
-			return fmt.Errorf("decoding %s %s: %w", o.Kind, o.Name, err)
-		}
-		return nil
+	var w struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Spec     struct {
+			Template    corev1.PodTemplateSpec `json:"template"`
+			JobTemplate struct {
+				Spec struct {
+					Template corev1.PodTemplateSpec `json:"template"`
+				} `json:"spec"`
+			} `json:"jobTemplate"`
+		} `json:"spec"`
 	}
-	switch o.Kind {
-	case "Deployment":
-		var d appsv1.Deployment
-		if err := decode(&d); err != nil {
-			return Pod{}, false, err
+	var tpl corev1.PodTemplateSpec
+	switch {
+	case o.Kind == "Pod":
+		var p corev1.Pod
+		if err := yaml.Unmarshal([]byte(o.Doc), &p); err != nil {
+			return Pod{}, false, fmt.Errorf("decoding %s %s: %w", o.Kind, o.Name, err)
 		}
-		tpl, annotations = &d.Spec.Template, d.Annotations
-	case "StatefulSet":
-		var d appsv1.StatefulSet
-		if err := decode(&d); err != nil {
-			return Pod{}, false, err
+		w.Metadata, tpl = p.ObjectMeta, corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+	case podTemplateKinds[o.Kind]:
+		if err := yaml.Unmarshal([]byte(o.Doc), &w); err != nil {
+			return Pod{}, false, fmt.Errorf("decoding %s %s: %w", o.Kind, o.Name, err)
 		}
-		tpl, annotations = &d.Spec.Template, d.Annotations
-	case "DaemonSet":
-		var d appsv1.DaemonSet
-		if err := decode(&d); err != nil {
-			return Pod{}, false, err
+		tpl = w.Spec.Template
+		if o.Kind == "CronJob" {
+			tpl = w.Spec.JobTemplate.Spec.Template
 		}
-		tpl, annotations = &d.Spec.Template, d.Annotations
-	case "ReplicaSet":
-		var d appsv1.ReplicaSet
-		if err := decode(&d); err != nil {
-			return Pod{}, false, err
-		}
-		tpl, annotations = &d.Spec.Template, d.Annotations
-	case "Job":
-		var d batchv1.Job
-		if err := decode(&d); err != nil {
-			return Pod{}, false, err
-		}
-		tpl, annotations = &d.Spec.Template, d.Annotations
-	case "CronJob":
-		var d batchv1.CronJob
-		if err := decode(&d); err != nil {
-			return Pod{}, false, err
-		}
-		tpl, annotations = &d.Spec.JobTemplate.Spec.Template, d.Annotations
-	case "Pod":
-		var d corev1.Pod
-		if err := decode(&d); err != nil {
-			return Pod{}, false, err
-		}
-		tpl, annotations = &corev1.PodTemplateSpec{ObjectMeta: d.ObjectMeta, Spec: d.Spec}, d.Annotations
 	default:
 		return Pod{}, false, nil
 	}
-	return Pod{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Template: o.Template, Hook: annotations["helm.sh/hook"],
+	return Pod{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Template: o.Template, Hook: w.Metadata.Annotations["helm.sh/hook"],
 		Labels: tpl.Labels, Spec: tpl.Spec}, true, nil
 }
 

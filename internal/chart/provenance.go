@@ -178,24 +178,26 @@ type leaf struct {
 	value string
 }
 
-// stringLeaves returns the string values of v reached through maps only
-// (a value inside a list cannot be set without replacing the list), in
-// path order.
-func stringLeaves(v map[string]any, prefix []string, out *[]leaf) {
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		path := append(append([]string(nil), prefix...), k)
-		switch t := v[k].(type) {
-		case map[string]any:
-			stringLeaves(t, path, out)
-		case string:
-			*out = append(*out, leaf{path: path, value: t})
+// walkValues calls visit with the path and value of every key of v, in
+// path order (each map's keys sorted, depth first), and descends into a
+// map value when visit returns true. Values inside lists are not visited:
+// one cannot be set without replacing its list.
+func walkValues(v map[string]any, visit func(path []string, value any) bool) {
+	var walk func(v map[string]any, prefix []string)
+	walk = func(v map[string]any, prefix []string) {
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			path := append(append([]string(nil), prefix...), k)
+			if m, ok := v[k].(map[string]any); visit(path, v[k]) && ok {
+				walk(m, path)
+			}
 		}
 	}
+	walk(v, nil)
 }
 
 // ImageKeys finds, for each reference of refs (rendered by the run, with
@@ -213,7 +215,12 @@ func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([
 		return nil, err
 	}
 	var all []leaf
-	stringLeaves(effective, nil, &all)
+	walkValues(effective, func(path []string, v any) bool {
+		if s, ok := v.(string); ok {
+			all = append(all, leaf{path: path, value: s})
+		}
+		return true
+	})
 	var cands []leaf
 	for _, l := range all {
 		if len(l.value) < 3 {

@@ -40,14 +40,7 @@ func TestAirGappedAndProxiedClusters(t *testing.T) {
 
 // mirrorValues are the values of an air-gapped install that trusts
 // global.imageRegistry alone.
-const mirrorValues = `global:
-  imageRegistry: ` + airgapMirror + `
-  codefresh:
-    accountId: acc-e2e
-    userToken:
-      token: not-a-real-token
-  runtime:
-    name: rt-e2e
+const mirrorValues = renderingValues + `  imageRegistry: ` + airgapMirror + `
 `
 
 // planEntry matches one image image-plan names: "REF (Kind/name[ (hook)]

@@ -23,15 +23,8 @@ const gitRepository = "https://git.corp.example/platform/runtime.git"
 // proxyURL (and global.noProxy empty, the chart's default) and one Argo CD
 // repository.
 func proxiedValues(proxyURL string) string {
-	return `global:
-  httpProxy: ` + proxyURL + `
+	return renderingValues + `  httpProxy: ` + proxyURL + `
   httpsProxy: ` + proxyURL + `
-  codefresh:
-    accountId: acc-e2e
-    userToken:
-      token: not-a-real-token
-  runtime:
-    name: rt-e2e
 argo-cd:
   configs:
     repositories:
