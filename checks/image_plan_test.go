@@ -50,3 +50,46 @@ func TestImagePlan(t *testing.T) {
 		outcome{StatusSkip, []string{"no chart"}}.expect(t, newKit(t).run(ImagePlan()))
 	})
 }
+
+// TestImagePlanUpgrade: before `helm upgrade`, the images the target pulls
+// or names that the deployed revision did not, and a mirror list of just
+// those.
+func TestImagePlanUpgrade(t *testing.T) {
+	c := imageChart(t)
+	rev1 := `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  template:
+    spec:
+      containers: [{name: app, image: "quay.io/codefresh/app:1.2.2"}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: op}
+spec:
+  template:
+    spec:
+      containers: [{name: manager, image: "quay.io/codefresh/op:c0ef368"}, {name: ctrl, image: "quay.io/argoproj/ctrl:v3.7.2"}]
+`
+	kit := func(t *testing.T) *kit {
+		return newKit(t).objects(deployed{Version: "0.29.0", Manifest: rev1}.record(t)).inMode(ModeUpgrade).with(imageInputs(t)).withChart(c)
+	}
+	t.Run("no mirror intent: the new images listed", func(t *testing.T) {
+		r := kit(t).run(ImagePlan())
+		outcome{StatusPass, []string{"3 new since revision 1: docker.io/fixed/exec:v1, quay.io/codefresh/app:1.2.3, quay.io/codefresh/installer:0.30.0",
+			"images new in the target:\ndocker.io/fixed/exec:v1\n"}}.expect(t, r)
+	})
+	t.Run("a mirror: the list holds the new images only", func(t *testing.T) {
+		k := kit(t)
+		k.imageOptions(ImageOptions{Mirror: "mirror.example/cf"})
+		r := k.run(ImagePlan())
+		outcome{StatusFail, []string{"3 new since revision 1"}}.expect(t, r)
+		csv := r.Hint[strings.Index(r.Hint, "source_image,target_image"):]
+		want := "source_image,target_image\ndocker.io/fixed/exec:v1,mirror.example/cf/fixed/exec:v1\nquay.io/codefresh/app:1.2.3,mirror.example/cf/codefresh/app:1.2.3\nquay.io/codefresh/installer:0.30.0,mirror.example/cf/codefresh/installer:0.30.0"
+		if csv != want {
+			t.Errorf("mirror list:\n%s\nwant:\n%s", csv, want)
+		}
+	})
+}

@@ -31,7 +31,10 @@ import (
 // platforms, and compares the platforms with the architectures
 // (kubernetes.io/arch) of the Ready nodes the pod can land on (its
 // nodeSelector, required node affinity and tolerations). Fails naming the
-// image, the registry's answer and the platforms.
+// image, the registry's answer and the platforms; impact install-fails when
+// the image is a hook's. Each answer goes through the prober's Tape
+// (probe.Prober.Registry): a --bundle records it and a replay gives it back
+// without dialling, so the replay reports what the run did.
 func ImageRegistry() Check {
 	return Check{
 		Meta: Meta{
