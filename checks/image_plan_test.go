@@ -86,7 +86,11 @@ spec:
 		k.imageOptions(ImageOptions{Mirror: "mirror.example/cf"})
 		r := k.run(ImagePlan())
 		outcome{StatusFail, []string{"3 new since revision 1"}}.expect(t, r)
-		csv := r.Hint[strings.Index(r.Hint, "source_image,target_image"):]
+		_, list, ok := strings.Cut(r.Hint, "source_image,target_image\n")
+		if !ok {
+			t.Fatalf("no mirror list in hint %q", r.Hint)
+		}
+		csv := "source_image,target_image\n" + list
 		want := "source_image,target_image\ndocker.io/fixed/exec:v1,mirror.example/cf/fixed/exec:v1\nquay.io/codefresh/app:1.2.3,mirror.example/cf/codefresh/app:1.2.3\nquay.io/codefresh/installer:0.30.0,mirror.example/cf/codefresh/installer:0.30.0"
 		if csv != want {
 			t.Errorf("mirror list:\n%s\nwant:\n%s", csv, want)

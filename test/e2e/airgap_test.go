@@ -157,14 +157,16 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 	step("--no-hooks install; --post")
 	// 4.
 	sets := hintFlags(t, plan.Hint)
-	csv := plan.Hint[strings.Index(plan.Hint, "source_image,target_image\n")+len("source_image,target_image\n"):]
+	_, csv, ok := strings.Cut(plan.Hint, "source_image,target_image\n")
+	if !ok {
+		t.Fatalf("no mirror list in the hint %q", plan.Hint)
+	}
 	targets := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(csv), "\n") {
-		src, dst, ok := strings.Cut(line, ",")
+		_, dst, ok := strings.Cut(line, ",")
 		if !ok || !strings.HasPrefix(dst, airgapMirror+"/") {
 			t.Fatalf("mirror list line %q", line)
 		}
-		_ = src
 		targets[dst] = true
 	}
 	pods, cms = renderedManifest(t, helmTemplate(t, runtimeNS, values, sets...))
