@@ -46,6 +46,11 @@ const (
 	// CategoryUpgrade: the deployed release against the target of `helm
 	// upgrade` (--upgrade).
 	CategoryUpgrade Category = "upgrade"
+	// CategoryImages: the images the install pulls, from where, with which
+	// credentials; CategoryEgress: what the runtime's pods must reach and
+	// whether the proxy and NetworkPolicies let them.
+	CategoryImages Category = "images"
+	CategoryEgress Category = "egress"
 )
 
 // Mode says when a check runs: before the install (the default), after it

@@ -56,7 +56,10 @@ type Env struct {
 	// gate Job): the network probes leave from the pod network.
 	InCluster bool
 	// Fix are --fix's options that a check's planner reads.
-	Fix     FixOptions
+	Fix FixOptions
+	// Images are the image checks' options (--registry-mirror,
+	// --registry-check).
+	Images  ImageOptions
 	Cluster *cluster.Snapshot
 	// Probe makes the outbound network probes (--connect-to, --ca-file,
 	// --request-timeout); nil means probe.New defaults.

@@ -65,6 +65,7 @@ type kit struct {
 	mode      Mode
 	helmMajor int
 	fix       FixOptions
+	images    ImageOptions
 
 	// Kube is the typed fake, for reactors (errors, counting); set by env().
 	Kube *fake.Clientset
@@ -189,6 +190,10 @@ func (k *kit) with(in Inputs) *kit {
 	return k
 }
 
+// imageOptions sets the run's image options (--registry-mirror,
+// --registry-check).
+func (k *kit) imageOptions(o ImageOptions) *kit { k.images = o; return k }
+
 // inMode sets the run's mode (Env.Mode; default ModePre).
 func (k *kit) inMode(m Mode) *kit { k.mode = m; return k }
 
@@ -246,7 +251,7 @@ func (k *kit) env() *Env {
 		})
 	}
 	clients := &cluster.Clients{Kube: k.Kube, Metadata: meta, Dynamic: dyn, Discovery: disc, Config: k.rest}
-	env := &Env{Inputs: k.in, Mode: k.mode, HelmMajor: k.helmMajor, Fix: k.fix, Cluster: cluster.NewSnapshot(context.Background(), clients)}
+	env := &Env{Inputs: k.in, Mode: k.mode, HelmMajor: k.helmMajor, Fix: k.fix, Images: k.images, Cluster: cluster.NewSnapshot(context.Background(), clients)}
 	switch {
 	case k.chartRef != "" && k.mode == ModeUpgrade:
 		// --upgrade: Helm's upgrade action over the release's revisions

@@ -39,6 +39,13 @@ func All() []Check {
 		AdmissionPods(),
 		ResourceQuota(),
 		AdmissionWebhooks(),
+		// images and egress
+		ImagePlan(),
+		ImagePullSecrets(),
+		ImageRegistry(),
+		EgressConfig(),
+		NetworkPolicies(),
+		ClusterDNS(),
 		// access modes: ingress, service-mesh, tunnel, existing Argo CD
 		IngressClassCheck(),
 		IngressControllerCheck(),

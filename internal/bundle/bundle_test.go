@@ -137,6 +137,12 @@ func recordRun(t *testing.T) (string, *httptest.Server, *int) {
 		return probe.Result{TLS: &probe.TLSResult{Via: "127.0.0.1:9", Leaf: &probe.Cert{Subject: "CN=x"}, ChainErr: errors.New("x509: unknown authority")}}, nil
 	})
 	_, _ = rec.Probe("dns h:443", func() (probe.Result, error) { return probe.Result{}, errors.New("no such host") })
+	_, _ = rec.Probe("registry quay.io/a/b:1 as anonymous", func() (probe.Result, error) {
+		return probe.Result{Registry: &probe.RegistryAnswer{Digest: "sha256:ab", Platforms: []string{"linux/amd64", "linux/arm64"}}}, nil
+	})
+	_, _ = rec.Probe("registry ghcr.io/c/d:2 as anonymous", func() (probe.Result, error) {
+		return probe.Result{Registry: &probe.RegistryAnswer{Status: 401, Code: "UNAUTHORIZED"}}, nil
+	})
 	path := filepath.Join(t.TempDir(), "b.tgz")
 	m := Manifest{Plugin: "test", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Context: "ctx", Server: srv.URL, Mode: "pre-install", Flags: []Flag{{Name: "only", Values: []string{"a", "b"}}}}
 	values := Values(map[string]any{"global": map[string]any{"codefresh": map[string]any{"userToken": map[string]any{"token": plantedToken}, "accountId": "acct-1"}}})
@@ -226,6 +232,12 @@ func TestReplayAnswersAsRecorded(t *testing.T) {
 	}
 	if _, err := b.Probe("http https://x via ", nil); !errors.Is(err, ErrOffline) {
 		t.Errorf("unrecorded probe: %v", err)
+	}
+	if r, err := b.Probe("registry quay.io/a/b:1 as anonymous", nil); err != nil || r.Registry == nil || r.Registry.Digest != "sha256:ab" || strings.Join(r.Registry.Platforms, " ") != "linux/amd64 linux/arm64" {
+		t.Errorf("registry answer %+v %v", r.Registry, err)
+	}
+	if r, err := b.Probe("registry ghcr.io/c/d:2 as anonymous", nil); err != nil || r.Registry == nil || r.Registry.Status != 401 || r.Registry.Code != "UNAUTHORIZED" {
+		t.Errorf("registry refusal %+v %v", r.Registry, err)
 	}
 }
 

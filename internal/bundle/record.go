@@ -58,10 +58,11 @@ type tlsRecord struct {
 }
 
 type probeRecord struct {
-	TLS      *tlsRecord        `json:"tls,omitempty"`
-	HTTP     *probe.HTTPResult `json:"http,omitempty"`
-	Resolves bool              `json:"resolves,omitempty"`
-	Err      string            `json:"error,omitempty"`
+	TLS      *tlsRecord            `json:"tls,omitempty"`
+	HTTP     *probe.HTTPResult     `json:"http,omitempty"`
+	Resolves bool                  `json:"resolves,omitempty"`
+	Registry *probe.RegistryAnswer `json:"registry,omitempty"`
+	Err      string                `json:"error,omitempty"`
 }
 
 // host is host.json: what the checks read of the machine and the network.
@@ -273,7 +274,7 @@ func (o outcome) err() error {
 // Probe runs the probe and records its result (probe.Tape).
 func (r *Recorder) Probe(key string, do func() (probe.Result, error)) (probe.Result, error) {
 	res, err := do()
-	rec := probeRecord{HTTP: res.HTTP, Resolves: res.Resolves}
+	rec := probeRecord{HTTP: res.HTTP, Resolves: res.Resolves, Registry: res.Registry}
 	if t := res.TLS; t != nil {
 		rec.TLS = &tlsRecord{Leaf: t.Leaf, Via: t.Via, Expired: t.Expired, HostErr: errText(t.HostErr), ChainErr: errText(t.ChainErr)}
 	}

@@ -140,11 +140,19 @@ var publicCertKeys = []string{corev1.TLSCertKey, corev1.ServiceAccountRootCAKey}
 // maskSecretValue is the bundle's copy of one value of a Secret: empty stays
 // empty (a check tells an empty value from a set one), the PEM CERTIFICATE
 // blocks of a public certificate key are kept (anything else in it, a
-// private key pasted beside the certificate included, is left out), and
-// every other value is Mask.
+// private key pasted beside the certificate included, is left out), a
+// pull secret's .dockerconfigjson keeps the registries it names (every
+// credential in it Mask: image-pull-secrets judges which registries a pod
+// can authenticate to), and every other value is Mask.
 func maskSecretValue(key string, v []byte) []byte {
 	if len(v) == 0 {
 		return v
+	}
+	if key == corev1.DockerConfigJsonKey {
+		if out, ok := maskDockerConfig(v); ok {
+			return out
+		}
+		return []byte(Mask)
 	}
 	if slices.Contains(publicCertKeys, key) {
 		var out []byte
@@ -162,6 +170,32 @@ func maskSecretValue(key string, v []byte) []byte {
 		}
 	}
 	return []byte(Mask)
+}
+
+// maskDockerConfig returns a .dockerconfigjson ({"auths": {REGISTRY:
+// {FIELD: VALUE}}}) with every VALUE Mask (an empty one left empty), the
+// registries kept; false when v is not one.
+func maskDockerConfig(v []byte) ([]byte, bool) {
+	var cfg struct {
+		Auths map[string]map[string]any `json:"auths"`
+	}
+	if err := json.Unmarshal(v, &cfg); err != nil || cfg.Auths == nil {
+		return nil, false
+	}
+	out := map[string]map[string]string{}
+	for reg, fields := range cfg.Auths {
+		m := map[string]string{}
+		for k, f := range fields {
+			if s, ok := f.(string); ok && s == "" {
+				m[k] = ""
+				continue
+			}
+			m[k] = Mask
+		}
+		out[reg] = m
+	}
+	b, err := json.Marshal(map[string]any{"auths": out})
+	return b, err == nil
 }
 
 func maskAnnotation(a map[string]string) {

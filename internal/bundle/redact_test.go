@@ -29,6 +29,8 @@ func TestSecretValuesKeepWhatChecksJudge(t *testing.T) {
 			"ca.crt":  []byte("not a certificate at all"),
 			"empty":   {},
 			"token":   []byte("s3cr3t-value"),
+			// A pull secret's registries are kept, its credentials not.
+			corev1.DockerConfigJsonKey: []byte(`{"auths":{"ghcr.io":{"auth":"czNjcjN0LXZhbHVl","email":""},"quay.io":{"username":"bot","password":"s3cr3t-value"}}}`),
 		},
 	}
 	check := func(t *testing.T, got *corev1.Secret, raw []byte) {
@@ -41,10 +43,13 @@ func TestSecretValuesKeepWhatChecksJudge(t *testing.T) {
 				t.Errorf("%s = %q, want %q", k, got.Data[k], Mask)
 			}
 		}
+		if d := string(got.Data[corev1.DockerConfigJsonKey]); d != `{"auths":{"ghcr.io":{"auth":"***","email":""},"quay.io":{"password":"***","username":"***"}}}` {
+			t.Errorf(".dockerconfigjson = %s, want its registries with every credential masked", d)
+		}
 		if v, ok := got.Data["empty"]; !ok || len(v) != 0 {
 			t.Errorf("empty = %q (present %v), want an empty value", v, ok)
 		}
-		for _, leak := range []string{"PRIVATE KEY", "s3cr3t-value", "not a certificate"} {
+		for _, leak := range []string{"PRIVATE KEY", "s3cr3t-value", "czNjcjN0LXZhbHVl", "not a certificate"} {
 			if strings.Contains(string(raw), leak) {
 				t.Errorf("the redacted answer holds %q", leak)
 			}

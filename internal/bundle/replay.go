@@ -120,7 +120,7 @@ func (b *Bundle) Probe(key string, _ func() (probe.Result, error)) (probe.Result
 	if !ok {
 		return probe.Result{}, &cluster.NotRecordedError{Request: "probe " + key}
 	}
-	res := probe.Result{HTTP: rec.HTTP, Resolves: rec.Resolves}
+	res := probe.Result{HTTP: rec.HTTP, Resolves: rec.Resolves, Registry: rec.Registry}
 	if t := rec.TLS; t != nil {
 		res.TLS = &probe.TLSResult{Leaf: t.Leaf, Via: t.Via, Expired: t.Expired, HostErr: textErr(t.HostErr), ChainErr: textErr(t.ChainErr)}
 	}

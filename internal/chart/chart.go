@@ -158,6 +158,9 @@ type Rendering struct {
 	// and of each subchart it deploys (disabled ones dropped, as Helm drops
 	// them), parent first.
 	KubeVersions []KubeVersionRule
+	// ChartImages are the images the Chart.yaml annotations of the chart
+	// and of the subcharts it deploys list (artifacthub.io/images).
+	ChartImages []ChartImage
 }
 
 // Render renders c with vals as `helm install RELEASE -n NAMESPACE` would

@@ -56,6 +56,12 @@ type Pending struct {
 	// are the kubeVersions of the loaded chart and all its dependencies.
 	meta     *helmchart.Metadata
 	declared []KubeVersionRule
+	// chart, caps, vals, name and ns are what the run rendered (the
+	// target's user values for an upgrade), for Rerender.
+	chart    *helmchart.Chart
+	caps     Capabilities
+	vals     map[string]any
+	name, ns string
 	// ignore decides the values the chart ignores (Ignored), once.
 	ignore struct {
 		once sync.Once
@@ -101,6 +107,7 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 			p.err = err
 			return
 		}
+		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
 		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
 		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
 			return IgnoredValues(ctx, c, releaseName, namespace, vals, cp)

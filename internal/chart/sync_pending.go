@@ -43,6 +43,7 @@ func StartUpgradeOrSync(ctx context.Context, l *Loader, name, namespace string, 
 		}
 		if p.up != nil {
 			p.r = p.up.Target
+			p.chart, p.caps, p.vals, p.name, p.ns = c, cp, p.up.Values, name, namespace
 		}
 	}()
 	return p

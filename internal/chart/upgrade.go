@@ -282,6 +282,7 @@ func rendering(md *helmchart.Metadata, rel *rspb.Release) (*Rendering, error) {
 		return nil, fmt.Errorf("rendered hooks: %w", err)
 	}
 	r.KubeVersions = KubeVersionRules(rel.Chart)
+	r.ChartImages = chartImages(rel.Chart)
 	// In Helm's manifest order (SplitManifests returns a map): the
 	// checks' messages list objects in the same order on every run.
 	if r.Objects, err = ManifestObjects(rel.Manifest); err != nil {

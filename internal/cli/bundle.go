@@ -33,6 +33,7 @@ var bundledFlags = []string{
 	"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd",
 	"skip-ingress-validation", "chart", "chart-version", "connect-to", "argocd-version-range",
 	"request-timeout", "wait", "no-color", "waivers", "argocd-app", "installer", "installer-group", "in-cluster",
+	"registry-mirror", "registry-check",
 }
 
 // recordFlags returns the changed bundledFlags of fs, and the namespace

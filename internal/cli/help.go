@@ -28,7 +28,7 @@ var flagGroups = []flagGroup{
 	{"The planned install (as helm install and helm upgrade take it)", []string{
 		"values", "set", "set-string", "chart", "chart-version",
 		"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd", "skip-ingress-validation", "argocd-version-range",
-		"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "argocd-app"}},
+		"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "argocd-app", "registry-mirror", "registry-check"}},
 	{"Many clusters", []string{"contexts", "all-contexts", "parallel"}},
 	{"In CI and in the cluster", []string{"installer", "installer-group", "in-cluster", "termination-log"}},
 	{"Output", []string{"output", "no-color", "bundle", "help", "version"}},

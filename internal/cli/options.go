@@ -164,6 +164,9 @@ type Options struct {
 	// gitops-preflight", or "helm gitops-preflight" under Helm.
 	displayName string
 
+	// images are the image checks' flags (--registry-mirror, --registry-check).
+	images imagesFlags
+
 	// Typed run config, set by Complete: the output format, and what the
 	// run takes (run.Config; its hooks are bound when the run starts).
 	format reporters.Format
@@ -288,6 +291,9 @@ func (o *Options) CompleteContext(ctx context.Context, namespaceChanged bool) er
 		return err
 	}
 	if err := o.completeFix(); err != nil {
+		return err
+	}
+	if err := o.images.complete(&o.config); err != nil {
 		return err
 	}
 	if o.Fix && (o.Bundle != "" || o.replay != nil) {

@@ -143,6 +143,7 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 	flags.StringVar(&o.CAFile, "ca-file", "", "PEM file of extra CA certificates trusted by the TLS probes")
 	flags.StringVar(&o.ArgoCDVersionRange, "argocd-version-range", "", "with --existing-argocd: Argo CD versions to accept, in place of the range the chart's validate-values hook enforces (semver constraint; default: the chart's)")
 
+	o.images.AddFlags(flags)
 	flags.BoolVar(&o.Fix, "fix", false, "repair fixable failures (shows the plan; applies with --yes or after confirmation)")
 	flags.BoolVar(&o.Yes, "yes", false, "with --fix: apply without asking")
 	flags.BoolVar(&o.DryRun, "dry-run", false, "with --fix: send the changes as server-side dry runs; nothing is changed")

@@ -20,6 +20,10 @@ type Service struct {
 	Ports []int32
 	// LoadBalancer lists status.loadBalancer.ingress[] as IP or hostname.
 	LoadBalancer []string
+	// ClusterIPs are spec.clusterIPs; IPFamilies spec.ipFamilies ("IPv4",
+	// "IPv6").
+	ClusterIPs []string
+	IPFamilies []string
 }
 
 // ServiceFrom summarises a Service object.
@@ -31,6 +35,10 @@ func ServiceFrom(svc *corev1.Service) Service {
 		Labels:      copyMap(svc.Labels),
 		Annotations: copyMap(svc.Annotations),
 		Selector:    copyMap(svc.Spec.Selector),
+		ClusterIPs:  svc.Spec.ClusterIPs,
+	}
+	for _, f := range svc.Spec.IPFamilies {
+		out.IPFamilies = append(out.IPFamilies, string(f))
 	}
 	for _, p := range svc.Spec.Ports {
 		out.Ports = append(out.Ports, p.Port)

@@ -104,6 +104,20 @@ type Planned struct {
 	ArgoCDAuthType, ArgoCDUser string
 	// UserToken is global.codefresh.userToken.token, the plain token.
 	UserToken Secret
+	// ImageRegistry is global.imageRegistry: the registry the user means
+	// the images to come from ("" = each image's own).
+	ImageRegistry string
+	// HTTPProxy, HTTPSProxy and NoProxy are global.httpProxy, httpsProxy
+	// and noProxy, the proxy the chart hands some components.
+	HTTPProxy, HTTPSProxy, NoProxy string
+	// PlatformCA is true when a CA bundle for the platform is configured
+	// (global.codefresh.tls.caCerts.secret.create, or
+	// ...caCerts.secretKeyRef with a name).
+	PlatformCA bool
+	// PlatformCASecret is the Secret of the platform CA bundle:
+	// ...caCerts.secretKeyRef.name, else codefresh-tls-certs when the chart
+	// creates it ("" when none is configured).
+	PlatformCASecret string
 	// InstallsCRDs is true when the values leave on any of the CRDs the
 	// chart installs (argo-cd.crds.install, argo-workflows.crds.install,
 	// gitops-operator.crds.install, each true by default, for an enabled
@@ -134,8 +148,17 @@ func Derive(v map[string]any) Planned {
 		ArgoCDAuthType:        String(v, "global.integrations.argo-cd.server.auth.type"),
 		ArgoCDUser:            String(v, "global.integrations.argo-cd.server.auth.username"),
 		UserToken:             Secret(String(v, "global.codefresh.userToken.token")),
+		ImageRegistry:         String(v, "global.imageRegistry"),
+		HTTPProxy:             String(v, "global.httpProxy"),
+		HTTPSProxy:            String(v, "global.httpsProxy"),
+		NoProxy:               String(v, "global.noProxy"),
+		PlatformCA: Bool(v, false, "global.codefresh.tls.caCerts.secret.create") ||
+			String(v, "global.codefresh.tls.caCerts.secretKeyRef.name") != "",
 	}
 	p.PlainUserToken = p.UserToken != ""
+	if p.PlatformCA {
+		p.PlatformCASecret = cmp.Or(String(v, "global.codefresh.tls.caCerts.secretKeyRef.name"), PlatformCASecretName)
+	}
 	p.PlatformURL = cmp.Or(p.PlatformURL, DefaultPlatformURL)
 	p.TunnelServer = cmp.Or(p.TunnelServer, DefaultTunnelServer)
 	p.ArgoCDAuthType = cmp.Or(p.ArgoCDAuthType, DefaultArgoCDAuthType)

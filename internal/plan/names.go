@@ -23,6 +23,22 @@ const (
 	// chart's Argo CD integration account is declared
 	// (https://argo-cd.readthedocs.io/en/stable/operator-manual/argocd-cm-yaml/).
 	ArgoCDConfigMapName = "argocd-cm"
+	// PlatformCASecretName is the Secret the chart creates for the platform
+	// CA bundle with global.codefresh.tls.caCerts.secret.create
+	// (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/tls-custom-ca/codefresh-tls-certs.yaml).
+	PlatformCASecretName = "codefresh-tls-certs"
+	// RepoServerComponent is the app.kubernetes.io/component label of the
+	// Argo CD repo-server the argo-cd subchart renders, the component that
+	// clones Git
+	// (https://github.com/argoproj/argo-helm/blob/argo-cd-10.1.1/charts/argo-cd/templates/argocd-repo-server/deployment.yaml#L48).
+	RepoServerComponent = "repo-server"
+	// RepoSecretTypeLabel marks the Secrets Argo CD reads repositories
+	// (value "repository") and credential templates ("repo-creds") from:
+	// their url, and the proxy and noProxy a repository is fetched through
+	// (https://argo-cd.readthedocs.io/en/stable/operator-manual/declarative-setup/#repositories);
+	// the argo-cd subchart renders one per argo-cd.configs.repositories and
+	// credentialTemplates entry.
+	RepoSecretTypeLabel = "argocd.argoproj.io/secret-type"
 )
 
 // RuntimeComponents are the workload names the gitops-runtime chart renders

@@ -170,6 +170,14 @@ type Install struct {
 	// directory (the gitops-runtime dependency's of an umbrella chart);
 	// zero when neither.
 	ChartVersionSource Source
+	// ImageRegistry is global.imageRegistry ("" when unset); HTTPProxy,
+	// HTTPSProxy and NoProxy are global.httpProxy, httpsProxy and noProxy;
+	// PlatformCA is a configured platform CA bundle
+	// (global.codefresh.tls.caCerts).
+	ImageRegistry                  string
+	HTTPProxy, HTTPSProxy, NoProxy string
+	PlatformCA                     bool
+	PlatformCASecret               string
 
 	// ArgoCDVersionRange is --argocd-version-range: a semver constraint that
 	// replaces the Argo CD range the chart's validate-values hook enforces;
@@ -266,6 +274,8 @@ func New(f Flags) (Install, error) {
 	in.SkipValidation, in.SkipUsageValidation = p.SkipValidation, p.SkipUsageValidation
 	in.PlainUserToken = p.PlainUserToken
 	in.SingleNamespace, in.InstallsCRDs = p.SingleNamespace, p.InstallsCRDs
+	in.ImageRegistry, in.PlatformCA, in.PlatformCASecret = p.ImageRegistry, p.PlatformCA, p.PlatformCASecret
+	in.HTTPProxy, in.HTTPSProxy, in.NoProxy = p.HTTPProxy, p.HTTPSProxy, p.NoProxy
 	in.UserTokenSecret, in.UserTokenKey = p.UserTokenSecret, p.UserTokenKey
 	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
 	in.IngressProtocol, in.IngressTLS, in.IngressAnnotations = p.Protocol, p.IngressTLS, p.IngressAnnotations

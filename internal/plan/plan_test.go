@@ -135,6 +135,14 @@ func TestNewDerivesTheCheckInputs(t *testing.T) {
 			"global.runtime.ingress.tls[3].secretName=c", "global.runtime.ingress.tls[3].hosts[0]=1"},
 			func(in Install) any { return in.IngressTLS },
 			[]IngressTLS{{SecretName: "a"}, {SecretName: "b", Hosts: []string{"h1", "h2"}}, {SecretName: "c", Hosts: []string{}}}},
+		{"no image registry", nil, func(in Install) any { return in.ImageRegistry }, ""},
+		{"image registry", []string{"global.imageRegistry=mirror.example"}, func(in Install) any { return in.ImageRegistry }, "mirror.example"},
+		{"no proxy", nil, func(in Install) any { return in.HTTPProxy + in.HTTPSProxy + in.NoProxy }, ""},
+		{"proxy", []string{"global.httpProxy=http://p:3128", "global.httpsProxy=http://p:3129", "global.noProxy=.svc"},
+			func(in Install) any { return in.HTTPProxy + " " + in.HTTPSProxy + " " + in.NoProxy }, "http://p:3128 http://p:3129 .svc"},
+		{"no platform CA", nil, func(in Install) any { return in.PlatformCA }, false},
+		{"platform CA secret", []string{"global.codefresh.tls.caCerts.secret.create=true"}, func(in Install) any { return in.PlatformCA }, true},
+		{"platform CA reference", []string{"global.codefresh.tls.caCerts.secretKeyRef.name=ca"}, func(in Install) any { return in.PlatformCA }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in, err := New(Flags{SetValues: c.sets})

@@ -384,6 +384,38 @@ type Result struct {
 	TLS      *TLSResult
 	HTTP     *HTTPResult
 	Resolves bool
+	Registry *RegistryAnswer
+}
+
+// RegistryAnswer is what an image registry answered for one image
+// reference: its manifest's digest and platforms, or the HTTP status and
+// error code it refused with.
+type RegistryAnswer struct {
+	Digest string `json:"digest,omitempty"`
+	// Platforms are the index's platforms, or the image's own
+	// ("linux/amd64", "linux/arm/v7").
+	Platforms []string `json:"platforms,omitempty"`
+	// Status and Code are a refusal's HTTP status and the registry's error
+	// code (401 "UNAUTHORIZED", 404 "MANIFEST_UNKNOWN"); 0 and "" when it
+	// answered.
+	Status int    `json:"status,omitempty"`
+	Code   string `json:"code,omitempty"`
+}
+
+// Registry answers the registry request named key ("REF as CREDENTIALS")
+// with do, which makes it (a registry client dialling through the prober):
+// through the Tape when one is set, which keeps the answer (a recording) or
+// gives the kept one without calling do (a replay). The error is do's: no
+// answer at all.
+func (p *Prober) Registry(key string, do func() (*RegistryAnswer, error)) (*RegistryAnswer, error) {
+	if p.Tape == nil {
+		return do()
+	}
+	r, err := p.Tape.Probe("registry "+key, func() (Result, error) {
+		a, err := do()
+		return Result{Registry: a}, err
+	})
+	return r.Registry, err
 }
 
 // Tape sits between the checks and the network: Probe answers the probe

@@ -49,6 +49,11 @@ var (
 	objectName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
 	// sensitiveEnd is a key that ends in a credential word.
 	sensitiveEnd = regexp.MustCompile(`(?i)(token|password|passwd|pwd|secrets?|api[-_]?key|access[-_]?key|private[-_]?key|authorization|credentials?|pat)$`)
+	// imageCoordinate is a values path ending in where an image comes from
+	// ("sealed-secrets.image.registry", "...image.repository", "...tag"):
+	// an image's registry, repository, tag or digest is public, whatever
+	// chart or component the path starts with.
+	imageCoordinate = regexp.MustCompile(`(?i)\.(image|[a-z]*image)\.(registry|repository|tag|digest)$|\.imageRegistry$`)
 )
 
 // String returns s with every credential value replaced by Mask.
@@ -99,7 +104,7 @@ func keyValues(s string) string {
 		// "token=<your API key>": a placeholder in angle brackets, words
 		// and spaces (a credential has no spaces).
 		placeholder := loc[8] >= 0 && s[loc[8]:loc[9]] == "<" && isPlaceholder(s[loc[9]:])
-		skip := reference(key) || annotation || placeholder ||
+		skip := reference(key) || annotation || placeholder || imageCoordinate.MatchString(key) ||
 			strings.HasPrefix(val, Mask) ||
 			(spaceOnly && !apiKeyName.MatchString(key))
 		if !skip && valEnd < len(s) && (s[valEnd] == ':' || s[valEnd] == '=') && keyValue.MatchString(s[valStart:valEnd+1]+"x") {

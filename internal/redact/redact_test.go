@@ -40,6 +40,11 @@ func TestString(t *testing.T) {
 		`token=<s3cr3tvalue>`:                     `token=<***>`,
 		`token=<abc def;rm>`:                      `token=<*** def;rm>`,
 		`global.codefresh.userToken.token=abc123`: `global.codefresh.userToken.token=***`,
+		// Where an image comes from, under a chart named after secrets.
+		`--set sealed-secrets.image.registry=registry.example`:   `--set sealed-secrets.image.registry=registry.example`,
+		`set sealed-secrets.image.repository=m.example/sealed`:   `set sealed-secrets.image.repository=m.example/sealed`,
+		`--set sealed-secrets.image.tokenRef=x token=abc123`:     `--set sealed-secrets.image.tokenRef=x token=***`,
+		`--set external-secrets.webhook.image.tag=v1 secret=abc`: `--set external-secrets.webhook.image.tag=v1 secret=***`,
 		// Objects named after their kind.
 		`  pod sealed-secrets-controller-5d7f9-x2x: container controller: CrashLoopBackOff`: `  pod sealed-secrets-controller-5d7f9-x2x: container controller: CrashLoopBackOff`,
 		`Deployment/sealed-secrets-controller: 0/1 available`:                               `Deployment/sealed-secrets-controller: 0/1 available`,

@@ -35,6 +35,9 @@ type Config struct {
 	// Chart loads and renders the chart; nil when no selected check reads
 	// it (NeedsChart).
 	Chart *chart.Loader
+	// Images are the image checks' options (--registry-mirror,
+	// --registry-check).
+	Images checks.ImageOptions
 	// Getenv reads the environment (HELM_BIN, PATH for helm-version).
 	Getenv func(string) string
 	// LookPath and Command find and run a program (helm-version); nil

@@ -64,7 +64,7 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			}()
 			defer func() { <-hooksDone }()
 		}
-		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap),
+		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Images: c.Images, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap),
 			ArgoCDApp: c.ArgoCD.App, Installer: c.Installer, InCluster: c.InCluster}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {

@@ -1,0 +1,97 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
+)
+
+// hintSets returns the --set-string values of a hint's flags (one a line,
+// "  --set-string 'path=value'"), as plan.Flags takes them.
+func hintSets(t *testing.T, hint string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(hint, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "--set-string "); ok {
+			out = append(out, strings.Trim(v, "'"))
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no --set-string in hint %q", hint)
+	}
+	return out
+}
+
+func TestEgressConfig(t *testing.T) {
+	c := imageChart(t)
+	api := `apiVersion: v1
+kind: Service
+metadata: {name: kubernetes, namespace: default}
+spec: {clusterIP: 10.96.0.1, clusterIPs: [10.96.0.1], ports: [{port: 443}]}`
+	proxy := []string{"global.httpsProxy=http://proxy.corp:3128", "global.httpProxy=http://proxy.corp:3128", "global.noProxy=.svc"}
+	t.Run("no proxy", func(t *testing.T) {
+		r := newKit(t, api).with(imageInputs(t)).withChart(c).run(EgressConfig())
+		outcome{StatusPass, []string{"no proxy configured; 4 of 5 pods call the platform, the tunnel server or the Git provider directly"}}.expect(t, r)
+	})
+	var hint string
+	t.Run("components the global proxy does not reach, and NO_PROXY that misses the API server and a Service", func(t *testing.T) {
+		r := newKit(t, api).with(imageInputs(t, proxy...)).withChart(c).run(EgressConfig())
+		outcome{StatusFail, []string{
+			// A map of env values, found by Helm's render.
+			"Deployment/op calls the platform (g.codefresh.io) with no proxy", "the value that gives it one: op.env",
+			"--set-string 'op.env.HTTPS_PROXY=http://proxy.corp:3128'",
+			// The repo-server's Git provider, unnamed in the values; a list of env values.
+			"Deployment/repo calls the Git provider (no repository URL in the values", "the value that gives it one: repo.env",
+			"--set-string 'repo.env[0].name=HTTPS_PROXY'", "--set-string 'repo.env[2].value=.svc\\,10.96.0.1\\,op'",
+			// app is bound to a Role: it calls the API server; so does the hook.
+			"Deployment/app sends Service op (op:8080), the API server (10.96.0.1:443) to the proxy: NO_PROXY \".svc\" does not cover them",
+			"Job/validate-values (hook) sends the API server (10.96.0.1:443) to the proxy",
+			`--set-string 'global.noProxy=.svc\,10.96.0.1\,op'`,
+		}}.expect(t, r)
+		hint = r.Hint
+	})
+	t.Run("with the values the hint gives", func(t *testing.T) {
+		if hint == "" {
+			t.Fatal("the failing case gave no hint")
+		}
+		in, err := plan.New(plan.Flags{SetValues: proxy, SetStringValues: hintSets(t, hint)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newKit(t, api).with(in).withChart(c).run(EgressConfig())
+		outcome{StatusPass, []string{"the 4 pods that call the platform, the tunnel server or the Git provider are proxied"}}.expect(t, r)
+	})
+	t.Run("an Argo CD repository with its own proxy", func(t *testing.T) {
+		sets := append([]string{"repositories.runtime.url=https://github.example/org/runtime.git", "repositories.runtime.proxy=http://git-proxy.corp:3128"}, proxy...)
+		r := newKit(t, api).with(imageInputs(t, sets...)).withChart(c).run(EgressConfig())
+		outcome{StatusFail, []string{"Deployment/op calls the platform"}}.expect(t, r)
+		if strings.Contains(r.Message, "Deployment/repo") {
+			t.Errorf("the repo-server reaches its repository through the repository's proxy: %s", r.Message)
+		}
+	})
+	t.Run("a platform CA nothing mounts", func(t *testing.T) {
+		r := newKit(t, api).with(imageInputs(t, "global.codefresh.tls.caCerts.secret.create=true")).withChart(c).run(EgressConfig())
+		outcome{StatusFail, []string{"calls the platform without the platform CA (Secret codefresh-tls-certs) mounted"}}.expect(t, r)
+	})
+}
+
+func TestRepositoryURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://github.com/org/repo.git":    "https://github.com:443",
+		"http://git.corp:8080/r":             "http://git.corp:8080",
+		"git@github.com:org/repo.git":        "ssh://github.com:22",
+		"ssh://git@gitlab.corp:2222/group/r": "ssh://gitlab.corp:2222",
+		"oci://registry.corp/charts":         "https://registry.corp:443",
+		"":                                   "<nil>",
+		"not a url":                          "<nil>",
+	} {
+		got := "<nil>"
+		if u := repositoryURL(in); u != nil {
+			got = u.String()
+		}
+		if got != want {
+			t.Errorf("repositoryURL(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

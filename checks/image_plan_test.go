@@ -1,0 +1,99 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestImagePlan(t *testing.T) {
+	c := imageChart(t)
+	t.Run("no mirror intent", func(t *testing.T) {
+		r := newKit(t).with(imageInputs(t)).withChart(c).run(ImagePlan())
+		outcome{StatusPass, []string{"5 images", "quay.io ×4", "no mirror intent"}}.expect(t, r)
+	})
+	t.Run("a mirror: the keys that move each image, Helm-verified", func(t *testing.T) {
+		k := newKit(t).with(imageInputs(t)).withChart(c)
+		k.imageOptions(ImageOptions{Mirror: "mirror.example/cf"})
+		r := k.run(ImagePlan())
+		outcome{StatusFail, []string{
+			"quay.io/codefresh/app:1.2.3 (Deployment/app app image: set app.image.registry=mirror.example/cf)",
+			"quay.io/codefresh/installer:0.30.0 (Job/validate-values (hook) validate-values image: set installer.image.repository=mirror.example/cf/codefresh/installer)",
+			"docker.io/fixed/exec:v1 (Deployment/ctrl ctrl args: chart gitops-runtime has no value for this)",
+			"quay.io/argoproj/ctrl:v3.7.2 (Deployment/ctrl ctrl image: chart gitops-runtime has no value for this)",
+			"--set app.image.registry=mirror.example/cf",
+			"source_image,target_image\ndocker.io/fixed/exec:v1,mirror.example/cf/fixed/exec:v1",
+		}}.expect(t, r)
+	})
+	t.Run("global.imageRegistry as the intent", func(t *testing.T) {
+		r := newKit(t).with(imageInputs(t, "global.imageRegistry=mirror.example")).withChart(c).run(ImagePlan())
+		outcome{StatusFail, []string{"2 of 5 images are not at mirror.example (global.imageRegistry)", "installer.image.repository=mirror.example/codefresh/installer"}}.expect(t, r)
+		if strings.Contains(r.Message, "codefresh/app:") {
+			t.Errorf("app follows global.imageRegistry: %s", r.Message)
+		}
+	})
+	t.Run("a Docker Hub name without a registry, mapped as Codefresh's helper maps it", func(t *testing.T) {
+		k := newKit(t).with(imageInputs(t, "installer.image.repository=codefresh/installer")).withChart(c)
+		k.imageOptions(ImageOptions{Mirror: "mirror.example/cf"})
+		o := Run(t.Context(), k.env(), []Check{ImagePlan()}, RunOptions{})[0]
+		r := o.Result
+		// The helper takes the first component for the registry: the key
+		// the plan sets and the mirror list agree, as Helm renders them.
+		outcome{StatusFail, []string{
+			"codefresh/installer:0.30.0 (Job/validate-values (hook) validate-values image: set installer.image.repository=mirror.example/cf/installer)",
+			"\ncodefresh/installer:0.30.0,mirror.example/cf/installer:0.30.0\n",
+		}}.expect(t, r)
+		if o.Impact != ImpactInstallFails {
+			t.Errorf("a hook's image elsewhere: impact %q, want install-fails", o.Impact)
+		}
+	})
+	t.Run("no chart", func(t *testing.T) {
+		outcome{StatusSkip, []string{"no chart"}}.expect(t, newKit(t).run(ImagePlan()))
+	})
+}
+
+// TestImagePlanUpgrade: before `helm upgrade`, the images the target pulls
+// or names that the deployed revision did not, and a mirror list of just
+// those.
+func TestImagePlanUpgrade(t *testing.T) {
+	c := imageChart(t)
+	rev1 := `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  template:
+    spec:
+      containers: [{name: app, image: "quay.io/codefresh/app:1.2.2"}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: op}
+spec:
+  template:
+    spec:
+      containers: [{name: manager, image: "quay.io/codefresh/op:c0ef368"}, {name: ctrl, image: "quay.io/argoproj/ctrl:v3.7.2"}]
+`
+	kit := func(t *testing.T) *kit {
+		return newKit(t).objects(deployed{Version: "0.29.0", Manifest: rev1}.record(t)).inMode(ModeUpgrade).with(imageInputs(t)).withChart(c)
+	}
+	t.Run("no mirror intent: the new images listed", func(t *testing.T) {
+		r := kit(t).run(ImagePlan())
+		outcome{StatusPass, []string{"3 new since revision 1: docker.io/fixed/exec:v1, quay.io/codefresh/app:1.2.3, quay.io/codefresh/installer:0.30.0",
+			"images new in the target:\ndocker.io/fixed/exec:v1\n"}}.expect(t, r)
+	})
+	t.Run("a mirror: the list holds the new images only", func(t *testing.T) {
+		k := kit(t)
+		k.imageOptions(ImageOptions{Mirror: "mirror.example/cf"})
+		r := k.run(ImagePlan())
+		outcome{StatusFail, []string{"3 new since revision 1"}}.expect(t, r)
+		_, list, ok := strings.Cut(r.Hint, "source_image,target_image\n")
+		if !ok {
+			t.Fatalf("no mirror list in hint %q", r.Hint)
+		}
+		csv := "source_image,target_image\n" + list
+		want := "source_image,target_image\ndocker.io/fixed/exec:v1,mirror.example/cf/fixed/exec:v1\nquay.io/codefresh/app:1.2.3,mirror.example/cf/codefresh/app:1.2.3\nquay.io/codefresh/installer:0.30.0,mirror.example/cf/codefresh/installer:0.30.0"
+		if csv != want {
+			t.Errorf("mirror list:\n%s\nwant:\n%s", csv, want)
+		}
+	})
+}

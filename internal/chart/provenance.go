@@ -1,0 +1,357 @@
+package chart
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"helm.sh/helm/v3/pkg/chartutil"
+)
+
+// ImageKey is a values key that produces all or part of an image
+// reference, and its value: the key's path, one element per map key
+// ("app-proxy", "image", "repository").
+type ImageKey struct {
+	Path  []string
+	Value string
+}
+
+// SetPath is the key as `helm --set` takes it: the path's elements joined
+// by dots, a dot or comma inside an element escaped with a backslash.
+func (k ImageKey) SetPath() string {
+	parts := make([]string, len(k.Path))
+	for i, p := range k.Path {
+		p = strings.ReplaceAll(p, `\`, `\\`)
+		p = strings.ReplaceAll(p, ".", `\.`)
+		parts[i] = strings.ReplaceAll(p, ",", `\,`)
+	}
+	return strings.Join(parts, ".")
+}
+
+// SetFlag is `--set PATH=VALUE` for the key (commas in the value escaped).
+func (k ImageKey) SetFlag() string {
+	return "--set " + k.SetPath() + "=" + strings.ReplaceAll(k.Value, ",", `\,`)
+}
+
+// markerPattern matches the markers a provenance render appends to values.
+var markerPattern = regexp.MustCompile(`\+?pfm\d+x`)
+
+func marker(i int) string { return "pfm" + strconv.Itoa(i) + "x" }
+
+// marked returns v with marker i appended so that the value keeps its shape:
+// as semver build metadata for a version ("v3.7.2+pfm3x": every semver
+// comparison a template makes is unchanged), else as a suffix.
+func marked(v string, i int) string {
+	if _, err := semver.NewVersion(v); err == nil && !strings.Contains(v, "+") {
+		return v + "+" + marker(i)
+	}
+	return v + marker(i)
+}
+
+// errNotRendered is returned by the provenance calls of a run whose chart
+// did not render.
+var errNotRendered = errors.New("the chart did not render")
+
+// userValues returns the run's user values and the effective values (the
+// chart's defaults coalesced with them, as the templates see them).
+func (p *Pending) userValues(ctx context.Context) (user, effective map[string]any, err error) {
+	if _, err := p.Wait(ctx); err != nil {
+		return nil, nil, err
+	}
+	if p.chart == nil {
+		return nil, nil, errNotRendered
+	}
+	// The values as the templates see them: dependencies enabled and
+	// aliased as Helm's install processes them (a copy of the chart: Helm
+	// writes into the one it processes), then coalesced.
+	c := pruneFiles(p.chart, true)
+	if err := chartutil.ProcessDependenciesWithMerge(c, copyValues(p.vals)); err != nil {
+		return nil, nil, fmt.Errorf("chart dependencies: %w", err)
+	}
+	effective, err = chartutil.CoalesceValues(c, copyValues(p.vals))
+	if err != nil {
+		return nil, nil, fmt.Errorf("effective values: %w", err)
+	}
+	return p.vals, effective, nil
+}
+
+// Rerender renders the run's chart again, as the run rendered it (release,
+// namespace, capabilities), with the run's user values and set over them;
+// it is how a check asks Helm what a change of values does.
+func (p *Pending) Rerender(ctx context.Context, set []ImageKey) (*Rendering, error) {
+	s := make([]setting, len(set))
+	for i, k := range set {
+		s[i] = setting{path: k.Path, value: k.Value}
+	}
+	return p.renderWith(ctx, s)
+}
+
+// setting is one value a re-render sets: at a path of map keys, any value
+// (a string, a map, a list).
+type setting struct {
+	path  []string
+	value any
+}
+
+// renderWith renders the run's chart with the run's user values and set
+// over them (see Rerender).
+func (p *Pending) renderWith(ctx context.Context, set []setting) (*Rendering, error) {
+	user, _, err := p.userValues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vals := copyValues(user)
+	for _, s := range set {
+		setAt(vals, s.path, s.value)
+	}
+	return Render(ctx, p.chart, p.name, p.ns, vals, p.caps)
+}
+
+// markedRenders renders the chart with every setting of set at once and
+// calls read with the render and the indexes of the settings in it. When
+// that render fails (a marked value some template cannot take), it renders
+// once per group of settings that share their first path element (a
+// component, a subchart) and calls read for each group that renders; the
+// settings of a group that still fails are not read. The error is the
+// context's or read's.
+func (p *Pending) markedRenders(ctx context.Context, set []setting, read func(r *Rendering, group []int) error) error {
+	if len(set) == 0 {
+		return nil
+	}
+	try := func(group []int) (bool, error) {
+		sub := make([]setting, len(group))
+		for j, i := range group {
+			sub[j] = set[i]
+		}
+		r, err := p.renderWith(ctx, sub)
+		if err != nil {
+			return false, ctx.Err()
+		}
+		return true, read(r, group)
+	}
+	every := make([]int, len(set))
+	for i := range set {
+		every[i] = i
+	}
+	if ok, err := try(every); ok || err != nil {
+		return err
+	}
+	groups := map[string][]int{}
+	var order []string
+	for i, s := range set {
+		g := s.path[0]
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	for _, g := range order {
+		if _, err := try(groups[g]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setAt writes v at path in vals, making the maps on the way.
+func setAt(vals map[string]any, path []string, v any) {
+	cur := vals
+	for _, k := range path[:len(path)-1] {
+		next, ok := cur[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[k] = next
+		}
+		cur = next
+	}
+	cur[path[len(path)-1]] = v
+}
+
+// leaf is a string value of the effective values at a path of map keys.
+type leaf struct {
+	path  []string
+	value string
+}
+
+// walkValues calls visit with the path and value of every key of v, in
+// path order (each map's keys sorted, depth first), and descends into a
+// map value when visit returns true. Values inside lists are not visited:
+// one cannot be set without replacing its list.
+func walkValues(v map[string]any, visit func(path []string, value any) bool) {
+	var walk func(v map[string]any, prefix []string)
+	walk = func(v map[string]any, prefix []string) {
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			path := append(append([]string(nil), prefix...), k)
+			if m, ok := v[k].(map[string]any); visit(path, v[k]) && ok {
+				walk(m, path)
+			}
+		}
+	}
+	walk(v, nil)
+}
+
+// ImageKeys finds, for each reference of refs (rendered by the run, with
+// pods), the values keys that produce it, by asking Helm: every string
+// value of the effective values that occurs in some reference gets a
+// marker of its own appended, the chart is rendered once more with all of
+// them set, and a key produces a reference when the reference at the same
+// place (workload, container, field) carries its marker. A reference no
+// key produces gets none: the template writes it. When the marked render
+// fails, the keys are tried again in groups (markedRenders), and the
+// references of a group that still fails get none.
+func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([][]ImageKey, error) {
+	_, effective, err := p.userValues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var all []leaf
+	walkValues(effective, func(path []string, v any) bool {
+		if s, ok := v.(string); ok {
+			all = append(all, leaf{path: path, value: s})
+		}
+		return true
+	})
+	var cands []leaf
+	for _, l := range all {
+		if len(l.value) < 3 {
+			continue
+		}
+		for _, r := range refs {
+			if strings.Contains(r.Ref, l.value) {
+				cands = append(cands, l)
+				break
+			}
+		}
+	}
+	out := make([][]ImageKey, len(refs))
+	places := make(map[string][]int, len(refs))
+	for i, r := range refs {
+		pl := r.place(pods)
+		places[pl] = append(places[pl], i)
+	}
+	set := make([]setting, len(cands))
+	for i, c := range cands {
+		set[i] = setting{path: c.path, value: marked(c.value, i)}
+	}
+	err = p.markedRenders(ctx, set, func(r2 *Rendering, group []int) error {
+		pods2, refs2, err := r2.Images()
+		if err != nil {
+			return nil // a render whose pods do not decode traces nothing
+		}
+		seen := map[string]int{}
+		for _, r := range refs2 {
+			pl := markerPattern.ReplaceAllString(r.place(pods2), "")
+			n := seen[pl]
+			seen[pl]++
+			idx := places[pl]
+			if n >= len(idx) {
+				continue
+			}
+			i := idx[n]
+			for _, ci := range group {
+				if strings.Contains(r.Ref, marker(ci)) {
+					out[i] = append(out[i], ImageKey{Path: cands[ci].path, Value: cands[ci].value})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MirrorPlan is what moves a rendering's images to a mirror.
+type MirrorPlan struct {
+	// Set are the values to set, each key once, in path order.
+	Set []ImageKey
+	// Moves maps a reference (by index) to the keys of Set that move it.
+	Moves map[int][]ImageKey
+	// Unmoved are the references (by index) still elsewhere once the chart
+	// renders with Set: no value of the chart moves them.
+	Unmoved []int
+}
+
+// PlanMirror works out the values that put every reference of refs where
+// the mirror list keeps it (MirrorTarget), from the keys that produce each
+// one (ImageKeys): a key holding the reference's registry is set to the
+// mirror, a key holding registry/repository gets the mirror in place of
+// the registry, and a key holding the repository of a Docker Hub name
+// written without a registry gets the mirror in place of its first
+// component, as the mirror list does. Helm then decides: the chart is
+// rendered with them, and a reference that render does not put at its
+// MirrorTarget is Unmoved.
+func (p *Pending) PlanMirror(ctx context.Context, mirror string, pods []Pod, refs []ImageRef, keys [][]ImageKey) (*MirrorPlan, error) {
+	mirror = strings.TrimSuffix(mirror, "/")
+	plan := &MirrorPlan{Moves: map[int][]ImageKey{}}
+	byPath := map[string]ImageKey{}
+	for i, r := range refs {
+		if AtMirror(r.Ref, mirror) {
+			continue
+		}
+		written := ""
+		if j := strings.IndexByte(r.Ref, '/'); j > 0 {
+			written = r.Ref[:j]
+		}
+		explicit := written != "" && (strings.ContainsAny(written, ".:") || written == "localhost")
+		for _, k := range keys[i] {
+			v, ok := "", false
+			switch {
+			case explicit && (k.Value == written || k.Value == written+"/"):
+				v, ok = mirror, true
+			case explicit && strings.HasPrefix(k.Value, written+"/"):
+				v, ok = mirror+k.Value[len(written):], true
+			case !explicit && strings.HasPrefix(r.Ref, k.Value):
+				v, ok = MirrorTarget(k.Value, mirror), true
+			}
+			if ok {
+				nk := ImageKey{Path: k.Path, Value: v}
+				byPath[nk.SetPath()] = nk
+				plan.Moves[i] = append(plan.Moves[i], nk)
+			}
+		}
+	}
+	for _, k := range byPath {
+		plan.Set = append(plan.Set, k)
+	}
+	sort.Slice(plan.Set, func(a, b int) bool { return plan.Set[a].SetPath() < plan.Set[b].SetPath() })
+	r2, err := p.Rerender(ctx, plan.Set)
+	if err != nil {
+		return nil, fmt.Errorf("rendering with the mirror's values: %w", err)
+	}
+	pods2, refs2, err := r2.Images()
+	if err != nil {
+		return nil, err
+	}
+	// The references of the new render by place, in order: the n-th
+	// reference at a place is where the n-th one was.
+	after := map[string][]string{}
+	for _, r := range refs2 {
+		after[r.place(pods2)] = append(after[r.place(pods2)], r.Ref)
+	}
+	nth := map[string]int{}
+	for i, r := range refs {
+		pl := r.place(pods)
+		n := nth[pl]
+		nth[pl]++
+		if AtMirror(r.Ref, mirror) {
+			continue
+		}
+		if n >= len(after[pl]) || after[pl][n] != MirrorTarget(r.Ref, mirror) {
+			plan.Unmoved = append(plan.Unmoved, i)
+			delete(plan.Moves, i)
+		}
+	}
+	return plan, nil
+}
