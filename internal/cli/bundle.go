@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,27 +20,17 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 )
 
-// bundledFlags are the flags a bundle's manifest keeps and a replay applies
-// again: those that shape the checks. The values flags (-f, --set,
-// --set-string) are kept as the effective values instead (redacted), the
-// kubeconfig's flags and --ca-file not at all (a replay reads neither).
-var bundledFlags = []string{
-	"output", "only", "skip", "fail-on", "runtime-name", "release-name", "post", "upgrade",
-	"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "timeout",
-	"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd",
-	"skip-ingress-validation", "chart", "chart-version", "connect-to", "argocd-version-range",
-	"request-timeout", "wait", "no-color", "waivers",
-}
-
-// recordFlags returns the changed bundledFlags of fs, and the namespace
-// when one was chosen (ns).
-func recordFlags(fs *pflag.FlagSet, namespaceChanged bool, ns string) []bundle.Flag {
+// recordFlags returns the flags a bundle's manifest keeps: the changed
+// flags of fs whose effect a bundle records (describe), but the values
+// flags (-f, --set, --set-string: the bundle keeps the effective values
+// instead, redacted), and the namespace when one was chosen (conn).
+func recordFlags(fs *pflag.FlagSet, conn *connectionFlags) []bundle.Flag {
 	var out []bundle.Flag
 	fs.Visit(func(f *pflag.Flag) {
-		if !slices.Contains(bundledFlags, f.Name) {
+		if rec, _ := isRecorded(f); !rec || f.Name == "namespace" || slices.Contains(valuesFlags, f.Name) {
 			return
 		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
@@ -48,33 +39,35 @@ func recordFlags(fs *pflag.FlagSet, namespaceChanged bool, ns string) []bundle.F
 		}
 		out = append(out, bundle.Flag{Name: f.Name, Values: []string{f.Value.String()}})
 	})
-	if namespaceChanged {
+	if ns, explicit := conn.namespace(); explicit {
 		out = append(out, bundle.Flag{Name: "namespace", Values: []string{ns}})
 	}
 	return out
 }
 
-// writeBundle writes the bundle of one cluster's run to path (--bundle, or
-// a cluster's bundle of a fleet archive): what rec recorded, the manifest,
-// the effective values (redacted), the chart the run loaded with loader
-// (packaged; nil when none) and the --waivers file.
-func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, path string, loader *chart.Loader, started time.Time, server, contextName string, report *checks.Report) error {
+// valuesFlags are the flags whose effect a bundle keeps as the effective
+// values.
+var valuesFlags = []string{"values", "set", "set-string"}
+
+// writeBundle writes the bundle of one cluster's run of cfg to path
+// (--bundle, or a cluster's bundle of a fleet archive): what rec recorded,
+// the manifest with the flags, the effective values (redacted), the chart
+// the run loaded (packaged; none when it loaded none) and the --waivers
+// file.
+func writeBundle(ctx context.Context, rec *bundle.Recorder, path string, cfg *run.Config, flags []bundle.Flag, started time.Time, report *checks.Report) error {
 	m := bundle.Manifest{
-		Plugin: CurrentVersion().Version, Time: started, Context: contextName, Server: server,
-		Mode: o.config.Mode.Phase(), Flags: o.bundleFlags,
-	}
-	if report != nil {
-		m.ServerVersion = report.Cluster.Version
+		Plugin: CurrentVersion().Version, Time: started, Context: report.Cluster.Context, Server: report.Cluster.Server,
+		ServerVersion: report.Cluster.Version, Mode: cfg.Mode.Phase(), Flags: flags,
 	}
 	files := map[string][]byte{}
-	if in := o.config.Inputs; in.Values != nil {
+	if in := cfg.Inputs; in.Values != nil {
 		b, err := yaml.Marshal(bundle.Values(in.Values))
 		if err != nil {
 			return fmt.Errorf("bundle: values: %w", err)
 		}
 		files[bundle.ValuesEntry] = b
 	}
-	if l := loader; l != nil {
+	if l := cfg.Chart; l != nil {
 		if c, err := l.Get(ctx); err != nil {
 			m.ChartError = err.Error()
 		} else {
@@ -85,8 +78,8 @@ func (o *Options) writeBundle(ctx context.Context, rec *bundle.Recorder, path st
 			files[bundle.ChartEntry] = b
 		}
 	}
-	if o.Waivers != "" {
-		b, err := os.ReadFile(o.Waivers)
+	if w := m.Flag("waivers"); w != "" {
+		b, err := os.ReadFile(w)
 		if err != nil {
 			return fmt.Errorf("bundle: %w", err)
 		}
@@ -137,11 +130,7 @@ or YAML, a JUnit suite per cluster) with the live fleet run's exit code.`,
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output")
 	fs.BoolVar(&f.hooks, "hooks", false, "print the validation hook Jobs a --post run recorded (their pods, logs and events) instead of running the checks; -o json for JSON")
 	fs.DurationVar(&f.timeout, "timeout", 0, "bound on the whole replay (default: the recorded run's)")
-	formats := make([]string, len(reporters.Formats))
-	for i, x := range reporters.Formats {
-		formats[i] = string(x)
-	}
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formatNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"fail", "warn"}, cobra.ShellCompDirectiveNoFileComp))
 	ids := func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return completeCheckIDs(checks.ModePre|checks.ModePost|checks.ModeUpgrade, toComplete)
@@ -165,123 +154,139 @@ func runReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host
 	if hooks, err := b.Hooks(); err == nil && len(hooks) > 0 {
 		fmt.Fprintf(streams.ErrOut, "bundle %s holds %d validation hook Job(s) with their pods' logs and events: replay %s --hooks\n", file, len(hooks), file)
 	}
-	o, cleanup, err := replayOptions(cmd, streams, host, file, b.Manifest.Flags, b, f)
-	defer cleanup()
+	rs, err := replayOptions(cmd, streams, host, file, b.Manifest.Flags, b, f)
+	defer rs.cleanup()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.deadline(cmd.Context())
+	ctx, cancel := rs.flags.selection.deadline(cmd.Context())
 	defer cancel()
-	if err := o.completeReplay(ctx); err != nil {
+	cfg, err := completeReplay(ctx, rs, b)
+	if err != nil {
+		return err
+	}
+	o, err := rs.flags.ToOptions(cfg, console{streams: streams, host: host.withDefaults()}, cmd.Root().DisplayName())
+	if err != nil {
 		return err
 	}
 	return o.Run(ctx)
 }
 
-// replayOptions returns the options of a replay: the recorded flags, then
+// replaySetup is a replay's flags, the recorded run's chart error (nil when
+// none) and the function that removes its temporary files.
+type replaySetup struct {
+	flags    *Flags
+	chartErr error
+	cleanup  func()
+}
+
+// replayOptions returns the flags of a replay: the recorded flags, then
 // those of f given on the command line; with b, its values, waivers and
 // chart too (in a temporary directory, which cleanup removes), and the
-// options answer from b. completeReplay completes them.
-func replayOptions(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host, file string, flags []bundle.Flag, b *bundle.Bundle, f replayFlags) (*Options, func(), error) {
+// recorded run's chart error. completeReplay completes them.
+func replayOptions(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host, file string, flags []bundle.Flag, b *bundle.Bundle, f replayFlags) (*replaySetup, error) {
 	cleanup := func() {}
-	root, o := newCommand(streams, host)
+	root, rf := newCommand(streams, host)
 	fs := root.Flags()
-	namespaceChanged := false
 	for _, fl := range flags {
-		if fl.Name != "namespace" && !slices.Contains(bundledFlags, fl.Name) {
+		if pf := fs.Lookup(fl.Name); pf == nil || slices.Contains(valuesFlags, fl.Name) {
+			continue
+		} else if rec, _ := isRecorded(pf); !rec {
 			continue
 		}
 		for _, v := range fl.Values {
 			if err := fs.Set(fl.Name, v); err != nil {
-				return nil, cleanup, usageError("bundle %s: flag --%s %q: %v", file, fl.Name, v, err)
+				return &replaySetup{cleanup: cleanup}, usageError("bundle %s: flag --%s %q: %v", file, fl.Name, v, err)
 			}
 		}
-		namespaceChanged = namespaceChanged || fl.Name == "namespace"
 	}
 	changed := cmd.Flags().Changed
 	if changed("output") {
-		o.Output = f.output
+		rf.output.format = f.output
 	}
 	if changed("only") {
-		o.Only = f.only
+		rf.selection.only = f.only
 	}
 	if changed("skip") {
-		o.Skip = f.skip
+		rf.selection.skip = f.skip
 	}
 	if changed("fail-on") {
-		o.FailOn = f.failOn
+		rf.selection.failOn = f.failOn
 	}
 	if changed("no-color") {
-		o.NoColor = f.noColor
+		rf.output.noColor = f.noColor
 	}
 	if changed("timeout") {
-		o.Timeout = f.timeout
+		rf.selection.timeout = f.timeout
 	}
 	if f.upgrade {
-		o.Upgrade, o.Post, o.Wait = true, false, 0
+		rf.selection.upgrade, rf.selection.post, rf.selection.wait = true, false, 0
 	}
-	o.replayNamespaceChanged = namespaceChanged
 	if b == nil {
-		return o, cleanup, nil
+		return &replaySetup{flags: rf, cleanup: cleanup}, nil
 	}
 	tmp, err := os.MkdirTemp("", "gitops-preflight-replay-")
 	if err != nil {
-		return nil, cleanup, err
+		return &replaySetup{cleanup: cleanup}, err
 	}
 	cleanup = func() { os.RemoveAll(tmp) }
 	put := func(name string, data []byte) (string, error) {
 		p := filepath.Join(tmp, name)
 		return p, os.WriteFile(p, data, 0o600)
 	}
-	o.ValueFiles, o.SetValues, o.SetStringValues = nil, nil, nil
+	p := rf.plan
+	p.valueFiles, p.set, p.setStr = nil, nil, nil
 	if v, ok := b.File(bundle.ValuesEntry); ok {
-		p, err := put(bundle.ValuesEntry, v)
+		path, err := put(bundle.ValuesEntry, v)
 		if err != nil {
-			return nil, cleanup, err
+			return &replaySetup{cleanup: cleanup}, err
 		}
-		o.ValueFiles = []string{p}
+		p.valueFiles = []string{path}
 	}
-	o.Waivers, o.waiversName = "", ""
+	s := rf.selection
+	s.waivers, s.waiversName = "", ""
 	if changed("waivers") {
-		o.Waivers = f.waivers
+		s.waivers = f.waivers
 	} else if w, ok := b.File(bundle.WaiversEntry); ok {
-		if o.Waivers, err = put(bundle.WaiversEntry, w); err != nil {
-			return nil, cleanup, err
+		if s.waivers, err = put(bundle.WaiversEntry, w); err != nil {
+			return &replaySetup{cleanup: cleanup}, err
 		}
-		o.waiversName = b.Manifest.Flag("waivers")
+		s.waiversName = b.Manifest.Flag("waivers")
 	}
 	var chartErr error
 	switch {
 	case changed("chart"):
-		o.Chart, o.ChartVersion = f.chart, f.chartVersion
+		rf.chart.ref, rf.chart.version = f.chart, f.chartVersion
 	case changed("chart-version"):
-		return nil, cleanup, usageError("--chart-version goes with --chart")
+		return &replaySetup{cleanup: cleanup}, usageError("--chart-version goes with --chart")
 	default:
 		if c, ok := b.File(bundle.ChartEntry); ok {
-			if o.Chart, err = put(bundle.ChartEntry, c); err != nil {
-				return nil, cleanup, err
+			if rf.chart.ref, err = put(bundle.ChartEntry, c); err != nil {
+				return &replaySetup{cleanup: cleanup}, err
 			}
-			o.ChartVersion = ""
+			rf.chart.version = ""
 		} else if b.Manifest.ChartError != "" {
 			chartErr = errors.New(b.Manifest.ChartError)
 		}
 	}
-	o.replay, o.replayChartErr = b, chartErr
-	return o, cleanup, nil
+	return &replaySetup{flags: rf, chartErr: chartErr, cleanup: cleanup}, nil
 }
 
-// completeReplay completes the options of replayOptions under ctx (the
-// replay's --timeout): the recorded chart error stays the chart's.
-func (o *Options) completeReplay(ctx context.Context) error {
-	if err := o.CompleteContext(ctx, o.replayNamespaceChanged); err != nil {
-		return err
+// completeReplay compiles the flags of replayOptions under ctx (the
+// replay's --timeout) into the config of a run answering from b: the
+// recorded chart error stays the chart's.
+func completeReplay(ctx context.Context, rs *replaySetup, b *bundle.Bundle) (*run.Config, error) {
+	cfg, err := rs.flags.ToConfig(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if o.replayChartErr != nil && o.config.Chart != nil {
+	if rs.chartErr != nil && cfg.Chart != nil {
 		// The recorded run could not load its chart: neither can the replay
 		// (and it pulls nothing).
-		o.config.Chart = chart.FailedLoader(o.config.Chart.Source(), o.replayChartErr)
+		cfg.Chart = chart.FailedLoader(cfg.Chart.Source(), rs.chartErr)
 	}
-	return nil
+	cfg.Replay = b
+	return cfg, nil
 }
 
 // printHooks is `replay FILE --hooks`: the validation hook Jobs the
@@ -313,58 +318,64 @@ func printHooks(streams genericiooptions.IOStreams, b *bundle.Bundle, file, outp
 		return err
 	}
 	for _, h := range hooks {
-		state := "no condition yet (running)"
-		var conds []string
-		for _, c := range h.Conditions {
-			t := c.Type
-			if c.Reason != "" {
-				t += " (" + c.Reason
-				if c.Message != "" {
-					t += ": " + c.Message
-				}
-				t += ")"
-			}
-			conds = append(conds, t)
-		}
-		if len(conds) > 0 {
-			state = strings.Join(conds, ", ")
-		}
-		fmt.Fprintf(w, "Job %s/%s: %s; last seen %s\n", h.Namespace, h.Name, state, h.Seen.Format(time.RFC3339))
-		for _, p := range h.Pods {
-			node := p.Node
-			if node == "" {
-				node = "no node"
-			}
-			fmt.Fprintf(w, "  Pod %s: %s on %s\n", p.Name, p.Phase, node)
-			for _, c := range p.Containers {
-				fmt.Fprintf(w, "    container %s: %s\n", c.Name, c.State)
-				switch {
-				case c.Log != "":
-					cut := ""
-					if c.LogCut {
-						cut = fmt.Sprintf(", its last %d KiB", bundle.HookLogBytes>>10)
-					}
-					fmt.Fprintf(w, "    log%s:\n", cut)
-					for _, l := range strings.Split(strings.TrimRight(c.Log, "\n"), "\n") {
-						fmt.Fprintf(w, "      %s\n", l)
-					}
-				case c.LogError != "":
-					fmt.Fprintf(w, "    log not read: %s\n", c.LogError)
-				default:
-					fmt.Fprintf(w, "    log: empty\n")
-				}
-			}
-		}
-		if len(h.Events) == 0 {
-			fmt.Fprintf(w, "  no events\n")
-		}
-		for _, e := range h.Events {
-			count := ""
-			if e.Count > 1 {
-				count = fmt.Sprintf(" (x%d)", e.Count)
-			}
-			fmt.Fprintf(w, "  event %s %s %s: %s%s\n", e.Object, e.Type, e.Reason, e.Message, count)
-		}
+		writeHookJob(w, h)
 	}
 	return nil
+}
+
+// writeHookJob prints one hook Job for people: its conditions, its pods'
+// containers (state and the kept log) and the events.
+func writeHookJob(w io.Writer, h bundle.HookJob) {
+	state := "no condition yet (running)"
+	var conds []string
+	for _, c := range h.Conditions {
+		t := c.Type
+		if c.Reason != "" {
+			t += " (" + c.Reason
+			if c.Message != "" {
+				t += ": " + c.Message
+			}
+			t += ")"
+		}
+		conds = append(conds, t)
+	}
+	if len(conds) > 0 {
+		state = strings.Join(conds, ", ")
+	}
+	fmt.Fprintf(w, "Job %s/%s: %s; last seen %s\n", h.Namespace, h.Name, state, h.Seen.Format(time.RFC3339))
+	for _, p := range h.Pods {
+		node := p.Node
+		if node == "" {
+			node = "no node"
+		}
+		fmt.Fprintf(w, "  Pod %s: %s on %s\n", p.Name, p.Phase, node)
+		for _, c := range p.Containers {
+			fmt.Fprintf(w, "    container %s: %s\n", c.Name, c.State)
+			switch {
+			case c.Log != "":
+				cut := ""
+				if c.LogCut {
+					cut = fmt.Sprintf(", its last %d KiB", bundle.HookLogBytes>>10)
+				}
+				fmt.Fprintf(w, "    log%s:\n", cut)
+				for _, l := range strings.Split(strings.TrimRight(c.Log, "\n"), "\n") {
+					fmt.Fprintf(w, "      %s\n", l)
+				}
+			case c.LogError != "":
+				fmt.Fprintf(w, "    log not read: %s\n", c.LogError)
+			default:
+				fmt.Fprintf(w, "    log: empty\n")
+			}
+		}
+	}
+	if len(h.Events) == 0 {
+		fmt.Fprintf(w, "  no events\n")
+	}
+	for _, e := range h.Events {
+		count := ""
+		if e.Count > 1 {
+			count = fmt.Sprintf(" (x%d)", e.Count)
+		}
+		fmt.Fprintf(w, "  event %s %s %s: %s%s\n", e.Object, e.Type, e.Reason, e.Message, count)
+	}
 }

@@ -42,8 +42,8 @@ type memberRecording struct {
 	started time.Time
 }
 
-func (o *Options) newFleetRecording(n int) (*fleetRecording, error) {
-	w, err := bundle.NewFleetWriter(o.Bundle)
+func newFleetRecording(o *Options, n int) (*fleetRecording, error) {
+	w, err := bundle.NewFleetWriter(o.bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,9 @@ func (r *fleetRecording) done(ctx context.Context, e run.Entry) {
 		}
 	default:
 		path := r.w.Path()
-		err := r.o.writeBundle(ctx, m.rec, path, e.Chart, m.started, e.Report.Cluster.Server, e.Context, e.Report)
+		cfg := *r.o.config
+		cfg.Chart = e.Chart
+		err := writeBundle(ctx, m.rec, path, &cfg, r.o.recorded, m.started, e.Report)
 		if err != nil {
 			c.BundleError = err.Error()
 			r.failed = append(r.failed, e.Context)
@@ -107,7 +109,7 @@ func (r *fleetRecording) done(ctx context.Context, e run.Entry) {
 // bundles could not (their errors are in its manifest).
 func (r *fleetRecording) finish(names []string) error {
 	o := r.o
-	m := bundle.FleetManifest{Plugin: CurrentVersion().Version, Time: r.started, Mode: o.config.Mode.Phase(), Flags: o.bundleFlags}
+	m := bundle.FleetManifest{Plugin: CurrentVersion().Version, Time: r.started, Mode: o.config.Mode.Phase(), Flags: o.recorded}
 	for _, n := range names {
 		c, ok := r.clusters[n]
 		if !ok {
@@ -119,7 +121,7 @@ func (r *fleetRecording) finish(names []string) error {
 		return err
 	}
 	if len(r.failed) > 0 {
-		return fmt.Errorf("bundle %s: written without the bundle of context %s (over the %d MiB bound, or not writable: see its fleet.json)", o.Bundle, strings.Join(r.failed, ", "), bundle.MaxSize>>20)
+		return fmt.Errorf("bundle %s: written without the bundle of context %s (over the %d MiB bound, or not writable: see its fleet.json)", o.bundle, strings.Join(r.failed, ", "), bundle.MaxSize>>20)
 	}
 	return nil
 }
@@ -141,22 +143,18 @@ func runFleetReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host
 	}
 	defer fl.Close()
 	// The report's options: the recorded flags and those given here.
-	base, cleanup, err := replayOptions(cmd, streams, host, file, fl.Manifest.Flags, nil, f)
-	cleanup()
+	rs, err := replayOptions(cmd, streams, host, file, fl.Manifest.Flags, nil, f)
+	rs.cleanup()
 	if err != nil {
 		return err
 	}
-	if base.format, err = reporters.ParseFormat(base.Output); err != nil {
-		return usageError("%v", err)
+	if err := rs.flags.output.Validate(); err != nil {
+		return err
 	}
-	mode := checks.ModePre
-	switch {
-	case base.Upgrade:
-		mode = checks.ModeUpgrade
-	case base.Post:
-		mode = checks.ModePost
-	}
-	out := &reporters.Fleet{Mode: mode, Entries: make([]reporters.FleetEntry, len(fl.Manifest.Clusters))}
+	base := &Options{term: console{streams: streams, host: host.withDefaults()}, name: cmd.Root().DisplayName(),
+		config: &run.Config{Output: run.Output{Format: rs.flags.output.format, NoColor: rs.flags.output.noColor}}}
+	base.format, _ = reporters.ParseFormat(rs.flags.output.format)
+	out := &reporters.Fleet{Mode: rs.flags.Mode(), Entries: make([]reporters.FleetEntry, len(fl.Manifest.Clusters))}
 	var interrupted *run.Interrupt
 	for i, c := range fl.Manifest.Clusters {
 		e := run.Entry{Index: i, Context: c.Context}
@@ -191,14 +189,15 @@ func runFleetReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host
 // --timeout, named by its context and server. The error is a usage error
 // (the flags do not apply to the bundle).
 func replayMember(cmd *cobra.Command, streams genericiooptions.IOStreams, host Host, file string, b *bundle.Bundle, f replayFlags) (*checks.Report, run.Verdict, error) {
-	o, cleanup, err := replayOptions(cmd, streams, host, file, b.Manifest.Flags, b, f)
-	defer cleanup()
+	rs, err := replayOptions(cmd, streams, host, file, b.Manifest.Flags, b, f)
+	defer rs.cleanup()
 	if err != nil {
 		return nil, run.Verdict{}, err
 	}
-	ctx, cancel := o.deadline(cmd.Context())
+	ctx, cancel := rs.flags.selection.deadline(cmd.Context())
 	defer cancel()
-	if err := o.completeReplay(ctx); err != nil {
+	cfg, err := completeReplay(ctx, rs, b)
+	if err != nil {
 		return nil, run.Verdict{}, err
 	}
 	restCfg := b.RESTConfig()
@@ -206,9 +205,7 @@ func replayMember(cmd *cobra.Command, streams genericiooptions.IOStreams, host H
 	if err != nil {
 		return nil, run.Verdict{}, usageError("%v", err)
 	}
-	cfg := o.config
-	cfg.Replay = b
-	s := &run.Session{Config: &cfg, Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: b.Manifest.Context}}
+	s := &run.Session{Config: cfg, Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: b.Manifest.Context}}
 	report, verdict := s.Run(ctx)
 	return report, verdict, nil
 }

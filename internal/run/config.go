@@ -44,6 +44,9 @@ type Config struct {
 	// Wait re-runs failing checks until they pass or it elapses (--wait);
 	// WaitInterval is the pause between rounds (default WaitInterval).
 	Wait, WaitInterval time.Duration
+	// Timeout bounds the run, plus Wait (--timeout): the caller's deadline
+	// of a session, each member's of a fleet.
+	Timeout time.Duration
 	// Waivers are the accepted findings of --waivers (ParseWaivers), in file
 	// order; nil without --waivers. A warn, fail or error a valid one covers
 	// is reported as waived; every waiver's fate is in Report.Waivers.
@@ -52,6 +55,9 @@ type Config struct {
 	Fix Fix
 	// Hooks report progress; each may be nil.
 	Hooks Hooks
+	// Output is how the command prints the report: run does not read it;
+	// a bundle keeps it, so that a replay prints as the recorded run did.
+	Output Output
 	// Record, when set, records what the run reads of the host and the
 	// network (--bundle; the caller wraps the clients' transport with it
 	// and writes the bundle). Replay, when set, answers those reads from a
@@ -77,6 +83,14 @@ type Fix struct {
 	Confirm func(w io.Writer) (bool, error)
 }
 
+// Output is how the report is printed (-o, --no-color).
+type Output struct {
+	// Format is the output format's name ("table", "json", ...).
+	Format string
+	// NoColor never colours the report.
+	NoColor bool
+}
+
 // Hooks are the run's progress callbacks (a progress line on a terminal).
 type Hooks struct {
 	// Round is called before each round of checks with their number; it
@@ -97,4 +111,14 @@ func NeedsChart(selected []checks.Check) bool {
 		}
 	}
 	return false
+}
+
+// ChartLoader returns the loader of src for c (nil when no chart is used:
+// src names none, the run is --post, or no selected check reads the
+// chart).
+func ChartLoader(c *Config, src chart.Source) *chart.Loader {
+	if src.Ref == "" || c.Mode == checks.ModePost || !NeedsChart(c.Selected) {
+		return nil
+	}
+	return chart.NewLoader(src)
 }
