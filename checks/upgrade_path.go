@@ -14,11 +14,12 @@ import (
 // revision `helm upgrade` starts from) to the target chart version is one
 // the chart's maintainers support. The rules are data (upgradeSteps), each
 // with its public source; a step a rule forbids fails naming the version to
-// upgrade to first and the command.
+// upgrade to first and the command, and carries the step as data
+// (Result.Step: the fleet report groups such clusters).
 func UpgradePath() Check {
 	return Check{
 		Meta: Meta{
-			ID:         UpgradePathID,
+			ID:         "upgrade-path",
 			Impact:     ImpactRuntimeBreaks,
 			ReadsChart: true,
 			Category:   CategoryUpgrade,
@@ -30,10 +31,6 @@ func UpgradePath() Check {
 		Run: runUpgradePath,
 	}
 }
-
-// UpgradePathID is the ID of UpgradePath: the fleet report's upgrade waves
-// single it out (a cluster that needs a step first).
-const UpgradePathID = "upgrade-path"
 
 // upgradeStep is a rule of the chart's upgrade path: an upgrade from a
 // version in From to a version in To must go through Via first.
@@ -89,7 +86,8 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 		f, _ := semver.NewConstraint(s.From)
 		t, _ := semver.NewConstraint(s.To)
 		if f.Check(from) && t.Check(to) {
-			return Fail("chart %s → %s skips %s: upgrade to %s.x first; %s (%s)", fromS, toS, s.Via, s.Via, s.Why, s.Source).
+			step := UpgradeStep{From: fromS, To: toS, Via: s.Via}
+			return Fail("%s; %s (%s)", step, s.Why, s.Source).WithStep(step).
 				WithHint(fmt.Sprintf("helm upgrade %s %s -n %s --version '~%s' (with the same values), then check the upgrade to %s again", name, env.Inputs.Chart, ns, s.Via, toS)), nil
 		}
 	}

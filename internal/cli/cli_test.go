@@ -20,6 +20,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/version"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 // runCmd executes the root command with args and env, returning stdout,
@@ -393,23 +394,26 @@ func TestRequestTimeoutIsWhatTheHelpSays(t *testing.T) {
 func ptrTo[T any](v T) *T { return &v }
 
 // TestExitForEveryVerdict: the exit code of each verdict (README "Exit
-// codes"), and its line.
+// codes"), its line, and what a fleet's report calls it; every kind of
+// verdict is in the exit table.
 func TestExitForEveryVerdict(t *testing.T) {
 	line := errors.New("the line")
-	sigterm := &Interrupted{Signal: "SIGTERM", Code: 143}
+	sigterm := &Interrupted{Signal: "SIGTERM"}
 	for _, tc := range []struct {
-		v    run.Verdict
-		code int
-		err  error
+		v       run.Verdict
+		code    int
+		err     error
+		outcome reporters.Outcome
 	}{
-		{run.Verdict{Kind: run.OK}, ExitOK, nil},
-		{run.Verdict{Kind: run.Failed}, ExitFailed, nil},
-		{run.Verdict{Kind: run.Failed, Err: line}, ExitFailed, line},
-		{run.Verdict{Kind: run.NothingVerified, Err: line}, ExitFailed, line},
-		{run.Verdict{Kind: run.Unreachable, Err: line}, ExitUnreachable, line},
-		{run.Verdict{Kind: run.Unreachable, Err: line, Signal: sigterm}, ExitUnreachable, line},
-		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: &Interrupted{Signal: "SIGINT", Code: 130}}, 130, line},
-		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: sigterm}, 143, line},
+		{run.Verdict{Kind: run.OK}, ExitOK, nil, reporters.OutcomeOK},
+		{run.Verdict{Kind: run.Failed}, ExitFailed, nil, reporters.OutcomeFailed},
+		{run.Verdict{Kind: run.Failed, Err: line}, ExitFailed, line, reporters.OutcomeFailed},
+		{run.Verdict{Kind: run.NothingVerified, Err: line}, ExitFailed, line, reporters.OutcomeFailed},
+		{run.Verdict{Kind: run.NotChecked, Err: line}, ExitUsage, line, reporters.OutcomeNotChecked},
+		{run.Verdict{Kind: run.Unreachable, Err: line}, ExitUnreachable, line, reporters.OutcomeUnreachable},
+		{run.Verdict{Kind: run.Unreachable, Err: line, Signal: sigterm}, ExitUnreachable, line, reporters.OutcomeUnreachable},
+		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: &Interrupted{Signal: "SIGINT"}}, 130, line, reporters.OutcomeInterrupted},
+		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: sigterm}, 143, line, reporters.OutcomeInterrupted},
 	} {
 		err := exitFor(tc.v)
 		if got := ExitCode(err); got != tc.code {
@@ -419,6 +423,17 @@ func TestExitForEveryVerdict(t *testing.T) {
 		if tc.code != ExitOK && (!errors.As(err, &e) || !errors.Is(e.Err, tc.err) || (tc.err == nil && e.Err != nil)) {
 			t.Errorf("%s: error %v, want the line %v", tc.v.Kind, err, tc.err)
 		}
+		if _, o := exitCode(tc.v); o != tc.outcome {
+			t.Errorf("%s: outcome %q, want %q", tc.v.Kind, o, tc.outcome)
+		}
+	}
+	for k := run.OK; k <= run.NotChecked; k++ {
+		if _, ok := exitTable[k]; !ok {
+			t.Errorf("verdict %s is not in the exit table", k)
+		}
+	}
+	if ExitCode(&Interrupted{Signal: "SIGINT"}) != 130 || ExitCode(sigterm) != 143 {
+		t.Errorf("a second signal exits with %d and %d, want 130 and 143", ExitCode(&Interrupted{Signal: "SIGINT"}), ExitCode(sigterm))
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 
 // runFleet runs the checks on every context of the fleet, --parallel at a
 // time, each under its own --timeout, and writes one report of them all.
-// The exit code is the highest of the clusters' (reporters.FleetExit). ctx
-// bounds reading the kubeconfig by --timeout; the sessions have their own.
+// The exit code is the fleet's verdict's (run.FleetVerdict). ctx bounds
+// reading the kubeconfig by --timeout; the sessions have their own.
 func (o *Options) runFleet(ctx context.Context) error {
 	readCtx, cancel := context.WithTimeout(ctx, o.config.Timeout)
 	defer cancel()
@@ -42,9 +42,8 @@ func (o *Options) runFleet(ctx context.Context) error {
 	for i := range members {
 		members[i].Connect = watch.connect(members[i].Context, members[i].Connect)
 	}
-	var interrupted *run.Interrupt
 	// No per-check progress or --fix hooks: many sessions run at once.
-	f := &run.Fleet{Config: o.config, Members: members, Parallel: o.fleet.parallel, Timeout: o.config.Timeout,
+	f := &run.Fleet{Config: o.config, Members: members, Parallel: o.fleet.parallel,
 		Done: func(e run.Entry) {
 			if rec != nil {
 				rec.done(ctx, e)
@@ -52,22 +51,17 @@ func (o *Options) runFleet(ctx context.Context) error {
 			// Only the report stays: the session's clients and snapshot
 			// are gone once it ends.
 			watch.done(e.Context)
-			var signal *run.Interrupt
-			fl.Entries[e.Index], signal = o.fleetEntry(e)
-			if signal != nil {
-				interrupted = signal
-			}
+			fl.Entries[e.Index] = o.fleetEntry(e)
 		}}
 	if rec != nil {
 		f.Recorder = rec.recorder
 	}
-	f.Run(ctx)
+	v := f.Run(ctx)
 	watch.erase() // before the report
-	var bundleErr error
 	if rec != nil {
-		bundleErr = rec.finish(names)
+		v = v.Unrecorded(rec.finish(names))
 	}
-	return o.writeFleet(fl, interrupted, bundleErr)
+	return o.writeFleet(fl, v)
 }
 
 // fleetWatch shows a fleet's sessions as they run: on a terminal, one
@@ -128,42 +122,27 @@ func (w *fleetWatch) erase() {
 }
 
 // fleetEntry is the report's entry of a member's session (live or
-// replayed), and the signal that interrupted it (nil when none).
-func (o *Options) fleetEntry(e run.Entry) (reporters.FleetEntry, *run.Interrupt) {
+// replayed): its exit code and what it amounts to (the exit table), and its
+// report, or the line of why it has none.
+func (o *Options) fleetEntry(e run.Entry) reporters.FleetEntry {
 	fe := reporters.FleetEntry{Context: e.Context, Report: e.Report}
+	fe.Exit, fe.Outcome = exitCode(e.Verdict)
 	if e.Report == nil {
-		fe.Exit = ExitUsage
-		if e.Err != nil {
-			fe.Err = e.Err.Error()
+		if e.Verdict.Err != nil {
+			fe.Err = e.Verdict.Err.Error()
 		}
-		return fe, nil
+		return fe
 	}
 	o.renameInHints(e.Report.Outcomes)
-	fe.Exit = ExitCode(exitFor(e.Verdict))
-	return fe, e.Verdict.Signal // interrupted, before or after contact
+	return fe
 }
 
-// writeFleet writes the fleet's report and returns its exit: the highest
-// of the clusters' (reporters.FleetExit), at least 1 when the fleet's
-// bundle could not be written whole (bundleErr, the error line then).
-func (o *Options) writeFleet(fl *reporters.Fleet, interrupted *run.Interrupt, bundleErr error) error {
+// writeFleet writes the fleet's report and returns the exit of its
+// verdict v (run.FleetVerdict).
+func (o *Options) writeFleet(fl *reporters.Fleet, v run.Verdict) error {
 	opts := reporters.Options{Color: o.term.colorEnabled(o.config.Output.NoColor), Width: o.term.fleetWidth(), Name: o.name}
 	if err := reporters.WriteFleet(o.term.streams.Out, o.format, opts, fl); err != nil {
 		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("writing report: %w", err)}
 	}
-	codes := make([]int, len(fl.Entries))
-	for i, e := range fl.Entries {
-		codes[i] = e.Exit
-	}
-	code := reporters.FleetExit(codes)
-	switch {
-	case interrupted != nil:
-		return &ExitError{Code: code, Err: fmt.Errorf("%w: the report is partial", interrupted)}
-	case bundleErr != nil:
-		// The report is whole; the recording of it is not.
-		return &ExitError{Code: max(code, ExitFailed), Err: bundleErr}
-	case code == ExitOK:
-		return nil
-	}
-	return &ExitError{Code: code}
+	return exitFor(v)
 }

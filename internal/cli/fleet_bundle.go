@@ -85,8 +85,8 @@ func (r *fleetRecording) done(ctx context.Context, e run.Entry) {
 	switch {
 	case e.Report == nil || m == nil:
 		c.Error = "not checked"
-		if e.Err != nil {
-			c.Error = checks.RedactSecrets(e.Err.Error())
+		if e.Verdict.Err != nil {
+			c.Error = checks.RedactSecrets(e.Verdict.Err.Error())
 		}
 	default:
 		path := r.w.Path()
@@ -155,7 +155,7 @@ func runFleetReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host
 		config: &run.Config{Output: run.Output{Format: rs.flags.output.format, NoColor: rs.flags.output.noColor}}}
 	base.format, _ = reporters.ParseFormat(rs.flags.output.format)
 	out := &reporters.Fleet{Mode: rs.flags.Mode(), Entries: make([]reporters.FleetEntry, len(fl.Manifest.Clusters))}
-	var interrupted *run.Interrupt
+	verdicts := make([]run.Verdict, len(fl.Manifest.Clusters))
 	for i, c := range fl.Manifest.Clusters {
 		e := run.Entry{Index: i, Context: c.Context}
 		switch {
@@ -167,21 +167,14 @@ func runFleetReplay(cmd *cobra.Command, streams genericiooptions.IOStreams, host
 			if e.Report, e.Verdict, err = replayMember(cmd, streams, host, file, b, f); err != nil {
 				return err
 			}
-			if e.Report == nil {
-				e.Err = e.Verdict.Err
-			}
 		case c.BundleError != "":
-			e.Err = fmt.Errorf("context %s: not replayed: its bundle was not written (%s)", c.Context, c.BundleError)
+			e.Verdict = run.Verdict{Kind: run.NotChecked, Err: fmt.Errorf("context %s: not replayed: its bundle was not written (%s)", c.Context, c.BundleError)}
 		default:
-			e.Err = errors.New(c.Error)
+			e.Verdict = run.Verdict{Kind: run.NotChecked, Err: errors.New(c.Error)}
 		}
-		var signal *run.Interrupt
-		out.Entries[i], signal = base.fleetEntry(e)
-		if signal != nil {
-			interrupted = signal
-		}
+		out.Entries[i], verdicts[i] = base.fleetEntry(e), e.Verdict
 	}
-	return base.writeFleet(out, interrupted, nil)
+	return base.writeFleet(out, run.FleetVerdict(verdicts))
 }
 
 // replayMember replays one cluster's bundle of a fleet archive as the

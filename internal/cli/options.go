@@ -95,7 +95,7 @@ func (o *Options) Run(ctx context.Context) error {
 	session := &run.Session{Config: cfg, Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
 	report, verdict := session.Run(ctx)
 	if report == nil {
-		return &ExitError{Code: ExitFailed, Err: verdict.Err}
+		return exitFor(verdict)
 	}
 	var bundleErr error
 	if rec != nil {
@@ -109,11 +109,8 @@ func (o *Options) Run(ctx context.Context) error {
 		// The table just showed the reason: the error line refers to it.
 		verdict.Err = verdict.Brief
 	}
-	if bundleErr != nil {
-		// The report is whole; the recording of it is not.
-		return &ExitError{Code: ExitFailed, Err: bundleErr}
-	}
-	return exitFor(verdict)
+	// The report is whole; the recording of it may not be.
+	return exitFor(verdict.Unrecorded(bundleErr))
 }
 
 // hooked is the run's config with the hooks of this command bound: the

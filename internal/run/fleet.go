@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
@@ -27,22 +26,22 @@ type Member struct {
 }
 
 // Entry is what a fleet run found for one member: the session's report and
-// verdict, or Err when the member could not be set up (Connect failed; Report
-// is then nil). Index is the member's position in Fleet.Members. Chart is
-// the chart loader the member's session used (nil when none): a bundle of
-// the session keeps the chart it loaded, or why it could not.
+// verdict, or no report when the member could not be checked (the verdict,
+// NotChecked when Connect failed, says why). Index is the member's position
+// in Fleet.Members. Chart is the chart loader the member's session used (nil
+// when none): a bundle of the session keeps the chart it loaded, or why it
+// could not.
 type Entry struct {
 	Index   int
 	Context string
 	Report  *checks.Report
 	Verdict Verdict
-	Err     error
 	Chart   *chart.Loader
 }
 
 // Fleet runs the same Config on many clusters (--contexts, --all-contexts):
 // one Session per member, at most Parallel at once, each under its own
-// Timeout (plus Config.Wait), started in Members order. Done receives each
+// Config.Timeout (plus Config.Wait), started in Members order. Done receives each
 // member's entry as soon as its session ends, from the fleet's goroutines
 // one at a time; a member's clients and snapshot are dropped when its
 // session ends, so memory grows with Parallel, not with the fleet (only the
@@ -53,8 +52,6 @@ type Fleet struct {
 	// Parallel bounds the sessions running at once (DefaultParallel when
 	// not positive).
 	Parallel int
-	// Timeout bounds each member's connection and session (--timeout).
-	Timeout time.Duration
 	// Done receives every member's entry; calls never overlap.
 	Done func(Entry)
 	// Recorder, when set, returns the recorder of a member's session by
@@ -64,10 +61,11 @@ type Fleet struct {
 	Recorder func(context string) *bundle.Recorder
 }
 
-// Run checks every member and returns when all are done or ctx ends (the
-// members not started by then are reported with the Interrupted, or
-// Unreachable, verdict their sessions give under the ended ctx).
-func (f *Fleet) Run(ctx context.Context) {
+// Run checks every member and returns the fleet's verdict (FleetVerdict)
+// when all are done or ctx ends (the members not started by then are
+// reported with the Interrupted, or Unreachable, verdict their sessions
+// give under the ended ctx).
+func (f *Fleet) Run(ctx context.Context) Verdict {
 	parallel := f.Parallel
 	if parallel <= 0 {
 		parallel = DefaultParallel
@@ -75,6 +73,7 @@ func (f *Fleet) Run(ctx context.Context) {
 	sem := make(chan struct{}, parallel)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	verdicts := make([]Verdict, len(f.Members))
 	for i, m := range f.Members {
 		sem <- struct{}{}
 		wg.Add(1)
@@ -84,26 +83,28 @@ func (f *Fleet) Run(ctx context.Context) {
 			e := f.runMember(ctx, i, m)
 			mu.Lock()
 			defer mu.Unlock()
+			verdicts[i] = e.Verdict
 			if f.Done != nil {
 				f.Done(e)
 			}
 		}()
 	}
 	wg.Wait()
+	return FleetVerdict(verdicts)
 }
 
 // runMember connects to one member and runs its session under the member's
 // own deadline.
 func (f *Fleet) runMember(ctx context.Context, i int, m Member) Entry {
 	e := Entry{Index: i, Context: m.Context}
-	if f.Timeout > 0 {
+	if t := f.Config.Timeout; t > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.Timeout+max(f.Config.Wait, 0))
+		ctx, cancel = context.WithTimeout(ctx, t+max(f.Config.Wait, 0))
 		defer cancel()
 	}
 	clients, info, err := m.Connect(ctx)
 	if err != nil {
-		e.Err = err
+		e.Verdict = Verdict{Kind: NotChecked, Err: err}
 		return e
 	}
 	info.Context = m.Context
@@ -119,8 +120,5 @@ func (f *Fleet) runMember(ctx context.Context, i int, m Member) Entry {
 	}
 	s := &Session{Config: &cfg, Clients: clients, Cluster: info}
 	e.Report, e.Verdict = s.Run(ctx)
-	if e.Report == nil && e.Err == nil {
-		e.Err = e.Verdict.Err
-	}
 	return e
 }

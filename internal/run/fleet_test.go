@@ -3,7 +3,9 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -69,7 +71,10 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 		inDone = false
 		mu.Unlock()
 	}}
-	f.Run(context.Background())
+	v := f.Run(context.Background())
+	if v.Kind != Unreachable || v.Err != nil {
+		t.Errorf("fleet verdict %v (%v), want unreachable (its worst member's), no line", v.Kind, v.Err)
+	}
 	if p := peak.Load(); p > 2 {
 		t.Errorf("%d members connected at once, want at most 2", p)
 	}
@@ -82,8 +87,8 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 			t.Errorf("entry %s: index %d context %q, want %d", n, e.Index, e.Context, i)
 		}
 		switch {
-		case n == "bad" && (e.Err == nil || e.Report != nil):
-			t.Errorf("bad: err %v, report %v; want the Connect error and no report", e.Err, e.Report)
+		case n == "bad" && (e.Verdict.Kind != NotChecked || e.Verdict.Err == nil || e.Report != nil):
+			t.Errorf("bad: verdict %v (%v), report %v; want not checked with the Connect error, no report", e.Verdict.Kind, e.Verdict.Err, e.Report)
 		case n != "bad" && (e.Report == nil || e.Verdict.Kind != Unreachable || e.Report.Cluster.Context != n):
 			t.Errorf("%s: report %v, verdict %v; want an unreachable report naming its context", n, e.Report, e.Verdict.Kind)
 		}
@@ -109,21 +114,27 @@ func TestFleetMemberDeadlines(t *testing.T) {
 		return nil, checks.ClusterInfo{}, ctx.Err()
 	}}
 	var got []Entry
-	f := &Fleet{Config: cfg, Members: []Member{hang}, Timeout: 1, Done: func(e Entry) { got = append(got, e) }}
-	f.Run(context.Background())
-	if len(got) != 1 || !errors.Is(got[0].Err, context.DeadlineExceeded) {
+	short := *cfg
+	short.Timeout = 1
+	f := &Fleet{Config: &short, Members: []Member{hang}, Done: func(e Entry) { got = append(got, e) }}
+	if v := f.Run(context.Background()); v.Kind != NotChecked {
+		t.Errorf("fleet verdict %v, want not checked", v.Kind)
+	}
+	if len(got) != 1 || !errors.Is(got[0].Verdict.Err, context.DeadlineExceeded) {
 		t.Fatalf("entries %+v: want the member's own deadline exceeded", got)
 	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(&Interrupt{Signal: "SIGINT", Code: 130})
+	cancel(&Interrupt{Signal: "SIGINT"})
 	reach := Member{Context: "a", Connect: func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
 		c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
 		return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
 	}}
 	got = nil
 	f = &Fleet{Config: cfg, Members: []Member{reach, reach}, Done: func(e Entry) { got = append(got, e) }}
-	f.Run(ctx)
+	if v := f.Run(ctx); v.Kind != Unreachable || v.Signal == nil || !strings.Contains(fmt.Sprint(v.Err), "interrupted by SIGINT: the report is partial") {
+		t.Errorf("fleet verdict %v (%v), want unreachable, the report partial", v.Kind, v.Err)
+	}
 	if len(got) != 2 {
 		t.Fatalf("%d entries, want 2", len(got))
 	}
