@@ -8,17 +8,21 @@ import (
 )
 
 // A flag's attributes are pflag annotations set where the flag is declared
-// (describe): the section of the help it is shown in and its place there,
-// and whether a bundle records its effect (--bundle; replay applies it
-// again). TestEveryFlagIsDescribed holds every flag of the command to both,
-// and proves for each recorded one that a replay compiles it as the live
-// run did.
+// (describe, replayable): the section of the help it is shown in and its
+// place there, whether a bundle records its effect (--bundle: the run's
+// spec keeps it, and a replay runs with it), and whether `replay FILE`
+// takes it too. TestEveryFlagIsDescribed holds every flag of the command to
+// them, and proves for each recorded one that a replay compiles it as the
+// live run did.
 const (
 	// helpAnnotation is the help section's title and the flag's rank in
 	// it (a decimal number; flags of one rank are shown by name).
 	helpAnnotation = "gitops-preflight.io/help"
 	// bundleAnnotation is "recorded", or "not recorded" and why.
 	bundleAnnotation = "gitops-preflight.io/bundle"
+	// replayAnnotation, on a flag `replay FILE` takes too, is its help
+	// there, where it changes the recorded run (run.Overrides).
+	replayAnnotation = "gitops-preflight.io/replay"
 )
 
 // Help sections, in the order the help shows them: the way kubectl groups
@@ -71,6 +75,29 @@ func describe(fs *pflag.FlagSet, name string, at placement, b bundleUse) {
 	} else {
 		f.Annotations[bundleAnnotation] = []string{"not recorded", b.why}
 	}
+}
+
+// replayable annotates the flag name of fs as one `replay FILE` takes too,
+// with its help there. The flag must exist.
+func replayable(fs *pflag.FlagSet, name, usage string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic("replayable: no flag --" + name)
+	}
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[replayAnnotation] = []string{usage}
+}
+
+// replayUsage is f's help as `replay FILE` takes it, and false when replay
+// does not take it.
+func replayUsage(f *pflag.Flag) (string, bool) {
+	a := f.Annotations[replayAnnotation]
+	if len(a) != 1 {
+		return "", false
+	}
+	return a[0], true
 }
 
 // helpPlacement returns where the help shows f, and false when f was not

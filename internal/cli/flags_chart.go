@@ -28,8 +28,10 @@ func newChartFlags(conn *connectionFlags) *chartFlags {
 func (f *chartFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.ref, "chart", f.ref, "the gitops-runtime chart to render, as helm install takes it: directory, .tgz, oci:// reference or repo/name")
 	describe(fs, "chart", placement{sectionPlan, 4}, recorded)
+	replayable(fs, "chart", "the chart to render (default: the recorded run's, from the bundle)")
 	fs.StringVar(&f.version, "chart-version", "", "chart version constraint (helm --version; default: the latest)")
 	describe(fs, "chart-version", placement{sectionPlan, 5}, recorded)
+	replayable(fs, "chart-version", "chart version constraint, with --chart")
 	fs.BoolVar(&f.reuseValues, "reuse-values", false, "with --upgrade: as helm upgrade --reuse-values")
 	fs.BoolVar(&f.resetValues, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
 	fs.BoolVar(&f.resetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")

@@ -65,14 +65,14 @@ func (f *fixFlags) given() error {
 // one fixable check, which must be selected in this mode (Meta.FixOptions).
 // Without --yes or --dry-run, a terminal must be there to confirm.
 func (f *fixFlags) ToConfig(_ context.Context, c *run.Config) error {
+	if !f.fix {
+		return nil
+	}
 	crds := f.crds
 	if crds == "" {
 		crds = "all"
 	}
-	c.Fix = run.Fix{Enabled: f.fix, Yes: f.yes, DryRun: f.dryRun, Options: checks.FixOptions{CRDs: crds, TLSSecret: f.tlsSecret}}
-	if !f.fix {
-		return nil
-	}
+	c.Fix = run.Fix{Enabled: true, Yes: f.yes, DryRun: f.dryRun, Options: checks.FixOptions{CRDs: crds, TLSSecret: f.tlsSecret}}
 	for _, o := range []struct {
 		name  string
 		given bool

@@ -38,8 +38,10 @@ func formatNames() []string {
 func (f *outputFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.format, "output", "o", f.format, "output format: "+strings.Join(formatNames(), "|"))
 	describe(fs, "output", placement{sectionOutput, 1}, recorded)
+	replayable(fs, "output", "output format (default: the recorded run's)")
 	fs.BoolVar(&f.noColor, "no-color", false, "never colour the output (as when NO_COLOR is set or TERM is dumb)")
 	describe(fs, "no-color", placement{sectionOutput, 2}, recorded)
+	replayable(fs, "no-color", "never colour the output")
 	fs.StringVar(&f.bundle, "bundle", "", "also write what the run read, redacted, to the gzip'd tar `FILE` (at most 64 MiB uncompressed; with --contexts/--all-contexts, one archive of each cluster's bundle: at most 64 MiB per cluster) for the replay command; not with --fix")
 	describe(fs, "bundle", placement{sectionOutput, 3}, notRecorded("it names the bundle itself"))
 	fs.BoolVar(&f.debugRequests, "debug-request-count", false, "print the number of API requests to stderr when done")
@@ -55,8 +57,10 @@ func (f *outputFlags) Validate() error {
 	return nil
 }
 
-// ToConfig compiles how the report is printed.
+// ToConfig compiles how the report is printed, and where the run is
+// recorded.
 func (f *outputFlags) ToConfig(_ context.Context, c *run.Config) error {
 	c.Output = run.Output{Format: f.format, NoColor: f.noColor}
+	c.Bundle = f.bundle
 	return nil
 }

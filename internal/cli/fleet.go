@@ -3,20 +3,19 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 // runFleet runs the checks on every context of the fleet, --parallel at a
-// time, each under its own --timeout, and writes one report of them all.
-// The exit code is the fleet's verdict's (run.FleetVerdict). ctx bounds
-// reading the kubeconfig by --timeout; the sessions have their own.
+// time, each under its own --timeout, and writes one report of them all
+// (with --bundle, run.Fleet records the fleet archive). The exit code is
+// the fleet's verdict's (run.FleetVerdict). ctx bounds reading the
+// kubeconfig by --timeout; the sessions have their own.
 func (o *Options) runFleet(ctx context.Context) error {
 	readCtx, cancel := context.WithTimeout(ctx, o.config.Timeout)
 	defer cancel()
@@ -24,16 +23,7 @@ func (o *Options) runFleet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var rec *fleetRecording
-	var wrap func(string, *rest.Config) *rest.Config
-	if o.bundle != "" {
-		if rec, err = newFleetRecording(o, len(names)); err != nil {
-			return &ExitError{Code: ExitFailed, Err: err}
-		}
-		defer rec.close()
-		wrap = rec.wrap
-	}
-	members, err := o.kube.members(readCtx, names, wrap)
+	members, err := o.kube.members(readCtx, names)
 	if err != nil {
 		return err
 	}
@@ -45,21 +35,15 @@ func (o *Options) runFleet(ctx context.Context) error {
 	// No per-check progress or --fix hooks: many sessions run at once.
 	f := &run.Fleet{Config: o.config, Members: members, Parallel: o.fleet.parallel,
 		Done: func(e run.Entry) {
-			if rec != nil {
-				rec.done(ctx, e)
-			}
 			// Only the report stays: the session's clients and snapshot
 			// are gone once it ends.
-			watch.done(e.Context)
+			watch.done(e)
 			fl.Entries[e.Index] = o.fleetEntry(e)
 		}}
-	if rec != nil {
-		f.Recorder = rec.recorder
-	}
-	v := f.Run(ctx)
+	v, err := f.Run(ctx)
 	watch.erase() // before the report
-	if rec != nil {
-		v = v.Unrecorded(rec.finish(names))
+	if err != nil {
+		return &ExitError{Code: ExitFailed, Err: err}
 	}
 	return o.writeFleet(fl, v)
 }
@@ -72,45 +56,34 @@ type fleetWatch struct {
 	term     console
 	progress *progress // nil off a terminal
 	count    bool
-	mu       sync.Mutex
-	clients  map[string]*cluster.Clients // of the sessions under way, counted
 }
 
 func newFleetWatch(term console, members int, count bool) *fleetWatch {
-	w := &fleetWatch{term: term, count: count, clients: map[string]*cluster.Clients{}}
+	w := &fleetWatch{term: term, count: count}
 	if pw := term.progressWidth(); pw > 0 {
 		w.progress = newProgress(term.streams.ErrOut, members, pw)
 	}
 	return w
 }
 
-// connect wraps a member's Connect: its session starts on the progress line,
-// and its clients are counted.
-func (w *fleetWatch) connect(name string, connect func(context.Context) (*cluster.Clients, checks.ClusterInfo, error)) func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
-	return func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+// connect wraps a member's Connect: its session starts on the progress line.
+func (w *fleetWatch) connect(name string, connect func(context.Context) (*rest.Config, checks.ClusterInfo, error)) func(context.Context) (*rest.Config, checks.ClusterInfo, error) {
+	return func(ctx context.Context) (*rest.Config, checks.ClusterInfo, error) {
 		if w.progress != nil {
 			w.progress.start(checks.Meta{ID: name})
 		}
-		c, info, err := connect(ctx)
-		if w.count && c != nil {
-			w.mu.Lock()
-			w.clients[name] = c
-			w.mu.Unlock()
-		}
-		return c, info, err
+		return connect(ctx)
 	}
 }
 
-// done ends a member's session on the progress line and prints its count.
-func (w *fleetWatch) done(name string) {
+// done ends a member's session on the progress line and prints its count
+// of API requests.
+func (w *fleetWatch) done(e run.Entry) {
 	if w.progress != nil {
-		w.progress.finish(checks.Outcome{Meta: checks.Meta{ID: name}})
+		w.progress.finish(checks.Outcome{Meta: checks.Meta{ID: e.Context}})
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c := w.clients[name]; c != nil {
-		delete(w.clients, name)
-		fmt.Fprintf(w.term.streams.ErrOut, "api-requests: context=%s total=%d pages=%d\n", name, c.Requests.Load(), c.Pages.Load())
+	if w.count && e.Report != nil {
+		fmt.Fprintf(w.term.streams.ErrOut, "api-requests: context=%s total=%d pages=%d\n", e.Context, e.Requests, e.Pages)
 	}
 }
 

@@ -177,9 +177,8 @@ func (k kubeconfig) contexts(ctx context.Context, t *fleetTarget) ([]string, err
 // kubeconfig entry is unusable (its cluster or user missing, a certificate
 // file unreadable) gets a member whose Connect fails: exit 2 in its own
 // entry, the others are checked. Connect runs the context's exec credential
-// plugin (without the terminal: many run at once) and builds its clients;
-// wrap, when set, wraps the REST config first (recording it for --bundle).
-func (k kubeconfig) members(ctx context.Context, names []string, wrap func(name string, cfg *rest.Config) *rest.Config) ([]run.Member, error) {
+// plugin (without the terminal: many run at once).
+func (k kubeconfig) members(ctx context.Context, names []string) ([]run.Member, error) {
 	members := make([]run.Member, 0, len(names))
 	for _, name := range names {
 		cfg, err := aside(k, ctx, func() (*rest.Config, error) { return flagsForContext(k.flags, name).ToRESTConfig() })
@@ -190,25 +189,16 @@ func (k kubeconfig) members(ctx context.Context, names []string, wrap func(name 
 		m := run.Member{Context: name}
 		if err != nil {
 			err := fmt.Errorf("kubeconfig context %s: %w", name, err)
-			m.Connect = func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+			m.Connect = func(context.Context) (*rest.Config, checks.ClusterInfo, error) {
 				return nil, checks.ClusterInfo{}, err
 			}
 		} else {
-			m.Connect = func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
-				restCfg := cfg
-				if authed, err := cluster.ResolveExecCredentials(ctx, cfg, false); err != nil {
-					restCfg = cluster.FailingConfig(cfg, err)
-				} else {
-					restCfg = authed
-				}
-				if wrap != nil {
-					restCfg = wrap(name, restCfg)
-				}
-				clients, err := cluster.NewClients(restCfg)
+			m.Connect = func(ctx context.Context) (*rest.Config, checks.ClusterInfo, error) {
+				authed, err := cluster.ResolveExecCredentials(ctx, cfg, false)
 				if err != nil {
-					return nil, checks.ClusterInfo{}, err
+					authed = cluster.FailingConfig(cfg, err)
 				}
-				return clients, checks.ClusterInfo{Server: restCfg.Host}, nil
+				return authed, checks.ClusterInfo{Server: authed.Host}, nil
 			}
 		}
 		members = append(members, m)

@@ -6,19 +6,16 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
-// Options are a compiled run (Flags.ToConfig) and what the command needs to
-// carry it out: the console it prints on, the kubeconfig it connects with,
-// the fleet it runs over. Run connects, runs the session (run), prints the
-// report and maps the verdict to the exit code.
+// Options are a compiled run (Flags.ToConfig, or run.Replay of a bundle)
+// and what the command needs to carry it out: the console it prints on, the
+// kubeconfig it connects with, the fleet it runs over. Run connects, runs
+// the session (internal/run), prints the report and maps the verdict to the
+// exit code.
 type Options struct {
 	term   console
 	name   string // the command as the user runs it (reporters.Options.Name)
@@ -26,32 +23,37 @@ type Options struct {
 	format reporters.Format
 	kube   kubeconfig
 	fleet  *fleetTarget // nil: one cluster
-	// bundle is --bundle ("" for none) and recorded the flags its manifest
-	// keeps.
-	bundle        string
-	recorded      []bundle.Flag
-	listChecks    bool
-	debugRequests bool
+	// listChecks prints the catalogue instead of running (--list-checks);
+	// debugRequests prints the count of API requests (--debug-request-count).
+	listChecks, debugRequests bool
+}
+
+// newOptions returns the options of the run cfg, printed on the console
+// term as the command called name.
+func newOptions(cfg *run.Config, term console, name string) (*Options, error) {
+	format, err := reporters.ParseFormat(cfg.Output.Format)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	return &Options{term: term, name: name, config: cfg, format: format}, nil
 }
 
 // ToOptions returns the options of the run cfg compiled from f, printed on
 // the console term as the command called name.
 func (f *Flags) ToOptions(cfg *run.Config, term console, name string) (*Options, error) {
-	format, err := reporters.ParseFormat(cfg.Output.Format)
+	o, err := newOptions(cfg, term, name)
 	if err != nil {
-		return nil, usageError("%v", err)
+		return nil, err
 	}
-	return &Options{
-		term: term, name: name, config: cfg, format: format,
-		kube:       kubeconfig{flags: f.conn.kube, getenv: f.conn.getenv, timeout: cfg.Timeout},
-		fleet:      f.fleet.target(),
-		bundle:     f.output.bundle,
-		listChecks: f.selection.listChecks, debugRequests: f.output.debugRequests,
-	}, nil
+	o.kube = kubeconfig{flags: f.conn.kube, getenv: f.conn.getenv, timeout: cfg.Timeout}
+	o.fleet = f.fleet.target()
+	o.listChecks, o.debugRequests = f.selection.listChecks, f.output.debugRequests
+	return o, nil
 }
 
 // Run runs the checks and writes the report (or the catalogue, with
 // --list-checks). It returns nil for exit 0 and an *ExitError otherwise.
+// ctx bounds the run (--timeout): Options.fleet's members have their own.
 func (o *Options) Run(ctx context.Context) error {
 	switch {
 	case o.listChecks:
@@ -59,47 +61,23 @@ func (o *Options) Run(ctx context.Context) error {
 	case o.fleet != nil:
 		return o.runFleet(ctx)
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.config.Timeout+o.config.Wait)
-	defer cancel()
-	started := bundle.Now()
-	var restCfg *rest.Config
-	var contextName string
-	if b := o.config.Replay; b != nil {
-		restCfg, contextName = b.RESTConfig(), b.Manifest.Context
-	} else {
-		var err error
-		if restCfg, contextName, err = o.kube.restConfig(ctx, o.term.host.IsInputTerminal(o.term.streams.In)); err != nil {
+	session := &run.Session{Config: o.hooked()}
+	if o.config.Replay == nil {
+		restCfg, contextName, err := o.kube.restConfig(ctx, o.term.host.IsInputTerminal(o.term.streams.In))
+		if err != nil {
 			return err
 		}
+		session.REST, session.Cluster = restCfg, checks.ClusterInfo{Server: restCfg.Host, Context: contextName}
 	}
-	var rec *bundle.Recorder
-	if o.bundle != "" {
-		rec = bundle.NewRecorder()
-		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(rec.Wrap)
-	}
-	clients, err := cluster.NewClients(restCfg)
-	if err != nil {
-		return usageError("%v", err)
-	}
-	if o.debugRequests {
+	report, verdict := session.Run(ctx)
+	if o.debugRequests && session.Clients != nil {
 		// Every HTTP request sent to the API server, and how many of those
 		// fetched a further page of a paginated LIST (a number that grows
 		// with the cluster, unlike the rest).
-		defer func() {
-			fmt.Fprintf(o.term.streams.ErrOut, "api-requests: total=%d pages=%d\n", clients.Requests.Load(), clients.Pages.Load())
-		}()
+		fmt.Fprintf(o.term.streams.ErrOut, "api-requests: total=%d pages=%d\n", session.Clients.Requests.Load(), session.Clients.Pages.Load())
 	}
-	cfg := o.hooked()
-	cfg.Record = rec
-	session := &run.Session{Config: cfg, Clients: clients, Cluster: checks.ClusterInfo{Server: restCfg.Host, Context: contextName}}
-	report, verdict := session.Run(ctx)
 	if report == nil {
 		return exitFor(verdict)
-	}
-	var bundleErr error
-	if rec != nil {
-		bundleErr = writeBundle(ctx, rec, o.bundle, o.config, o.recorded, started, report)
 	}
 	o.renameInHints(report.Outcomes)
 	if err := o.write(report); err != nil {
@@ -109,8 +87,7 @@ func (o *Options) Run(ctx context.Context) error {
 		// The table just showed the reason: the error line refers to it.
 		verdict.Err = verdict.Brief
 	}
-	// The report is whole; the recording of it may not be.
-	return exitFor(verdict.Unrecorded(bundleErr))
+	return exitFor(verdict)
 }
 
 // hooked is the run's config with the hooks of this command bound: the

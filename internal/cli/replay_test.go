@@ -1,38 +1,28 @@
 package cli
 
 import (
-	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"k8s.io/cli-runtime/pkg/genericiooptions"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 )
 
-// replayConfig records live in a bundle, as a run with --bundle does, and
-// returns the config its replay compiles to.
+// replayConfig returns the config a replay of a bundle of live compiles
+// to: the run's spec (run.SpecOf), as a bundle's manifest keeps it (JSON),
+// built again (run.FromSpec).
 func replayConfig(t *testing.T, live *liveRun) *liveRun {
 	t.Helper()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "run.tgz")
-	report := &checks.Report{Mode: live.cfg.Mode, Cluster: checks.ClusterInfo{Server: "https://127.0.0.1:1", Context: "lab"}}
-	if err := writeBundle(ctx, bundle.NewRecorder(), path, live.cfg, recordFlags(live.fs, live.flags.conn), bundle.Now(), report); err != nil {
-		t.Fatal(err)
-	}
-	b, err := bundle.Open(path)
+	b, err := json.Marshal(run.SpecOf(live.cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	streams := genericiooptions.NewTestIOStreamsDiscard()
-	rs, err := replayOptions(newReplayCommand(streams, Host{}), streams, Host{}, path, b.Manifest.Flags, b, replayFlags{})
-	defer rs.cleanup()
-	if err != nil {
+	var s run.Spec
+	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := completeReplay(ctx, rs, b)
+	cfg, err := run.FromSpec(s, run.Overrides{})
 	if err != nil {
 		t.Fatal(err)
 	}

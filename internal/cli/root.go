@@ -78,9 +78,6 @@ Exit codes: 0 no failures (warnings allowed), 1 a check failed or errored,
 			if err != nil {
 				return err
 			}
-			if o.bundle != "" {
-				o.recorded = recordFlags(cmd.Flags(), f.conn)
-			}
 			if o.fleet != nil {
 				return o.Run(cmd.Context())
 			}

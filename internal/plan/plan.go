@@ -210,6 +210,33 @@ func (in Install) WithDefaults() Install {
 // the runtime when --runtime-name is left at its default. The error is a
 // one-line usage error (unreadable or invalid values, unknown access mode).
 func New(f Flags) (Install, error) {
+	ctx := f.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	v, err := Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
+	if err != nil {
+		return Install{}, err
+	}
+	return derive(f, v, len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0)
+}
+
+// Replayed is New from values already merged, in place of f's files and
+// --set: the values a bundle recorded (Helm's merge of the recorded run's
+// -f and --set, the shortcuts already over them or not), and whether that
+// run was given values (given) or only shortcuts. The shortcuts of f apply
+// over them as New applies them.
+func Replayed(f Flags, values map[string]any, given bool) (Install, error) {
+	v := values
+	if v == nil {
+		v = map[string]any{}
+	}
+	return derive(f, v, given)
+}
+
+// derive is the planned install of the merged values v (given: the user
+// gave values, else v holds the shortcuts only).
+func derive(f Flags, v map[string]any, given bool) (Install, error) {
 	in := Install{
 		RuntimeName:       f.RuntimeName,
 		Namespace:         f.Namespace,
@@ -219,14 +246,6 @@ func New(f Flags) (Install, error) {
 		ChartVersion:      f.ChartVersion,
 	}
 	in = in.WithDefaults()
-	ctx := f.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	v, err := Load(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
-	if err != nil {
-		return Install{}, err
-	}
 	if err := ApplyShortcuts(v, f.Shortcuts); err != nil {
 		return Install{}, err
 	}
@@ -246,7 +265,7 @@ func New(f Flags) (Install, error) {
 	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
 	in.IngressProtocol, in.IngressTLS, in.IngressAnnotations = p.Protocol, p.IngressTLS, p.IngressAnnotations
 	in.TunnelServer, in.ArgoCDAuthType, in.ArgoCDUser, in.UserToken = p.TunnelServer, p.ArgoCDAuthType, p.ArgoCDUser, p.UserToken
-	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
+	if given {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {
 			in.RuntimeName = p.RuntimeName

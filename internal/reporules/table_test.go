@@ -14,9 +14,12 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // knows cluster's NotRecordedError); checks judge what those read; reporters
 // print a report; bundle records what a run read (through cluster's
 // clients and probe's Tape, redacted with redact) and replays it; fix changes the cluster for a check; run is one run as a
-// library call (the --wait rounds, --fix, the verdict); cli is the command
-// (flags, the report's output, exit codes); cmd is the process; hack/ and
-// testcluster are tooling.
+// library call (the --wait rounds, --fix, the verdict, the recording of a
+// bundle with the run's spec and the replay of one: it derives the plan
+// again from a spec's values, and names the plugin's version in a bundle);
+// cli is the command (flags, the report's output, exit codes; it opens the
+// file given to replay and prints its hook Jobs, bundle's); cmd is the
+// process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
 	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/proc", "internal/redact"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
@@ -27,7 +30,7 @@ var allowedImports = map[string][]string{
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
-	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
+	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
 	"internal/apply":               {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},

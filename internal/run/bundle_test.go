@@ -15,7 +15,7 @@ import (
 // replay's answer from the bundle, its prober dials nothing and its clock
 // is the recorded run's, and it waits for nothing.
 func TestWithBundle(t *testing.T) {
-	if c := (&Config{}); withBundle(c) != c {
+	if c := (&Config{}); withBundle(c, nil) != c {
 		t.Error("a run without a bundle is changed")
 	}
 	rec := bundle.NewRecorder()
@@ -23,9 +23,9 @@ func TestWithBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := withBundle(&Config{Record: rec, Prober: p, Getenv: func(k string) string { return "v-" + k },
+	live := withBundle(&Config{Prober: p, Getenv: func(k string) string { return "v-" + k },
 		Command:  func(context.Context, string, ...string) ([]byte, error) { return []byte("v3.17.0"), nil },
-		LookPath: func(string) (string, error) { return "/bin/helm", nil }})
+		LookPath: func(string) (string, error) { return "/bin/helm", nil }}, rec)
 	if live.Prober == p || live.Prober.Tape == nil {
 		t.Error("the recording prober is not taped (or the caller's was changed)")
 	}
@@ -41,7 +41,7 @@ func TestWithBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := withBundle(&Config{Replay: b, Prober: p, Wait: time.Minute, Getenv: func(string) string { return "live" }})
+	r := withBundle(&Config{Replay: b, Prober: p, Wait: time.Minute, Getenv: func(string) string { return "live" }}, nil)
 	if r.Wait != 0 || r.Getenv("HELM_BIN") != "v-HELM_BIN" || r.Prober.Now() != at {
 		t.Errorf("replay config: wait %s, HELM_BIN %q, now %s", r.Wait, r.Getenv("HELM_BIN"), r.Prober.Now())
 	}

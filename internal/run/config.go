@@ -24,8 +24,12 @@ type Config struct {
 	HelmMajor int
 	// Registry is the catalogue; --fix looks the fixed checks up in it.
 	Registry *checks.Registry
-	// Selected are the checks to run, in catalogue order (--only, --skip).
+	// Selected are the checks to run, in catalogue order, as Selection
+	// chose them.
 	Selected []checks.Check
+	// Selection is how the checks were chosen: a replay in another mode
+	// chooses again by it.
+	Selection Selection
 	// Inputs is the planned install (internal/plan).
 	Inputs checks.Inputs
 	// Prober dials the network probes (--connect-to, --ca-file, proxies).
@@ -58,13 +62,20 @@ type Config struct {
 	// Output is how the command prints the report: run does not read it;
 	// a bundle keeps it, so that a replay prints as the recorded run did.
 	Output Output
-	// Record, when set, records what the run reads of the host and the
-	// network (--bundle; the caller wraps the clients' transport with it
-	// and writes the bundle). Replay, when set, answers those reads from a
-	// bundle instead (replay FILE; the clients answer from it too). At
-	// most one is set.
-	Record *bundle.Recorder
+	// Bundle, when set, is the file the run's recording is written to
+	// (--bundle): everything it reads of the cluster, the host and the
+	// network, redacted, with the spec of the run (SpecOf). Over a fleet,
+	// one archive of each cluster's bundle.
+	Bundle string
+	// Replay, when set, is the bundle the run answers from (replay FILE;
+	// see Replay): its clients, host reads and probes, and the clock of the
+	// recorded run. A replay records nothing.
 	Replay *bundle.Bundle
+}
+
+// Selection is how the checks were chosen: --only and --skip, as given.
+type Selection struct {
+	Only, Skip []string
 }
 
 // Fix is what --fix does after the checks ran.
