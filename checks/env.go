@@ -50,9 +50,20 @@ type Env struct {
 	// Fix are --fix's options that a check's planner reads.
 	Fix     FixOptions
 	Cluster *cluster.Snapshot
-	// Probe makes the outbound network probes (--connect-to, --ca-file,
-	// --request-timeout); nil means probe.New defaults.
-	Probe *probe.Prober
+	// Host is what the check reads of the machine and the network.
+	Host
+	// Resolver looks up host names (net.DefaultResolver by default).
+	Resolver Resolver
+	// Chart is the chart rendering of the run, started with the cluster
+	// reads (chart.Start); nil when no chart is used.
+	Chart *chart.Pending
+}
+
+// Host is what a check reads beyond the cluster: the plugin's environment,
+// its programs and the network probes. A bundle records what they answer,
+// a replay answers from it (internal/run binds them to either); tests set
+// them directly.
+type Host struct {
 	// Getenv reads the plugin's environment (HELM_BIN, ...).
 	Getenv func(string) string
 	// LookPath finds an executable on PATH (exec.LookPath by default).
@@ -61,11 +72,9 @@ type Env struct {
 	// proc.Run: own process group killed at the deadline, WaitDelay, output
 	// capped at proc.MaxOutput).
 	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
-	// Resolver looks up host names (net.DefaultResolver by default).
-	Resolver Resolver
-	// Chart is the chart rendering of the run, started with the cluster
-	// reads (chart.Start); nil when no chart is used.
-	Chart *chart.Pending
+	// Probe makes the outbound network probes (--connect-to, --ca-file,
+	// --request-timeout); nil means probe.New defaults.
+	Probe *probe.Prober
 }
 
 // FixOptions are the options of --fix that planners read.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // What each of the chart's pre-install validation hooks checks before Helm
@@ -55,13 +55,13 @@ func runValidationHooks(ctx context.Context, env *Env) (Result, error) {
 	}
 	var off []string
 	if skipValues {
-		off = append(off, fmt.Sprintf("installer.skipValidation=true: no %s hook, so nothing checks %s", chart.ValidateValuesJob, validateValuesCovers))
+		off = append(off, fmt.Sprintf("installer.skipValidation=true: no %s hook, so nothing checks %s", plan.ValidateValuesJob, validateValuesCovers))
 	}
 	if skipUsage {
-		off = append(off, fmt.Sprintf("installer.skipUsageValidation=true: no %s hook, so nothing checks %s", chart.ValidateUsageJob, validateUsageCovers))
+		off = append(off, fmt.Sprintf("installer.skipUsageValidation=true: no %s hook, so nothing checks %s", plan.ValidateUsageJob, validateUsageCovers))
 	}
 	if len(off) == 0 {
-		return Pass("the %s and %s hooks run before Helm installs (%s)", chart.ValidateValuesJob, chart.ValidateUsageJob, from), nil
+		return Pass("the %s and %s hooks run before Helm installs (%s)", plan.ValidateValuesJob, plan.ValidateUsageJob, from), nil
 	}
 	return Warn("%s (%s)", strings.Join(off, "; "), from).
 		WithHint("remove installer.skipValidation / installer.skipUsageValidation once the cause of the hook's failure is fixed (kubectl gitops-preflight checks most of it from here)"), nil
@@ -103,12 +103,12 @@ func runUserTokenSecret(ctx context.Context, env *Env) (Result, error) {
 	hint := fmt.Sprintf("kubectl create secret generic cf-user-token -n %s --from-literal=token=<your Codefresh API key>, then give --set global.codefresh.userToken.secretKeyRef.name=cf-user-token --set global.codefresh.userToken.secretKeyRef.key=token instead of global.codefresh.userToken.token", ns)
 	switch {
 	case c.R == nil:
-		return Warn("global.codefresh.userToken.token is given as a plain value: the chart copies the values, token included, into ConfigMap %s in namespace %s while its hooks run (%s)", chart.HelmValuesConfigMap, ns, c.defaultsNote()).WithHint(hint), nil
+		return Warn("global.codefresh.userToken.token is given as a plain value: the chart copies the values, token included, into ConfigMap %s in namespace %s while its hooks run (%s)", plan.HelmValuesConfigMap, ns, c.defaultsNote()).WithHint(hint), nil
 	case !c.R.ValidationHooks.ValuesConfigMap:
-		return Warn("global.codefresh.userToken.token is given as a plain value: it is stored in the release's values (helm get values shows it); %s renders no %s ConfigMap with these values", c.chartName(), chart.HelmValuesConfigMap).WithHint(hint), nil
+		return Warn("global.codefresh.userToken.token is given as a plain value: it is stored in the release's values (helm get values shows it); %s renders no %s ConfigMap with these values", c.chartName(), plan.HelmValuesConfigMap).WithHint(hint), nil
 	}
 	return Warn("global.codefresh.userToken.token is given as a plain value: %s copies the values, token included, into ConfigMap %s in namespace %s, readable there while its hooks run",
-		c.chartName(), chart.HelmValuesConfigMap, ns).
+		c.chartName(), plan.HelmValuesConfigMap, ns).
 		WithHint(hint).
-		WithObjects(ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: chart.HelmValuesConfigMap}), nil
+		WithObjects(ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: plan.HelmValuesConfigMap}), nil
 }

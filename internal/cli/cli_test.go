@@ -471,7 +471,7 @@ func TestCompleteBuildsTheRunConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Mode != checks.ModePost || !c.FailOnWarn || c.Wait != 90*time.Second || c.Timeout != 5*time.Minute || c.Registry == nil || c.Getenv == nil || c.Prober == nil {
+	if c.Mode != checks.ModePost || !c.FailOnWarn || c.Wait != 90*time.Second || c.Timeout != 5*time.Minute || c.Registry == nil || c.Getenv == nil || c.Probe == nil {
 		t.Errorf("run config = %+v", c)
 	}
 	var ids []string

@@ -135,7 +135,8 @@ type liveRun struct {
 
 // configView is what a run's config says, as JSON: every field of
 // run.Config, the check IDs of Selected, the prober's settings, the chart's
-// source; none of the hooks, which the command binds when it runs. A field
+// source; none of the hooks (progress, the host's environment and
+// programs), which the process and the command bind when it runs. A field
 // it cannot show fails the test until it knows how to compare it.
 func configView(t *testing.T, r *liveRun) string {
 	t.Helper()
@@ -145,7 +146,7 @@ func configView(t *testing.T, r *liveRun) string {
 	for i := 0; i < v.NumField(); i++ {
 		name := v.Type().Field(i).Name
 		switch name {
-		case "Registry", "Getenv", "LookPath", "Command", "Hooks", "Record", "Replay":
+		case "Registry", "Hooks", "Replay":
 			continue
 		case "Selected":
 			var ids []string
@@ -153,9 +154,11 @@ func configView(t *testing.T, r *liveRun) string {
 				ids = append(ids, s.ID)
 			}
 			out[name] = ids
-		case "Prober":
-			if c.Prober != nil {
-				out[name] = map[string]any{"timeout": c.Prober.Timeout, "connectTo": c.Prober.ConnectTo}
+		case "Host":
+			// The environment and the programs are the process's; the
+			// prober's settings are the run's.
+			if c.Probe != nil {
+				out["Probe"] = map[string]any{"timeout": c.Probe.Timeout, "connectTo": c.Probe.ConnectTo}
 			}
 		case "Chart":
 			if c.Chart != nil {

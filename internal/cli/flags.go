@@ -118,7 +118,7 @@ func (f *Flags) ToConfig(ctx context.Context) (*run.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("internal error: %w", err)
 	}
-	c := &run.Config{Registry: reg, Getenv: f.conn.getenv}
+	c := &run.Config{Registry: reg, Host: checks.Host{Getenv: f.conn.getenv}}
 	for _, g := range f.groups() {
 		if err := g.ToConfig(ctx, c); err != nil {
 			return nil, err

@@ -71,6 +71,6 @@ func (f *chartFlags) ToConfig(_ context.Context, c *run.Config) error {
 	if !given {
 		timeout = 0 // chart.DefaultTimeout bounds the pull
 	}
-	c.Chart = run.ChartLoader(c, chart.Source{Ref: f.ref, Version: f.version, Timeout: timeout, DialContext: c.Prober.DialContext})
+	c.Chart = run.ChartLoader(c, chart.Source{Ref: f.ref, Version: f.version, Timeout: timeout, DialContext: c.Probe.DialContext})
 	return nil
 }

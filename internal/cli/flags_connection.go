@@ -137,7 +137,7 @@ func (f *connectionFlags) ToConfig(_ context.Context, c *run.Config) error {
 	if err != nil {
 		return err
 	}
-	if c.Prober, err = probe.New(timeout, rules, f.caFile); err != nil {
+	if c.Probe, err = probe.New(timeout, rules, f.caFile); err != nil {
 		return usageError("%v", err)
 	}
 	return nil

@@ -9,8 +9,8 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // printHooks is `replay FILE --hooks`: the validation hook Jobs the
@@ -38,7 +38,7 @@ func printHooks(streams genericiooptions.IOStreams, b *bundle.Bundle, file, outp
 	}
 	w := streams.Out
 	if len(hooks) == 0 {
-		_, err := fmt.Fprintf(w, "bundle %s holds no hook Job: only a --post run records the %s Jobs, when they exist\n", file, strings.Join(checks.ValidationJobs, " and "))
+		_, err := fmt.Fprintf(w, "bundle %s holds no hook Job: only a --post run records the %s Jobs, when they exist\n", file, strings.Join(plan.ValidationJobs(), " and "))
 		return err
 	}
 	for _, h := range hooks {

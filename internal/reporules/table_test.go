@@ -9,7 +9,8 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // files are free: they may reach any package to set up a case.
 //
 // The layers, from the bottom: leaf packages (plan, probe, proc,
-// redact, chart, release, version, mdblock) import nothing of the project;
+// redact, release, version, mdblock) import nothing of the project; chart
+// renders the chart and reads its rules by the names plan declares;
 // cluster reads the API server; apply sends Helm's writes as dry runs (it
 // knows cluster's NotRecordedError); checks judge what those read; reporters
 // print a report; bundle records what a run read (through cluster's
@@ -34,6 +35,7 @@ var allowedImports = map[string][]string{
 	"internal/apply":               {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
+	"internal/chart":               {"internal/plan"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
 	"internal/testcluster":         {"checks", "reporters"},

@@ -23,8 +23,8 @@ func withBundle(c *Config, rec *bundle.Recorder) *Config {
 	}
 	cp := *c
 	p := probe.Prober{}
-	if c.Prober != nil {
-		p = *c.Prober
+	if c.Probe != nil {
+		p = *c.Probe
 	}
 	if rec != nil {
 		getenv := c.Getenv
@@ -50,7 +50,7 @@ func withBundle(c *Config, rec *bundle.Recorder) *Config {
 		// --wait round's, which one round replays.
 		cp.Wait = 0
 	}
-	cp.Prober = &p
+	cp.Probe = &p
 	return &cp
 }
 

@@ -1,14 +1,12 @@
 package run
 
 import (
-	"context"
 	"io"
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 // Config is one run's inputs, every one typed: what the command's flags
@@ -32,17 +30,15 @@ type Config struct {
 	Selection Selection
 	// Inputs is the planned install (internal/plan).
 	Inputs checks.Inputs
-	// Prober dials the network probes (--connect-to, --ca-file, proxies).
-	Prober *probe.Prober
 	// Chart loads and renders the chart; nil when no selected check reads
 	// it (NeedsChart).
 	Chart *chart.Loader
-	// Getenv reads the environment (HELM_BIN, PATH for helm-version).
-	Getenv func(string) string
-	// LookPath and Command find and run a program (helm-version); nil
-	// means the checks' defaults (checks.Env).
-	LookPath func(string) (string, error)
-	Command  func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// Host is what the checks read beyond the cluster: the environment
+	// (HELM_BIN, PATH for helm-version), the programs they find and run
+	// (nil: the checks' defaults) and the network prober (--connect-to,
+	// --ca-file, proxies). A bundle records what they answer; a replay
+	// answers from it.
+	checks.Host
 	// FailOnWarn makes warnings fail the run (--fail-on=warn).
 	FailOnWarn bool
 	// Wait re-runs failing checks until they pass or it elapses (--wait);

@@ -29,7 +29,7 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Getenv: func(string) string { return "" }}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Host: checks.Host{Getenv: func(string) string { return "" }}}
 	var running, peak atomic.Int32
 	// The first members wait until two run at once: an unbounded fleet
 	// would have started the others by then.
@@ -105,7 +105,7 @@ func TestFleetMemberDeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Getenv: func(string) string { return "" }}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Host: checks.Host{Getenv: func(string) string { return "" }}}
 	// A member whose connection never ends but with its deadline.
 	hang := Member{Context: "hang", Connect: func(ctx context.Context) (*rest.Config, checks.ClusterInfo, error) {
 		<-ctx.Done()
@@ -158,11 +158,12 @@ func TestFleetRecordsAnArchive(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "fleet.tgz")
 	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Bundle: file, Output: Output{Format: "json"},
-		Getenv:   func(k string) string { return map[string]string{"HELM_BIN": "/opt/helm"}[k] },
-		LookPath: func(string) (string, error) { return "", errors.New("not found") },
-		Command: func(context.Context, string, ...string) ([]byte, error) {
-			return []byte("v3.17.0+gabc\n"), nil
-		}}
+		Host: checks.Host{
+			Getenv:   func(k string) string { return map[string]string{"HELM_BIN": "/opt/helm"}[k] },
+			LookPath: func(string) (string, error) { return "", errors.New("not found") },
+			Command: func(context.Context, string, ...string) ([]byte, error) {
+				return []byte("v3.17.0+gabc\n"), nil
+			}}}
 	connect := func(context.Context) (*rest.Config, checks.ClusterInfo, error) {
 		return &rest.Config{Host: "https://127.0.0.1:1"}, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Session is a Config bound to one cluster: how to reach it (REST, or the
@@ -118,11 +119,11 @@ func (s *Session) check(ctx context.Context, rec *bundle.Recorder) (*checks.Repo
 			hooksDone := make(chan struct{})
 			go func() {
 				defer close(hooksDone)
-				rec.RecordHooks(ctx, s.Clients.Kube, c.Inputs.Namespace, checks.ValidationJobs)
+				rec.RecordHooks(ctx, s.Clients.Kube, c.Inputs.Namespace, plan.ValidationJobs())
 			}()
 			defer func() { <-hooksDone }()
 		}
-		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap)}
+		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Cluster: snap, Host: c.Host, Chart: startRender(ctx, c, snap)}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))

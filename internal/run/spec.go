@@ -133,7 +133,7 @@ func SpecOf(c *Config) Spec {
 		ReleaseName: in.ReleaseName, Chart: in.Chart, ChartVersion: in.ChartVersion,
 		Values: bundle.Values(in.RenderValues), ValuesGiven: in.Values != nil, ArgoCDVersionRange: in.ArgoCDVersionRange,
 	}
-	if p := c.Prober; p != nil {
+	if p := c.Probe; p != nil {
 		for _, r := range p.ConnectTo {
 			s.Probes.ConnectTo = append(s.Probes.ConnectTo, r.String())
 		}
@@ -222,10 +222,10 @@ func FromSpec(s Spec, ov Overrides) (*Config, error) {
 		rules = append(rules, rule)
 	}
 	timeout := time.Duration(s.Probes.RequestTimeout)
-	if c.Prober, err = probe.New(cmpOr(timeout, probe.DefaultTimeout), rules, ""); err != nil {
+	if c.Probe, err = probe.New(cmpOr(timeout, probe.DefaultTimeout), rules, ""); err != nil {
 		return nil, err
 	}
-	c.Chart = ChartLoader(c, chart.Source{Ref: p.Chart, Version: p.ChartVersion, Timeout: timeout, DialContext: c.Prober.DialContext})
+	c.Chart = ChartLoader(c, chart.Source{Ref: p.Chart, Version: p.ChartVersion, Timeout: timeout, DialContext: c.Probe.DialContext})
 	return c, nil
 }
 

@@ -42,7 +42,7 @@ func sampleConfig(t *testing.T) *Config {
 		t.Fatal(err)
 	}
 	return &Config{Mode: checks.ModePre, Registry: reg, Selected: sel, Selection: Selection{Only: []string{"values", "runtime-name"}},
-		Inputs: in, Prober: p, FailOnWarn: true, Timeout: 2 * time.Minute, Waivers: ws, HelmMajor: 4, Output: Output{Format: "json"}}
+		Inputs: in, Host: checks.Host{Probe: p}, FailOnWarn: true, Timeout: 2 * time.Minute, Waivers: ws, HelmMajor: 4, Output: Output{Format: "json"}}
 }
 
 // specJSON is s as a bundle's manifest keeps it, read back.
@@ -87,8 +87,8 @@ func TestSpecRoundTrip(t *testing.T) {
 	if len(got.Waivers) != 1 || got.Waivers[0].File != "team.yaml" || !got.Waivers[0].Expires.Equal(c.Waivers[0].Expires) {
 		t.Errorf("waivers %+v", got.Waivers)
 	}
-	if got.Prober.Timeout != 20*time.Second || len(got.Prober.ConnectTo) != 1 || got.Prober.ConnectTo[0] != c.Prober.ConnectTo[0] || got.Output != c.Output {
-		t.Errorf("prober %+v, output %+v", got.Prober, got.Output)
+	if got.Probe.Timeout != 20*time.Second || len(got.Probe.ConnectTo) != 1 || got.Probe.ConnectTo[0] != c.Probe.ConnectTo[0] || got.Output != c.Output {
+		t.Errorf("prober %+v, output %+v", got.Probe, got.Output)
 	}
 }
 
