@@ -132,7 +132,7 @@ type Meta struct {
 	// needed inputs), evaluated by the runner before the check runs; the
 	// zero value applies to every install.
 	Applies Applies
-	// Impact is what a non-pass of this check means (README "JSON output",
+	// Impact is what a non-pass of this check means (docs/json.md,
 	// "impact"): ImpactInstallFails when Helm will refuse the install,
 	// ImpactRuntimeBreaks when it installs and the runtime then misbehaves,
 	// ImpactAdvisory for advice. Every check sets it (NewRegistry refuses

@@ -155,5 +155,5 @@ func rootCause(err error) string {
 // RedactSecrets masks values that look like credentials in a log line
 // ("token: abc", "password=abc", "Authorization: Bearer abc"), since a hook's
 // debug log can echo its inputs. It is redact.String; reporters apply it
-// again to everything they print (README "JSON output": no secret value).
+// again to everything they print (docs/json.md: no secret value).
 func RedactSecrets(line string) string { return redact.String(line) }

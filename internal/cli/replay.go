@@ -25,7 +25,7 @@ func newReplayCommand(streams genericiooptions.IOStreams, host Host) *cobra.Comm
 		Short: "Run the checks on a bundle written by --bundle, with no cluster",
 		Long: `replay runs the checks on what a run with --bundle FILE read, with no
 cluster and no network: the report equals the recorded run's (timestamps
-aside), except for the checks that read a redacted value (see README). The
+aside), except for the checks that read a redacted value (see docs/bundles.md). The
 recorded run applies, as it was compiled, unless a flag here changes it;
 --upgrade --chart NEWER asks whether the recorded release would take
 another chart version.

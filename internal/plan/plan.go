@@ -73,7 +73,7 @@ const (
 	MinHelmVersion = "3.11.0"
 )
 
-// Install describes the planned install (README "Usage"). Defaults
+// Install describes the planned install (docs/usage.md). Defaults
 // are the chart's: runtime name "codefresh", namespace "codefresh", release
 // "cf-gitops-runtime".
 type Install struct {
