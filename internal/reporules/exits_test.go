@@ -2,9 +2,7 @@ package reporules
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,26 +52,9 @@ func intLit(e ast.Expr) bool {
 func exitLiterals(t *testing.T, root, allowed string) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			switch rel {
-			case "hack", "test", "bin", ".git":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || rel == allowed {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
+	goFiles(t, root, []string{"hack", "test", "bin", ".git"}, false, func(rel string, fset *token.FileSet, f *ast.File) {
+		if rel == allowed {
+			return
 		}
 		at := func(n ast.Node, what string) {
 			out = append(out, rel+":"+strconv.Itoa(fset.Position(n.Pos()).Line)+": "+what)
@@ -136,11 +117,7 @@ func exitLiterals(t *testing.T, root, allowed string) []string {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -165,16 +142,7 @@ func TestExitNumbersOnlyInTheExitTable(t *testing.T) {
 // table itself, a test file, hack/ and numbers that are not exits are not.
 func TestExitLiteralRuleFindsOne(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, body string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("reporters/fleet.go", `package reporters
+	plant(t, root, "reporters/fleet.go", `package reporters
 
 type FleetEntry struct{ Exit int }
 
@@ -203,7 +171,7 @@ func line(e FleetEntry) string {
 
 func entry() FleetEntry { return FleetEntry{Exit: 2} }
 `)
-	write("internal/run/verdict.go", `package run
+	plant(t, root, "internal/run/verdict.go", `package run
 
 import "os"
 
@@ -218,9 +186,9 @@ func stop() error {
 	return &ExitError{Code: 3}
 }
 `)
-	write("internal/cli/exit.go", "package cli\n\nconst ExitFailed = 1\n")
-	write("internal/cli/exit_test.go", "package cli\n\nfunc x(e struct{ Exit int }) bool { return e.Exit == 1 }\n")
-	write("hack/tool/main.go", "package main\n\nimport \"os\"\n\nfunc main() { os.Exit(1) }\n")
+	plant(t, root, "internal/cli/exit.go", "package cli\n\nconst ExitFailed = 1\n")
+	plant(t, root, "internal/cli/exit_test.go", "package cli\n\nfunc x(e struct{ Exit int }) bool { return e.Exit == 1 }\n")
+	plant(t, root, "hack/tool/main.go", "package main\n\nimport \"os\"\n\nfunc main() { os.Exit(1) }\n")
 	got := exitLiterals(t, root, "internal/cli/exit.go")
 	want := []string{
 		"internal/run/verdict.go:5: exit ExitBad declared as a number",

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,26 +23,7 @@ import (
 func idLiterals(t *testing.T, root string, ids map[string]bool, flags *pflag.FlagSet) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			switch rel {
-			case "checks", "hack", "bin", ".git", "test":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	goFiles(t, root, []string{"checks", "hack", "bin", ".git", "test"}, false, func(rel string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
@@ -53,14 +33,10 @@ func idLiterals(t *testing.T, root string, ids map[string]bool, flags *pflag.Fla
 			if err != nil || !ids[v] || flags.Lookup(v) != nil {
 				return true
 			}
-			out = append(out, filepath.ToSlash(rel)+":"+strconv.Itoa(fset.Position(lit.Pos()).Line)+": "+lit.Value)
+			out = append(out, rel+":"+strconv.Itoa(fset.Position(lit.Pos()).Line)+": "+lit.Value)
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -93,13 +69,7 @@ func TestNoCheckIDsOutsideChecks(t *testing.T) {
 // package outside checks/ is found; a flag named like a check is not.
 func TestIDLiteralRuleFindsOne(t *testing.T) {
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "internal", "side"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "package side\n\nvar chartChecks = map[string]bool{\"chart-renders\": true}\n\nconst flag = \"values\"\n"
-	if err := os.WriteFile(filepath.Join(root, "internal", "side", "side.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	plant(t, root, "internal/side/side.go", "package side\n\nvar chartChecks = map[string]bool{\"chart-renders\": true}\n\nconst flag = \"values\"\n")
 	flags := pflag.NewFlagSet("x", pflag.ContinueOnError)
 	flags.String("values", "", "")
 	got := idLiterals(t, root, map[string]bool{"chart-renders": true, "values": true}, flags)
@@ -157,26 +127,7 @@ func idConstants(t *testing.T, checksDir string, ids map[string]bool) map[string
 func idConstantUses(t *testing.T, root string, consts map[string]bool) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			switch rel {
-			case "checks", "bin", ".git":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	goFiles(t, root, []string{"checks", "bin", ".git"}, true, func(rel string, fset *token.FileSet, f *ast.File) {
 		name := ""
 		for _, imp := range f.Imports {
 			if ip, _ := strconv.Unquote(imp.Path.Value); ip == Module+"/checks" {
@@ -187,7 +138,7 @@ func idConstantUses(t *testing.T, root string, consts map[string]bool) []string 
 			}
 		}
 		if name == "" {
-			return nil
+			return
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
@@ -195,15 +146,11 @@ func idConstantUses(t *testing.T, root string, consts map[string]bool) []string 
 				return true
 			}
 			if x, ok := sel.X.(*ast.Ident); ok && x.Name == name {
-				out = append(out, filepath.ToSlash(rel)+":"+strconv.Itoa(fset.Position(sel.Pos()).Line)+": "+name+"."+sel.Sel.Name)
+				out = append(out, rel+":"+strconv.Itoa(fset.Position(sel.Pos()).Line)+": "+name+"."+sel.Sel.Name)
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -227,18 +174,9 @@ func TestNoCheckIDConstantsOutsideChecks(t *testing.T) {
 // no ID, a typed constant equal to an ID and a use inside checks/ are not.
 func TestIDConstantRuleFindsOne(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, body string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("checks/upgrade_path.go", "package checks\n\ntype Input string\n\nconst UpgradePathID = \"upgrade-path\"\n\nconst upgradeValuesID = \"upgrade-values\"\n\nconst InputValues Input = \"upgrade-values\"\n\nconst DefaultNamespace = \"codefresh\"\n\nvar _ = UpgradePathID\n")
-	write("reporters/fleet.go", "package reporters\n\nimport c \""+Module+"/checks\"\n\nvar _ = c.UpgradePathID\n\nvar _ = c.DefaultNamespace\n\nvar _ = c.InputValues\n")
-	write("reporters/fleet_test.go", "package reporters\n\nimport \""+Module+"/checks\"\n\nvar _ = checks.UpgradePathID\n")
+	plant(t, root, "checks/upgrade_path.go", "package checks\n\ntype Input string\n\nconst UpgradePathID = \"upgrade-path\"\n\nconst upgradeValuesID = \"upgrade-values\"\n\nconst InputValues Input = \"upgrade-values\"\n\nconst DefaultNamespace = \"codefresh\"\n\nvar _ = UpgradePathID\n")
+	plant(t, root, "reporters/fleet.go", "package reporters\n\nimport c \""+Module+"/checks\"\n\nvar _ = c.UpgradePathID\n\nvar _ = c.DefaultNamespace\n\nvar _ = c.InputValues\n")
+	plant(t, root, "reporters/fleet_test.go", "package reporters\n\nimport \""+Module+"/checks\"\n\nvar _ = checks.UpgradePathID\n")
 	ids := map[string]bool{"upgrade-path": true, "upgrade-values": true}
 	consts := idConstants(t, filepath.Join(root, "checks"), ids)
 	if len(consts) != 1 || !consts["UpgradePathID"] {

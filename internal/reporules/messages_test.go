@@ -2,14 +2,12 @@ package reporules
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -28,21 +26,8 @@ var (
 // the lines a reporter prints.
 func messageParses(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
+	packageFiles(t, dir, func(name string, fset *token.FileSet, f *ast.File) {
 		pkgs := map[string]string{} // local name -> package
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
@@ -84,7 +69,7 @@ func messageParses(t *testing.T, dir string) []string {
 			}
 			return true
 		})
-	}
+	})
 	return out
 }
 

@@ -2,7 +2,6 @@ package reporules
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
@@ -38,20 +37,10 @@ var (
 // functions, under whatever name the file imports plan.
 func rawValueReads(t *testing.T, dir string, allowed map[string]string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || allowed[name] != "" {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
+	packageFiles(t, dir, func(name string, fset *token.FileSet, f *ast.File) {
+		if allowed[name] != "" {
+			return
 		}
 		planName := ""
 		for _, imp := range f.Imports {
@@ -79,7 +68,7 @@ func rawValueReads(t *testing.T, dir string, allowed map[string]string) []string
 			}
 			return true
 		})
-	}
+	})
 	return out
 }
 
