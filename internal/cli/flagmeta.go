@@ -16,7 +16,8 @@ import (
 // live run did.
 const (
 	// helpAnnotation is the help section's title and the flag's rank in
-	// it (a decimal number; flags of one rank are shown by name).
+	// it (a decimal number; a new flag takes the next rank of its section;
+	// the connection section's flags are all rank 0, shown by name).
 	helpAnnotation = "gitops-preflight.io/help"
 	// bundleAnnotation is "recorded", or "not recorded" and why.
 	bundleAnnotation = "gitops-preflight.io/bundle"

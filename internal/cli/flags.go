@@ -17,8 +17,10 @@ import (
 // (Validate) and compiles them, once, into its part of the run's config
 // (ToConfig), reading what the groups before it compiled.
 //
-// A new run input is a new group in a file of its own (flags_<topic>.go)
-// feeding a field of run.Config, and one line in Flags.groups.
+// A new run input is a new group in a file of its own (flags_<topic>.go:
+// its flags described with their help section, rank and whether a bundle
+// records them) feeding a field of run.Config (and of run.Spec, when a
+// bundle records it), and one line in newFlags' list of groups.
 type flagGroup interface {
 	AddFlags(fs *pflag.FlagSet)
 	Validate() error
@@ -36,6 +38,10 @@ type Flags struct {
 	fix       *fixFlags
 	fleet     *fleetFlags
 	output    *outputFlags
+	// groups are every group, in the order they compile: each reads what
+	// those before it put in the config (the fix flags read the selected
+	// checks; the chart's loader dials through the prober).
+	groups []flagGroup
 }
 
 // newFlags returns the flags with their defaults (Helm's environment among
@@ -43,7 +49,7 @@ type Flags struct {
 func newFlags(streams genericiooptions.IOStreams, host Host) *Flags {
 	conn := newConnectionFlags(host.Getenv)
 	term := console{streams: streams, host: host}
-	return &Flags{
+	f := &Flags{
 		conn:      conn,
 		selection: newSelectionFlags(),
 		plan:      &planFlags{conn: conn, stdin: streams.In},
@@ -52,18 +58,17 @@ func newFlags(streams genericiooptions.IOStreams, host Host) *Flags {
 		fleet:     &fleetFlags{parallel: run.DefaultParallel},
 		output:    newOutputFlags(),
 	}
-}
-
-// groups are the flag groups in the order they compile: each reads what
-// those before it put in the config (the fix flags read the selected
-// checks; the chart's loader dials through the prober).
-func (f *Flags) groups() []flagGroup {
-	return []flagGroup{f.output, f.selection, f.fleet, f.fix, f.plan, f.conn, f.chart}
+	f.groups = []flagGroup{
+		f.output, f.selection, f.fleet, f.fix, f.plan, f.conn, f.chart,
+		// A new input's group: one line here (it reads what those above
+		// compiled).
+	}
+	return f
 }
 
 // AddFlags declares every group's flags on fs.
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
-	for _, g := range f.groups() {
+	for _, g := range f.groups {
 		g.AddFlags(fs)
 	}
 }
@@ -75,7 +80,7 @@ func (f *Flags) Mode() checks.Mode { return f.selection.Mode() }
 // cluster): each group's values, then the rules between groups. Every
 // error is a one-line usage error (exit 2).
 func (f *Flags) Validate() error {
-	for _, g := range f.groups() {
+	for _, g := range f.groups {
 		if err := g.Validate(); err != nil {
 			return err
 		}
@@ -119,7 +124,7 @@ func (f *Flags) ToConfig(ctx context.Context) (*run.Config, error) {
 		return nil, fmt.Errorf("internal error: %w", err)
 	}
 	c := &run.Config{Registry: reg, Host: checks.Host{Getenv: f.conn.getenv}}
-	for _, g := range f.groups() {
+	for _, g := range f.groups {
 		if err := g.ToConfig(ctx, c); err != nil {
 			return nil, err
 		}
