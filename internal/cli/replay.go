@@ -25,10 +25,10 @@ func newReplayCommand(streams genericiooptions.IOStreams, host Host) *cobra.Comm
 		Short: "Run the checks on a bundle written by --bundle, with no cluster",
 		Long: `replay runs the checks on what a run with --bundle FILE read, with no
 cluster and no network: the report equals the recorded run's (timestamps
-aside), except for the checks that read a redacted value (see docs/bundles.md). The
-recorded run applies, as it was compiled, unless a flag here changes it;
---upgrade --chart NEWER asks whether the recorded release would take
-another chart version.
+aside), except for the checks that read a redacted value (see
+docs/bundles.md). The recorded run applies, as it was compiled, unless a
+flag here changes it; --upgrade --chart NEWER asks whether the recorded
+release would take another chart version.
 
 A fleet archive (--bundle with --contexts or --all-contexts) replays each
 cluster's bundle and prints the fleet's report (matrix table, fleet JSON
@@ -61,16 +61,18 @@ or YAML, a JUnit suite per cluster) with the live fleet run's exit code.`,
 }
 
 // addReplayFlags adds to fs the flags of f's groups that `replay` takes
-// (replayable), each with its replay help, writing into f's groups.
+// (replayable), each with its replay help, writing into f's groups. Their
+// default is the recorded run's: the help shows none.
 func addReplayFlags(fs *pflag.FlagSet, f *Flags) {
 	all := pflag.NewFlagSet("replay", pflag.ContinueOnError)
 	f.AddFlags(all)
+	zero := map[string]string{"bool": "false", "duration": "0s", "int": "0", "stringSlice": "[]", "stringArray": "[]"}
 	all.VisitAll(func(fl *pflag.Flag) {
 		usage, ok := replayUsage(fl)
 		if !ok {
 			return
 		}
-		fs.AddFlag(&pflag.Flag{Name: fl.Name, Shorthand: fl.Shorthand, Usage: usage, Value: fl.Value, NoOptDefVal: fl.NoOptDefVal})
+		fs.AddFlag(&pflag.Flag{Name: fl.Name, Shorthand: fl.Shorthand, Usage: usage, Value: fl.Value, NoOptDefVal: fl.NoOptDefVal, DefValue: zero[fl.Value.Type()]})
 	})
 }
 
