@@ -10,7 +10,7 @@
 #   make install        copy the binary to $(go env GOPATH)/bin
 #   make dist           release archives, the container image (an OCI layout tar), checksums.txt, the krew manifest and
 #                       release-notes.md (the image pinned by digest) in dist/
-#   make docs           regenerate docs/checks.md and the README tables from docs/checks/*.md, the registry and the flags
+#   make docs           regenerate docs/checks.md and the tables of the README and docs/*.md from docs/checks/*.md, the registry and the flags
 #   make fixtures       download the upstream manifests and charts the tests, demo and bench read into .fixtures/upstream
 #                       (checked against hack/fixtures/fixtures.lock.json; not needed where ../shared/fixtures/upstream exists)
 #   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/k8s (cached)
@@ -67,9 +67,9 @@ dist:
 		-sign-keyring '$(SIGN_KEYRING)' -sign-passphrase-env '$(SIGN_PASSPHRASE_ENV)'
 
 # docs/checks.md is generated: one section per registered check from docs/checks/<id>.md;
-# so are the README's check and flag tables, between their markers.
+# so are the check and flag tables of the README and docs/*.md, between their markers.
 docs:
-	$(GO) run ./hack/docgen -out docs/checks.md -readme README.md
+	$(GO) run ./hack/docgen -out docs/checks.md -pages 'README.md,docs/*.md'
 
 # The upstream fixtures, into the checkout's cache (internal/fixtures says
 # where the tests look). FIXTURES_FLAGS: -mirror URL, -base-url URL, -jobs N.
@@ -177,11 +177,11 @@ test: vet lint unit fuzz e2e
 # size of -scales (1,2,4), fills a fresh test control plane with 5,000 nodes,
 # 30,000 bound pods, 20,000 Services, 10,000 Deployments... times the factor
 # and writes bench/results.md, bench/sweep.json, the charts bench/sweep.svg and
-# bench/sweep-rss.svg (hack/plot) and the README's bench block (hack/bench).
+# bench/sweep-rss.svg (hack/plot) and the bench block of docs/performance.md (hack/bench).
 BENCH_GO_PKGS ?= ./internal/cluster ./checks ./internal/chart
 bench: test-binaries build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_PKGS)
-	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme README.md $(BENCH_FLAGS)
+	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme docs/performance.md $(BENCH_FLAGS)
 
 demo: test-binaries build
 	@KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)

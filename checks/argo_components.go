@@ -270,65 +270,6 @@ func describeArgoWorkloads(found []ArgoWorkload) string {
 	return strings.Join(parts, "; ")
 }
 
-// upgradeTargetWorkloads returns the Deployments and StatefulSets the
-// upgrade's target renders, as the cluster reads workloads (labels, pod
-// labels, images); known is false when the target is not at hand (no
-// chart, it does not render, Helm refuses the release).
-func upgradeTargetWorkloads(ctx context.Context, env *Env) (ws []cluster.Workload, known bool, err error) {
-	if _, skip, err := renderingForChecks(ctx, env); skip != nil || err != nil {
-		return nil, false, err
-	}
-	u, err := env.Upgrade(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	specs, err := renderedWorkloads(env, u.Target)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, s := range specs {
-		w := cluster.Workload{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, PodLabels: s.Template.Labels}
-		switch {
-		case s.Hook != "":
-			continue
-		case s.Deployment != nil:
-			w.Labels = s.Deployment.Labels
-		case s.StatefulSet != nil:
-			w.Labels = s.StatefulSet.Labels
-		default:
-			continue
-		}
-		for _, c := range s.Spec.Containers {
-			w.Containers = append(w.Containers, cluster.Container{Name: c.Name, Image: c.Image})
-		}
-		ws = append(ws, w)
-	}
-	return ws, true, nil
-}
-
-// ownedByRelease reports whether Helm ownership annotations name the
-// release in.ReleaseName in namespace in.Namespace: the object belongs to
-// the release a --upgrade run upgrades (Helm's own ownership test,
-// pkg/action/validate.go checkOwnership, reads the same two annotations).
-func ownedByRelease(annotations map[string]string, in Inputs) bool {
-	return annotations[HelmReleaseNameAnnotation] == in.ReleaseName &&
-		annotations[HelmReleaseNamespaceAnnotation] == in.Namespace
-}
-
-// ownedWorkloads returns the workloads of lists the release being upgraded
-// owns, keyed Kind/namespace/name.
-func ownedWorkloads(in Inputs, lists ...[]cluster.Workload) map[string]bool {
-	out := map[string]bool{}
-	for _, ws := range lists {
-		for i := range ws {
-			if ownedByRelease(ws[i].Annotations, in) {
-				out[ws[i].Kind+"/"+ws[i].Namespace+"/"+ws[i].Name] = true
-			}
-		}
-	}
-	return out
-}
-
 func argoComponentsHint(found []ArgoWorkload, in Inputs, upgrading bool) string {
 	hasCD := false
 	for _, a := range found {

@@ -91,13 +91,6 @@ func CheckCRDOwnership(crds []cluster.CRD, release, namespace string) (argo int,
 	return argo, problems
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
-}
-
 // ArgoCRDsOwnership fails when an argoproj.io CRD does not carry Helm's
 // ownership metadata for the runtime's release and namespace: "helm install"
 // would then fail with "invalid ownership metadata" (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Switch ownership of Argo Project CRDs").

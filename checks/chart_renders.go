@@ -36,11 +36,6 @@ func ChartRenders() Check {
 	}
 }
 
-// chartSkip is the skip result for a chart that could not be loaded.
-func chartSkip(err error) Result {
-	return Skip("no chart loaded (%v): pass --chart with a local directory or .tgz, or a reachable oci:// mirror (and --chart-version)", err)
-}
-
 func runChartRenders(ctx context.Context, env *Env) (Result, error) {
 	r, err := env.Rendering(ctx)
 	var le *chart.LoadError

@@ -137,7 +137,7 @@ type Meta struct {
 	// needed inputs), evaluated by the runner before the check runs; the
 	// zero value applies to every install.
 	Applies Applies
-	// Impact is what a non-pass of this check means (README "JSON output",
+	// Impact is what a non-pass of this check means (docs/json.md,
 	// "impact"): ImpactInstallFails when Helm will refuse the install,
 	// ImpactRuntimeBreaks when it installs and the runtime then misbehaves,
 	// ImpactAdvisory for advice. Every check sets it (NewRegistry refuses
@@ -155,6 +155,10 @@ type Meta struct {
 	// only this check's fix uses ("crds", "tls-secret"): one given while
 	// this check is not selected is a usage error.
 	FixOptions []string
+	// ReplayDiffers, when set, says why a replay of a bundle may judge this
+	// check differently from the live run it recorded (it reads a value the
+	// bundle redacts); "" for a check whose replay equals its live run.
+	ReplayDiffers string
 }
 
 // Docs returns the documentation URL of the check.
@@ -197,6 +201,23 @@ type Result struct {
 	// runtime-breaks) says which this one has. The runner moves it into the
 	// outcome's Meta.Impact.
 	Effect Impact
+	// Step, set by upgrade-path when the upgrade must go through an
+	// intermediate chart line first, is that step: what a fleet's report
+	// groups clusters by (a cluster that needs a step first). nil otherwise.
+	Step *UpgradeStep
+}
+
+// UpgradeStep is a step of the chart's upgrade path an upgrade skips: from
+// the deployed chart version From to the target To, the release line Via
+// ("0.26") must come first.
+type UpgradeStep struct {
+	From, To, Via string
+}
+
+// String says the step: "chart 0.25.1 → 0.30.0 skips 0.26: upgrade to
+// 0.26.x first".
+func (s UpgradeStep) String() string {
+	return fmt.Sprintf("chart %s → %s skips %s: upgrade to %s.x first", s.From, s.To, s.Via, s.Via)
 }
 
 // SkipCause is why the runner skipped a check (Result.Cause).
@@ -233,6 +254,12 @@ func Skip(format string, args ...any) Result {
 // WithEffect returns r with its impact set to i (Result.Effect).
 func (r Result) WithEffect(i Impact) Result {
 	r.Effect = i
+	return r
+}
+
+// WithStep returns r with the upgrade step it found (Result.Step).
+func (r Result) WithStep(s UpgradeStep) Result {
+	r.Step = &s
 	return r
 }
 

@@ -10,10 +10,10 @@
 // and returns a Result. Every attribute the rest of the program needs is on
 // Meta: nothing outside this package names a check by its ID.
 //
-// Adding a check is the four files README "Adding a check" lists: the check
-// file (`func MyCheck() Check`), its line in All (registry.go, at the place
-// it should appear in reports), its docs page (docs/checks/<id>.md) and its
-// kit test file (<id_with_underscores>_test.go, running MyCheck through the
+// Adding a check is the four files "Adding a check" (docs/development.md)
+// lists: the check file (`func MyCheck() Check`), its line in All
+// (registry.go, at the place it should appear in reports), its docs page
+// (docs/checks/<id>.md) and its kit test file (<id_with_underscores>_test.go, running MyCheck through the
 // kit with a passing and a non-passing outcome); then `make docs`. A check
 // reads the planned install only through the typed fields of Inputs
 // (plan.Install) and the chart's names from internal/plan; a value the plan

@@ -61,17 +61,8 @@ type Env struct {
 	// --registry-check).
 	Images  ImageOptions
 	Cluster *cluster.Snapshot
-	// Probe makes the outbound network probes (--connect-to, --ca-file,
-	// --request-timeout); nil means probe.New defaults.
-	Probe *probe.Prober
-	// Getenv reads the plugin's environment (HELM_BIN, ...).
-	Getenv func(string) string
-	// LookPath finds an executable on PATH (exec.LookPath by default).
-	LookPath func(string) (string, error)
-	// Command runs a program and returns its standard output (by default
-	// proc.Run: own process group killed at the deadline, WaitDelay, output
-	// capped at proc.MaxOutput).
-	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// Host is what the check reads of the machine and the network.
+	Host
 	// Resolver looks up host names (net.DefaultResolver by default).
 	Resolver Resolver
 	// Chart is the chart rendering of the run, started with the cluster
@@ -80,12 +71,37 @@ type Env struct {
 	// ArgoCDApp is the runtime's Argo CD Application as --argocd-app names
 	// it ("namespace/name"); "" means: found by ManagingApplication.
 	ArgoCDApp string
+	// ArgoCDUndetected, without ArgoCDApp, looks for no Application: the
+	// run treats the runtime as Helm's (the replay of a bundle whose
+	// plugin did not look).
+	ArgoCDUndetected bool
 }
 
 // RuntimeApp returns the Argo CD Application that manages the runtime
 // (ManagingApplication, memoised on the snapshot); nil when none does.
 func (e *Env) RuntimeApp() (*RuntimeApp, error) {
+	if e.ArgoCDUndetected && e.ArgoCDApp == "" {
+		return nil, nil
+	}
 	return ManagingApplication(e.Cluster, e.Inputs, e.ArgoCDApp)
+}
+
+// Host is what a check reads beyond the cluster: the plugin's environment,
+// its programs and the network probes. A bundle records what they answer,
+// a replay answers from it (internal/run binds them to either); tests set
+// them directly.
+type Host struct {
+	// Getenv reads the plugin's environment (HELM_BIN, ...).
+	Getenv func(string) string
+	// LookPath finds an executable on PATH (exec.LookPath by default).
+	LookPath func(string) (string, error)
+	// Command runs a program and returns its standard output (by default
+	// proc.Run: own process group killed at the deadline, WaitDelay, output
+	// capped at proc.MaxOutput).
+	Command func(ctx context.Context, name string, args ...string) ([]byte, error)
+	// Probe makes the outbound network probes (--connect-to, --ca-file,
+	// --request-timeout); nil means probe.New defaults.
+	Probe *probe.Prober
 }
 
 // FixOptions are the options of --fix that planners read.

@@ -15,10 +15,10 @@ func FuzzHelmVersionOutput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, out []byte) {
-		env := &Env{
+		env := &Env{Host: Host{
 			Getenv:  func(k string) string { return map[string]string{"HELM_BIN": "/opt/helm"}[k] },
 			Command: func(context.Context, string, ...string) ([]byte, error) { return out, nil },
-		}
+		}}
 		env.withDefaults()
 		r, err := HelmVersion().Run(context.Background(), env)
 		if err == nil && r.Status != StatusPass && r.Status != StatusFail && r.Status != StatusWarn {

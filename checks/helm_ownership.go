@@ -2,7 +2,6 @@ package checks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -79,48 +78,6 @@ func HelmOwnership() Check {
 		Run:  runHelmOwnership,
 		Plan: planHelmOwnership,
 	}
-}
-
-// errChartNotRendered makes helm-ownership skip when chart-renders fails.
-var errChartNotRendered = errors.New("the chart does not render with these values (see chart-renders)")
-
-func renderingForChecks(ctx context.Context, env *Env) (*chart.Rendering, *Result, error) {
-	r, err := env.Rendering(ctx)
-	var le *chart.LoadError
-	if errors.As(err, &le) {
-		res := chartSkip(le.Err)
-		return nil, &res, nil
-	}
-	if _, ok := chart.IsRenderError(err); ok {
-		res := Skip("%v", errChartNotRendered)
-		return nil, &res, nil
-	}
-	var re *chart.ReleaseError
-	if errors.As(err, &re) {
-		res := Skip("helm upgrade refuses the release (release-upgradable)")
-		return nil, &res, nil
-	}
-	return r, nil, err
-}
-
-// createdByHelm returns whether Helm will create an object of the rendering
-// (and so check its ownership) rather than update it: in an --upgrade run,
-// the objects of the revision Helm upgrades from are updated without the
-// check (chart.Upgrade.InCurrent); before an install every object is
-// created.
-func createdByHelm(ctx context.Context, env *Env) (func(chart.Object) bool, error) {
-	if !env.Upgrading() {
-		return func(chart.Object) bool { return true }, nil
-	}
-	u, err := env.Upgrade(ctx)
-	if err != nil {
-		return nil, err
-	}
-	in, err := u.InCurrent()
-	if err != nil {
-		return nil, err
-	}
-	return func(o chart.Object) bool { return !in(o) }, nil
 }
 
 func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
@@ -292,13 +249,6 @@ func ssaFail(ssa []apply.Refusal, who, rel, ns string) Result {
 		WithObjects(refs...)
 }
 
-func derefResult(r *Result) Result {
-	if r == nil {
-		return Result{}
-	}
-	return *r
-}
-
 // HelmOwnershipConflicts checks every object of r Helm will create (every
 // object before an install; before an upgrade, those not in the deployed
 // revision) against the cluster: it returns the conflicts in rendering order
@@ -409,22 +359,6 @@ func ownershipWhy(fields []FieldChange) string {
 	return strings.Join(parts, ", ")
 }
 
-// describeOwner names the release an object's annotations say owns it, and
-// returns its record when that release still exists (and is not rel in ns).
-func describeOwner(records map[string]cluster.HelmRecord, annotations map[string]string, rel, ns string) (string, *cluster.HelmRecord) {
-	oRel, oNS := annotations[HelmReleaseNameAnnotation], annotations[HelmReleaseNamespaceAnnotation]
-	if oRel == "" {
-		return "no owner", nil
-	}
-	if oRel == rel && oNS == ns {
-		return "this release", nil
-	}
-	if rec, ok := records[oNS+"/"+oRel]; ok {
-		return fmt.Sprintf("owned by %s release %s in namespace %s", rec.Status, oRel, orNone(oNS)), &rec
-	}
-	return fmt.Sprintf("owner release %s in namespace %s no longer exists", oRel, orNone(oNS)), nil
-}
-
 // refusal is the reason --fix gives for an object it will not adopt.
 func refusal(c OwnershipConflict) string {
 	switch {
@@ -448,30 +382,6 @@ func adoptionChange(c OwnershipConflict) (Change, error) {
 		return Change{}, err
 	}
 	return Change{Object: c.Object, Resource: c.Resource, Fields: c.Fields, PatchType: types.MergePatchType, Patch: patch}, nil
-}
-
-// ownershipPatch is the JSON merge patch that sets the label and annotation
-// fields (metadata.labels[k] / metadata.annotations[k] = New) with
-// resourceVersion as the conflict guard: the API server refuses it when the
-// object changed since it was read.
-func ownershipPatch(fields []FieldChange, resourceVersion string) ([]byte, error) {
-	labels, annotations := map[string]string{}, map[string]string{}
-	for _, f := range fields {
-		key := f.Field[strings.IndexByte(f.Field, '[')+1 : len(f.Field)-1]
-		if strings.HasPrefix(f.Field, "metadata.labels[") {
-			labels[key] = f.New
-		} else {
-			annotations[key] = f.New
-		}
-	}
-	meta := map[string]any{"resourceVersion": resourceVersion}
-	if len(labels) > 0 {
-		meta["labels"] = labels
-	}
-	if len(annotations) > 0 {
-		meta["annotations"] = annotations
-	}
-	return json.Marshal(map[string]any{"metadata": meta})
 }
 
 func planHelmOwnership(ctx context.Context, env *Env) ([]Change, error) {

@@ -1,6 +1,6 @@
 package checks
 
-// Impact says what a check's non-pass means for the install (README "JSON output"
+// Impact says what a check's non-pass means for the install (docs/json.md
 // "impact"): Helm refuses it, Helm installs but the runtime then misbehaves,
 // or it is advice.
 type Impact string

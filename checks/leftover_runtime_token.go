@@ -31,7 +31,7 @@ const RuntimeTokenSecretName = plan.TokenSecretName
 func LeftoverRuntimeToken() Check {
 	return Check{
 		Meta: Meta{
-			ID:         LeftoverRuntimeTokenID,
+			ID:         "leftover-runtime-token",
 			Impact:     ImpactInstallFails,
 			Category:   CategoryConflicts,
 			Modes:      ModePre,
@@ -39,6 +39,8 @@ func LeftoverRuntimeToken() Check {
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
 			ReadsChart: true,
+			ReplayDiffers: "it sends the leftover runtime token to the platform: a bundle masks the token, " +
+				"so a replay judges the mask (***) where the live run sent the token",
 		},
 		Run: runLeftoverRuntimeToken,
 	}
@@ -102,8 +104,3 @@ func runLeftoverRuntimeToken(ctx context.Context, env *Env) (Result, error) {
 	return Fail("%s, which the platform does not know (%s: %s): the hook fails with \"failed getting runtime from platform\"", leftover, where, refused).
 		WithHint(deleteHint).WithObjects(ref), nil
 }
-
-// LeftoverRuntimeTokenID is the ID of LeftoverRuntimeToken: like
-// platform-user-token, it sends a token the bundle redacts (the leftover
-// runtime token) to the platform, so a replay may judge it differently.
-const LeftoverRuntimeTokenID = "leftover-runtime-token"

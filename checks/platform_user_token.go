@@ -88,7 +88,7 @@ query LimitsStatus {
 func PlatformUserToken() Check {
 	return Check{
 		Meta: Meta{
-			ID:         PlatformUserTokenID,
+			ID:         "platform-user-token",
 			Impact:     ImpactInstallFails,
 			Category:   CategoryInputs,
 			Modes:      ModePre | ModeUpgrade,
@@ -96,6 +96,8 @@ func PlatformUserToken() Check {
 			Severity:   SeverityFail,
 			Requires:   []string{"cluster-reachable"},
 			ReadsChart: true,
+			ReplayDiffers: "it sends the user token to the platform: a bundle masks the token, " +
+				"so a replay judges the mask (***) where the live run sent the token",
 		},
 		Run: runPlatformUserToken,
 	}
@@ -322,11 +324,6 @@ func oneLineText(s string, n int) string {
 	}
 	return s
 }
-
-// PlatformUserTokenID is the ID of PlatformUserToken: the check that sends
-// the user token to the platform, so a replay of a bundle (whose token is
-// masked) may judge it differently from the live run.
-const PlatformUserTokenID = "platform-user-token"
 
 // helmOperation names what the run checks: "install", "upgrade".
 func helmOperation(env *Env) string {

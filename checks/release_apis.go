@@ -71,11 +71,3 @@ func runReleaseAPIs(_ context.Context, env *Env) (Result, error) {
 		WithHint(fmt.Sprintf("rewrite the stored manifest with helm-mapkubeapis (helm mapkubeapis %s -n %s), then check again", name, ns)).
 		WithObjects(refs...), nil
 }
-
-// orNamespace returns ns when a manifest leaves the namespace empty.
-func orNamespace(got, ns string) string {
-	if got == "" {
-		return ns
-	}
-	return got
-}

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// SchemaVersion is the version of the JSON contract (README "JSON output").
+// SchemaVersion is the version of the JSON contract (docs/json.md).
 const SchemaVersion = "v1"
 
 // Outcome is one check's metadata with its result.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -223,11 +222,6 @@ type panicError struct {
 }
 
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v\n%s", p.value, p.stack) }
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
 
 // unanswered reports whether err is a replay's missing answer (a
 // *cluster.NotRecordedError): the check then returns it, and the runner

@@ -63,13 +63,9 @@ type RuntimePodSpec struct {
 	StatefulSet *appsv1.StatefulSet
 }
 
-// RuntimePodsSource says where the runtime's pods were read from when no
-// rendered release is at hand: the chart's defaults.
-const RuntimePodsSource = "the gitops-runtime chart 0.30.0 defaults (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/values.yaml)"
-
 // RuntimePods returns the pods the runtime will run and where they were read
 // from: the run's rendered release (--chart with the given values) through
-// RuntimePodsFromManifest, else DefaultRuntimePods, the chart 0.30.0
+// RuntimePodsFromManifest, else plan.DefaultRuntimePods, the chart 0.30.0
 // defaults, with the reason the rendering was not used. The error is a
 // manifest that does not decode.
 func RuntimePods(ctx context.Context, env *Env) ([]RuntimePodSpec, string, error) {
@@ -87,7 +83,7 @@ func RuntimePods(ctx context.Context, env *Env) ([]RuntimePodSpec, string, error
 				reason = "the chart does not render with these values (see chart-renders)"
 			}
 		}
-		return DefaultRuntimePods(), RuntimePodsSource + "; " + reason, nil
+		return defaultRuntimePods(), plan.DefaultRuntimePodsSource + "; " + reason, nil
 	}
 	all, err := renderedWorkloads(env, r)
 	if err != nil {
@@ -96,57 +92,14 @@ func RuntimePods(ctx context.Context, env *Env) ([]RuntimePodSpec, string, error
 	return installPods(all), fmt.Sprintf("the rendered chart %s %s with the given values", r.ChartName, r.ChartVersion), nil
 }
 
-// DefaultRuntimePods are the pods the gitops-runtime chart 0.30.0 runs with
-// its default values (global.codefresh.accountId, userToken and
-// global.runtime.name set, nothing else): its Deployments and StatefulSets ×
-// replicas and its pre-install hook Jobs, with their containers' requests,
-// init containers and nodeSelectors as the chart renders them (held against
-// `helm template` of the chart by the end-to-end tests).
-func DefaultRuntimePods() []RuntimePodSpec {
-	linux := map[string]string{"kubernetes.io/os": "linux"}
-	p := func(name string, replicas int, sel map[string]string, cpu, mem, eph string, init ...string) RuntimePodSpec {
-		spec := corev1.PodSpec{NodeSelector: sel, Containers: []corev1.Container{{Name: name, Resources: requests(cpu, mem, eph)}}}
-		if len(init) == 2 {
-			spec.InitContainers = []corev1.Container{{Name: "init", Resources: requests(init[0], init[1], "")}}
-		}
-		return RuntimePodSpec{Name: name, Replicas: replicas, Spec: spec}
+// defaultRuntimePods are the chart's default pods (plan.DefaultRuntimePods)
+// as the runtime's pods.
+func defaultRuntimePods() []RuntimePodSpec {
+	var out []RuntimePodSpec
+	for _, p := range plan.DefaultRuntimePods() {
+		out = append(out, RuntimePodSpec{Name: p.Name, Replicas: p.Replicas, Spec: p.Spec})
 	}
-	return []RuntimePodSpec{
-		p("argo-cd-applicationset-controller", 1, linux, "", "", ""),
-		p("argo-cd-repo-server", 1, linux, "", "", ""),
-		p("argo-cd-server", 1, linux, "", "", ""),
-		p("argo-cd-dex-server", 1, linux, "", "", ""),
-		p("argo-cd-redis", 1, linux, "", "", ""),
-		p("argo-cd-application-controller", 1, linux, "", "", ""),
-		p("argo-workflow-controller", 1, linux, "", "", ""),
-		p("argo-server", 1, linux, "", "", ""),
-		p("sealed-secrets-controller", 1, nil, "200m", "512Mi", ""),
-		p(plan.AppProxyName, 1, nil, "100m", "512Mi", "2Gi", "200m", "256Mi"),
-		p("argo-gateway", 1, nil, "100m", "128Mi", ""),
-		p("cluster-event-reporter", 2, nil, "100m", "128Mi", ""),
-		p("runtime-event-reporter", 2, nil, "100m", "128Mi", ""),
-		p("gitops-operator", 1, nil, "100m", "128Mi", ""),
-		p(plan.InternalRouterName, 1, nil, "200m", "128Mi", ""),
-		p("codefresh-tunnel-client", 1, nil, "", "", ""),
-		// pre-install hooks
-		p("argo-cd-redis-secret-init", 1, linux, "", "", ""),
-		p("redis-secret-init", 1, nil, "", "", ""),
-		p("validate-usage", 1, nil, "", "", ""),
-		p("validate-values", 1, nil, "", "", ""),
-	}
-}
-
-func requests(cpu, mem, eph string) corev1.ResourceRequirements {
-	r := corev1.ResourceList{}
-	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem, corev1.ResourceEphemeralStorage: eph} {
-		if q != "" {
-			r[name] = resource.MustParse(q)
-		}
-	}
-	if len(r) == 0 {
-		return corev1.ResourceRequirements{}
-	}
-	return corev1.ResourceRequirements{Requests: r}
+	return out
 }
 
 // RuntimePodsFromManifest reads the pods a rendered manifest (`helm template`
@@ -225,16 +178,6 @@ func workloadsOf(objs []chart.Object) ([]RuntimePodSpec, error) {
 		out = append(out, spec)
 	}
 	return out, nil
-}
-
-// manifestWorkloads reads every Deployment, StatefulSet and Job of a
-// manifest, hooks of every kind included.
-func manifestWorkloads(manifest string) ([]RuntimePodSpec, error) {
-	objs, err := chart.ManifestObjects(manifest)
-	if err != nil {
-		return nil, fmt.Errorf("decoding manifest document: %w", err)
-	}
-	return workloadsOf(objs)
 }
 
 func replicas(r *int32) int {

@@ -56,9 +56,9 @@ func TestFitRuntimePodsSelectorsAndTaints(t *testing.T) {
 		t.Fatalf("tolerated: verdict %+v, want placed", v)
 	}
 	// A node that reports no ephemeral-storage cannot hold cap-app-proxy.
-	capProxy := DefaultRuntimePods()[9]
+	capProxy := defaultRuntimePods()[9]
 	if capProxy.Name != "cap-app-proxy" {
-		t.Fatalf("DefaultRuntimePods()[9] = %s", capProxy.Name)
+		t.Fatalf("defaultRuntimePods()[9] = %s", capProxy.Name)
 	}
 	bare := schedNode("no-eph", "8", "16Gi", nil)
 	bare.AllocatableEphemeralBytes = 0
@@ -137,4 +137,16 @@ func TestRuntimeSchedulableCheck(t *testing.T) {
 			t.Fatalf("%s: %s (want %q)", res.Status, res.Message, want)
 		}
 	}
+}
+
+// requests are a container's resource requests (cpu, memory, ephemeral
+// storage; "" leaves one out).
+func requests(cpu, mem, eph string) corev1.ResourceRequirements {
+	r := corev1.ResourceList{}
+	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem, corev1.ResourceEphemeralStorage: eph} {
+		if q != "" {
+			r[name] = resource.MustParse(q)
+		}
+	}
+	return corev1.ResourceRequirements{Requests: r}
 }

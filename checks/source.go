@@ -17,9 +17,9 @@ func (e *Env) Source(path string) *Source {
 	return nil
 }
 
-// ChartVersionSource returns where the chart version comes from
+// ChartVersionAnchor returns where the chart version comes from
 // (--chart-version, or a local chart's Chart.yaml line), or nil.
-func (e *Env) ChartVersionSource() *Source {
+func (e *Env) ChartVersionAnchor() *Source {
 	if s := e.Inputs.ChartVersionSource; s != (Source{}) {
 		return &s
 	}

@@ -3,7 +3,6 @@ package checks
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
@@ -91,25 +90,4 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	}
 	return Fail("%s: %s refused by the API server (%s): %s", what, plural(len(refused), "change"), who, strings.Join(first(parts, 4), "; ")).
 		WithHint(hint).WithObjects(refs...), nil
-}
-
-// helmMajor is the major version of the Helm that will run (--helm-major,
-// else the client helm-version finds: $HELM_BIN, else PATH; Helm 3 when
-// none is found) and where that came from, for messages.
-func helmMajor(ctx context.Context, env *Env) (int, string) {
-	if env.HelmMajor != 0 {
-		return env.HelmMajor, "--helm-major"
-	}
-	if h, r, err := findHelm(ctx, env); err == nil && r == nil {
-		return int(h.Version.Major()), fmt.Sprintf("helm v%s, %s", h.Raw, h.Source)
-	}
-	return 3, "no helm client found: Helm 3 assumed"
-}
-
-// plural returns "1 change" or "3 changes".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

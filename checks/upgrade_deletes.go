@@ -2,14 +2,12 @@ package checks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -226,25 +224,6 @@ func otherController(snap *cluster.Snapshot, c removedController, removed string
 	return found[0], nil
 }
 
-// upgradeSkip turns the errors of Env.Upgrade that are not this check's to
-// report into its skip: no chart (chart-renders says so), a release Helm
-// refuses (release-upgradable) or a target that does not render
-// (chart-renders).
-func upgradeSkip(err error) (Result, bool) {
-	var le *chart.LoadError
-	if errors.As(err, &le) {
-		return chartSkip(le.Err), true
-	}
-	var re *chart.ReleaseError
-	if errors.As(err, &re) {
-		return Skip("helm upgrade refuses the release (release-upgradable)"), true
-	}
-	if _, ok := chart.IsRenderError(err); ok {
-		return Skip("the target chart does not render with the effective values (chart-renders)"), true
-	}
-	return Result{}, false
-}
-
 // crdResource resolves a CRD's name (<plural>.<group>) to a served resource.
 func crdResource(api *cluster.APIResources, crd string) (schema.GroupVersionResource, bool) {
 	plural, group, _ := strings.Cut(crd, ".")
@@ -306,14 +285,6 @@ func countCustomResources(snap *cluster.Snapshot, api *cluster.APIResources, crd
 		parts[i] = fmt.Sprintf("%s: %d", k, per[k])
 	}
 	return len(names), strings.Join(parts, ", "), nil
-}
-
-// first returns at most n items of l, with "… and N more" after them.
-func first(l []string, n int) []string {
-	if len(l) <= n {
-		return l
-	}
-	return append(append([]string{}, l[:n]...), fmt.Sprintf("… and %d more", len(l)-n))
 }
 
 // sortWorkloadsFirst sorts "Kind name" entries with the workloads

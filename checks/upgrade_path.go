@@ -14,11 +14,12 @@ import (
 // revision `helm upgrade` starts from) to the target chart version is one
 // the chart's maintainers support. The rules are data (upgradeSteps), each
 // with its public source; a step a rule forbids fails naming the version to
-// upgrade to first and the command.
+// upgrade to first and the command, and carries the step as data
+// (Result.Step: the fleet report groups such clusters).
 func UpgradePath() Check {
 	return Check{
 		Meta: Meta{
-			ID:         UpgradePathID,
+			ID:         "upgrade-path",
 			Impact:     ImpactRuntimeBreaks,
 			ReadsChart: true,
 			Category:   CategoryUpgrade,
@@ -30,10 +31,6 @@ func UpgradePath() Check {
 		Run: runUpgradePath,
 	}
 }
-
-// UpgradePathID is the ID of UpgradePath: the fleet report's upgrade waves
-// single it out (a cluster that needs a step first).
-const UpgradePathID = "upgrade-path"
 
 // upgradeStep is a rule of the chart's upgrade path: an upgrade from a
 // version in From to a version in To must go through Via first.
@@ -96,17 +93,18 @@ func runUpgradePath(ctx context.Context, env *Env) (Result, error) {
 	}
 	if to.LessThan(from) {
 		return Warn("chart %s → %s is a downgrade; the chart documents no downgrade path", fromS, toS).
-			WithHint(downgradeHint(ra, name, ns)).WithSource(env.ChartVersionSource()), nil
+			WithHint(downgradeHint(ra, name, ns)).WithSource(env.ChartVersionAnchor()), nil
 	}
 	for _, s := range upgradeSteps {
 		f, _ := semver.NewConstraint(s.From)
 		t, _ := semver.NewConstraint(s.To)
 		if f.Check(from) && t.Check(to) {
+			step := UpgradeStep{From: fromS, To: toS, Via: s.Via}
 			hint := fmt.Sprintf("helm upgrade %s %s -n %s --version '~%s' (with the same values), then check the upgrade to %s again", name, env.Inputs.Chart, ns, s.Via, toS)
 			if ra != nil {
 				hint = fmt.Sprintf("commit a %s.x version first (resources/<runtime-name>/chart/Chart.yaml: .version and .dependencies[].version), let %s sync it, then commit %s", s.Via, ra.Name(), toS)
 			}
-			return Fail("chart %s → %s skips %s: upgrade to %s.x first; %s (%s)", fromS, toS, s.Via, s.Via, s.Why, s.Source).WithHint(hint).WithSource(env.ChartVersionSource()), nil
+			return Fail("%s; %s (%s)", step, s.Why, s.Source).WithStep(step).WithHint(hint).WithSource(env.ChartVersionAnchor()), nil
 		}
 	}
 	return Pass("chart %s → %s: no documented step in between", fromS, toS), nil

@@ -6,14 +6,9 @@ import (
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/redact"
 )
-
-// ValidationJobs are the hook Jobs of the chart that validate an install (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install):
-// validate-values (pre-install and pre-upgrade) and validate-usage
-// (pre-install). Both have backoffLimit 0 and ttlSecondsAfterFinished 300: a
-// failed Job and its pod are kept 300 s.
-var ValidationJobs = []string{"validate-values", "validate-usage"}
 
 // LogTailLines is how many lines of a failed validation pod's log are shown.
 const LogTailLines = 50
@@ -45,7 +40,7 @@ func runValidateValuesJob(ctx context.Context, env *Env) (Result, error) {
 	var failed []cluster.Job
 	var present []string
 	var refusedJobs []Result
-	for _, name := range ValidationJobs {
+	for _, name := range plan.ValidationJobs() {
 		job, found, err := env.Cluster.Job(ns, name)
 		if err != nil {
 			return Result{}, err
@@ -175,7 +170,7 @@ func rootCause(err error) string {
 // RedactSecrets masks values that look like credentials in a log line
 // ("token: abc", "password=abc", "Authorization: Bearer abc"), since a hook's
 // debug log can echo its inputs. It is redact.String; reporters apply it
-// again to everything they print (README "JSON output": no secret value).
+// again to everything they print (docs/json.md: no secret value).
 func RedactSecrets(line string) string { return redact.String(line) }
 
 // refusedJobPod reports a running validation Job whose pod the API server

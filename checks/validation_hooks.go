@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // What each of the chart's pre-install validation hooks checks before Helm
@@ -54,23 +54,23 @@ func runValidationHooks(ctx context.Context, env *Env) (Result, error) {
 		from = c.chartName() + ", rendered with these values"
 	}
 	when := "before Helm installs"
-	hooks := fmt.Sprintf("the %s and %s hooks run", chart.ValidateValuesJob, chart.ValidateUsageJob)
+	hooks := fmt.Sprintf("the %s and %s hooks run", plan.ValidateValuesJob, plan.ValidateUsageJob)
 	if env.Upgrading() {
 		if s := syncOf(ctx, env); s != nil {
 			when = fmt.Sprintf("as PreSync hooks of every sync of Application %s (Argo CD runs pre-install and pre-upgrade hooks on each sync)", s.App)
 		} else {
 			// validate-usage is pre-install only: helm upgrade never runs it.
-			when = "before helm upgrade (pre-upgrade; " + chart.ValidateUsageJob + " runs at install only)"
-			hooks = fmt.Sprintf("the %s hook runs", chart.ValidateValuesJob)
+			when = "before helm upgrade (pre-upgrade; " + plan.ValidateUsageJob + " runs at install only)"
+			hooks = fmt.Sprintf("the %s hook runs", plan.ValidateValuesJob)
 			skipUsage = false
 		}
 	}
 	var off []string
 	if skipValues {
-		off = append(off, fmt.Sprintf("installer.skipValidation=true: no %s hook, so nothing checks %s", chart.ValidateValuesJob, validateValuesCovers))
+		off = append(off, fmt.Sprintf("installer.skipValidation=true: no %s hook, so nothing checks %s", plan.ValidateValuesJob, validateValuesCovers))
 	}
 	if skipUsage {
-		off = append(off, fmt.Sprintf("installer.skipUsageValidation=true: no %s hook, so nothing checks %s", chart.ValidateUsageJob, validateUsageCovers))
+		off = append(off, fmt.Sprintf("installer.skipUsageValidation=true: no %s hook, so nothing checks %s", plan.ValidateUsageJob, validateUsageCovers))
 	}
 	if len(off) == 0 {
 		return Pass("%s %s (%s)", hooks, when, from), nil
@@ -121,14 +121,14 @@ func userTokenSecretResult(ctx context.Context, env *Env) (Result, error) {
 	hint := fmt.Sprintf("kubectl create secret generic cf-user-token -n %s --from-literal=token=<your Codefresh API key>, then give --set global.codefresh.userToken.secretKeyRef.name=cf-user-token --set global.codefresh.userToken.secretKeyRef.key=token instead of global.codefresh.userToken.token", ns)
 	switch {
 	case c.R == nil:
-		return Warn("global.codefresh.userToken.token is given as a plain value: the chart copies the values, token included, into ConfigMap %s in namespace %s while its hooks run (%s)", chart.HelmValuesConfigMap, ns, c.defaultsNote()).WithHint(hint), nil
+		return Warn("global.codefresh.userToken.token is given as a plain value: the chart copies the values, token included, into ConfigMap %s in namespace %s while its hooks run (%s)", plan.HelmValuesConfigMap, ns, c.defaultsNote()).WithHint(hint), nil
 	case !c.R.ValidationHooks.ValuesConfigMap:
-		return Warn("global.codefresh.userToken.token is given as a plain value: it is stored in the release's values (helm get values shows it); %s renders no %s ConfigMap with these values", c.chartName(), chart.HelmValuesConfigMap).WithHint(hint), nil
+		return Warn("global.codefresh.userToken.token is given as a plain value: it is stored in the release's values (helm get values shows it); %s renders no %s ConfigMap with these values", c.chartName(), plan.HelmValuesConfigMap).WithHint(hint), nil
 	}
 	return Warn("global.codefresh.userToken.token is given as a plain value: %s copies the values, token included, into ConfigMap %s in namespace %s, readable there while its hooks run",
-		c.chartName(), chart.HelmValuesConfigMap, ns).
+		c.chartName(), plan.HelmValuesConfigMap, ns).
 		WithHint(hint).
-		WithObjects(ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: chart.HelmValuesConfigMap}), nil
+		WithObjects(ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: plan.HelmValuesConfigMap}), nil
 }
 
 // skipSources are the values paths that switched the hooks off.

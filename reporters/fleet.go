@@ -24,31 +24,30 @@ type Fleet struct {
 }
 
 // FleetEntry is one cluster of a fleet: its context, the exit code a run on
-// that cluster alone would have (0, 1, 3; 2 when the context's kubeconfig
-// entry is unusable; 130 or 143 when a signal ended it), and its report, or
-// Err (one line) when the cluster could not be checked at all.
+// that cluster alone would have and what it amounts to (Outcome: both as
+// the command's exit table says), and its report, or Err (one line) when the
+// cluster could not be checked at all.
 type FleetEntry struct {
 	Context string
 	Exit    int
+	Outcome Outcome
 	Err     string
 	Report  *checks.Report
 }
 
-// FleetExit is the exit code of a fleet: the highest of its entries'
-// (0 < 1 < 2 < 3), except that an entry a signal ended (an exit code
-// above 3) wins; 0 for an empty fleet.
-func FleetExit(codes []int) int {
-	out := 0
-	for _, c := range codes {
-		switch {
-		case c > 3 && out <= 3:
-			out = c
-		case out <= 3 && c > out:
-			out = c
-		}
-	}
-	return out
-}
+// Outcome is what a cluster's run amounts to, in the words of the fleet's
+// report: the command's exit table gives each verdict its exit code and its
+// Outcome.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeOK          Outcome = "ok"
+	OutcomeFailed      Outcome = "failed"
+	OutcomeNotChecked  Outcome = "not checked"
+	OutcomeUnreachable Outcome = "unreachable"
+	OutcomeInterrupted Outcome = "interrupted"
+)
 
 // redacted is f with every printed string passed through redact.String
 // (Redacted, per report).
@@ -284,43 +283,39 @@ func entryLine(e FleetEntry) string {
 	switch {
 	case e.Err != "":
 		line += ", not checked: " + e.Err
-	case e.Exit == 0:
+	case e.Outcome == OutcomeOK:
 		line += ", no failures"
-	case e.Exit == 3:
-		line += ", unreachable"
+	case e.Outcome == OutcomeUnreachable:
+		line += ", " + string(OutcomeUnreachable)
 	}
 	return line
 }
 
-// fleetSummary is the last line: the clusters counted by exit code, e.g.
-// "Summary: 3 clusters: 1 exit 0, 1 exit 1, 1 exit 3 (unreachable)".
+// fleetSummary is the last line: the clusters counted by exit code, each
+// with what it means, e.g.
+// "Summary: 3 clusters: 1 exit 0 (ok), 1 exit 1 (failed), 1 exit 3 (unreachable)".
 func fleetSummary(f *Fleet) string {
 	count := map[int]int{}
+	meaning := map[int]Outcome{}
 	var codes []int
 	for _, e := range f.Entries {
 		if count[e.Exit] == 0 {
 			codes = append(codes, e.Exit)
 		}
 		count[e.Exit]++
+		meaning[e.Exit] = e.Outcome
 	}
 	sort.Ints(codes)
-	meaning := map[int]string{0: "ok", 1: "failed", 2: "not checked", 3: "unreachable"}
 	parts := make([]string, 0, len(codes))
 	for _, c := range codes {
-		p := fmt.Sprintf("%d exit %d", count[c], c)
-		if m, ok := meaning[c]; ok {
-			p += " (" + m + ")"
-		} else {
-			p += " (interrupted)"
-		}
-		parts = append(parts, p)
+		parts = append(parts, fmt.Sprintf("%d exit %d (%s)", count[c], c, meaning[c]))
 	}
 	return fmt.Sprintf("Summary: %d clusters: %s", len(f.Entries), strings.Join(parts, ", "))
 }
 
 // upgradeWaves groups an --upgrade fleet's clusters: ready (nothing failed),
-// needs a step first (upgrade-path failed: its message names the version to
-// upgrade to first), blocked (naming the checks that failed), and not
+// needs a step first (a failed result carries the upgrade step to take
+// first, Result.Step), blocked (naming the checks that failed), and not
 // checked (no report, or the cluster was unreachable). Groups with no
 // cluster are left out.
 func upgradeWaves(f *Fleet) []string {
@@ -336,8 +331,8 @@ func upgradeWaves(f *Fleet) []string {
 			if !o.Status.Failed() {
 				continue
 			}
-			if o.ID == checks.UpgradePathID {
-				path = strings.SplitN(strings.SplitN(o.Message, "\n", 2)[0], ";", 2)[0]
+			if o.Step != nil {
+				path = o.Step.String()
 				continue
 			}
 			failed = append(failed, o.ID)

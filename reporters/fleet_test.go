@@ -54,14 +54,14 @@ func bigFleet() *Fleet {
 	f := &Fleet{Mode: checks.ModePre}
 	withCtx := func(r *checks.Report, ctx string) *checks.Report { r.Cluster.Context = ctx; return r }
 	f.Entries = append(f.Entries,
-		FleetEntry{Context: "kind-dev", Exit: 1, Report: withCtx(mixedReport(), "kind-dev")},
-		FleetEntry{Context: "staging-eu", Exit: 0, Report: passingReport("staging-eu")},
-		FleetEntry{Context: "staging-us", Exit: 0, Report: passingReport("staging-us")},
-		FleetEntry{Context: "arn:aws:eks:eu-west-1:123456789012:cluster/prod-eu", Exit: 1,
+		FleetEntry{Context: "kind-dev", Exit: 1, Outcome: OutcomeFailed, Report: withCtx(mixedReport(), "kind-dev")},
+		FleetEntry{Context: "staging-eu", Exit: 0, Outcome: OutcomeOK, Report: passingReport("staging-eu")},
+		FleetEntry{Context: "staging-us", Exit: 0, Outcome: OutcomeOK, Report: passingReport("staging-us")},
+		FleetEntry{Context: "arn:aws:eks:eu-west-1:123456789012:cluster/prod-eu", Exit: 1, Outcome: OutcomeFailed,
 			Report: withCtx(mixedReport(), "arn:aws:eks:eu-west-1:123456789012:cluster/prod-eu")},
-		FleetEntry{Context: "gone", Exit: 3, Report: unreachableReport("gone", "https://10.0.0.9:6443")},
-		FleetEntry{Context: "broken", Exit: 2, Err: `kubeconfig context broken: cluster "old" not found`},
-		FleetEntry{Context: "prod-us", Exit: 0, Report: passingReport("prod-us")},
+		FleetEntry{Context: "gone", Exit: 3, Outcome: OutcomeUnreachable, Report: unreachableReport("gone", "https://10.0.0.9:6443")},
+		FleetEntry{Context: "broken", Exit: 2, Outcome: OutcomeNotChecked, Err: `kubeconfig context broken: cluster "old" not found`},
+		FleetEntry{Context: "prod-us", Exit: 0, Outcome: OutcomeOK, Report: passingReport("prod-us")},
 	)
 	return f
 }
@@ -79,24 +79,24 @@ func upgradeFleet() *Fleet {
 			Upgrade: &checks.UpgradeInfo{Release: "cf-gitops-runtime", Namespace: "codefresh", Revision: 3, From: from, To: "0.30.0"},
 			Outcomes: []checks.Outcome{
 				{Meta: meta("cluster-reachable"), Result: checks.Pass("answered")},
-				{Meta: meta(checks.UpgradePathID), Result: pathRes},
+				{Meta: meta("upgrade-path"), Result: pathRes},
 				{Meta: meta("upgrade-values"), Result: valuesRes},
 			},
 		}
 	}
 	ok := checks.Pass("fine")
 	step := checks.Fail("chart 0.25.1 → 0.30.0 skips 0.26: upgrade to 0.26.x first; 0.26 removes the Argo Events resources (https://example.com)").
-		WithHint("helm upgrade cf-gitops-runtime oci://quay.io/codefresh/gitops-runtime -n codefresh --version '~0.26'")
+		WithStep(checks.UpgradeStep{From: "0.25.1", To: "0.30.0", Via: "0.26"}).WithHint("helm upgrade cf-gitops-runtime oci://quay.io/codefresh/gitops-runtime -n codefresh --version '~0.26'")
 	skipped := checks.Skip("the cluster could not be reached")
 	unreachable := report("offline", "", skipped, skipped)
 	unreachable.Cluster.Version = ""
 	unreachable.Outcomes[0].Fatal = true
 	unreachable.Outcomes[0].Result = checks.Fail("cannot reach https://offline:6443: connection refused").WithHint("check the context")
 	return &Fleet{Mode: checks.ModeUpgrade, Entries: []FleetEntry{
-		{Context: "eu", Exit: 0, Report: report("eu", "0.27.6", ok, ok)},
-		{Context: "us", Exit: 1, Report: report("us", "0.25.1", step, ok)},
-		{Context: "ap", Exit: 1, Report: report("ap", "0.27.6", ok, checks.Fail("global.runtime.name changes from a to b").WithHint("keep the name"))},
-		{Context: "offline", Exit: 3, Report: unreachable},
+		{Context: "eu", Exit: 0, Outcome: OutcomeOK, Report: report("eu", "0.27.6", ok, ok)},
+		{Context: "us", Exit: 1, Outcome: OutcomeFailed, Report: report("us", "0.25.1", step, ok)},
+		{Context: "ap", Exit: 1, Outcome: OutcomeFailed, Report: report("ap", "0.27.6", ok, checks.Fail("global.runtime.name changes from a to b").WithHint("keep the name"))},
+		{Context: "offline", Exit: 3, Outcome: OutcomeUnreachable, Report: unreachable},
 	}}
 }
 
@@ -179,29 +179,6 @@ func TestColumnLabel(t *testing.T) {
 	}
 }
 
-// TestFleetExit: the fleet's exit code is the highest of its clusters'
-// (0 < 1 < 2 < 3), and a signal's code wins over all.
-func TestFleetExit(t *testing.T) {
-	for _, tt := range []struct {
-		codes []int
-		want  int
-	}{
-		{nil, 0},
-		{[]int{0, 0}, 0},
-		{[]int{0, 1, 0}, 1},
-		{[]int{1, 3, 0}, 3},
-		{[]int{3, 1}, 3},
-		{[]int{2, 1}, 2},
-		{[]int{3, 2}, 3},
-		{[]int{0, 130, 3}, 130},
-		{[]int{143, 3}, 143},
-	} {
-		if got := FleetExit(tt.codes); got != tt.want {
-			t.Errorf("FleetExit(%v) = %d, want %d", tt.codes, got, tt.want)
-		}
-	}
-}
-
 // TestFleetDocument: the JSON document has an entry per cluster, in order,
 // with its exit code and report (none for the unusable context, which says
 // why), and the summary sums the clusters' counts.
@@ -268,5 +245,22 @@ func TestFleetUpgradeWaves(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("waves:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestUpgradeWavesReadTheStep: a cluster needs a step first when a failed
+// result carries the upgrade step (Result.Step), whatever the messages say;
+// a failure whose message merely reads like one blocks it.
+func TestUpgradeWavesReadTheStep(t *testing.T) {
+	entry := func(ctx string, r checks.Result) FleetEntry {
+		return FleetEntry{Context: ctx, Exit: 1, Outcome: OutcomeFailed, Report: &checks.Report{Mode: checks.ModeUpgrade,
+			Outcomes: []checks.Outcome{{Meta: checks.Meta{ID: "cluster-reachable"}, Result: checks.Pass("ok")}, {Meta: checks.Meta{ID: "some-check"}, Result: r}}}}
+	}
+	lookalike := checks.Fail("chart 0.25.1 → 0.30.0 skips 0.26: upgrade to 0.26.x first; it says so")
+	step := checks.Fail("a message that names no step").WithStep(checks.UpgradeStep{From: "0.25.1", To: "0.30.0", Via: "0.26"})
+	got := upgradeWaves(&Fleet{Mode: checks.ModeUpgrade, Entries: []FleetEntry{entry("a", lookalike), entry("b", step)}})
+	want := []string{"needs a step first: b (chart 0.25.1 → 0.30.0 skips 0.26: upgrade to 0.26.x first)", "blocked: a (by some-check)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("upgradeWaves = %q, want %q", got, want)
 	}
 }

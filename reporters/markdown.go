@@ -78,7 +78,7 @@ func (m Markdown) section(b *strings.Builder, r *checks.Report, label, heading s
 	}
 	b.WriteString("\n| | Check | Finding | Set in |\n|---|---|---|---|\n")
 	for _, o := range findings {
-		first, _, _ := strings.Cut(o.Message, "\n")
+		first := strings.Split(o.Message, "\n")[0]
 		fmt.Fprintf(b, "| %s %s | [`%s`](%s) | %s | %s |\n", markdownGlyph[o.Status], o.Status, o.ID, o.Docs(),
 			mdCell(first), mdSource(o.Source))
 	}

@@ -33,8 +33,8 @@ func run() int {
 
 	// The first SIGINT or SIGTERM cancels the run: requests and child
 	// processes stop, the report of what was checked is printed, and the exit
-	// code is 130/143 (3 when the cluster was never reached). A second one
-	// exits at once.
+	// code is the signal's (the command's exit table; 3 when the cluster was
+	// never reached). A second one exits at once.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
@@ -42,13 +42,13 @@ func run() int {
 	defer signal.Stop(sigs)
 	go func() {
 		s := <-sigs
-		in := &cli.Interrupted{Signal: "SIGINT", Code: 130}
+		in := &cli.Interrupted{Signal: "SIGINT"}
 		if s == syscall.SIGTERM {
-			in = &cli.Interrupted{Signal: "SIGTERM", Code: 143}
+			in = &cli.Interrupted{Signal: "SIGTERM"}
 		}
 		cancel(in)
 		<-sigs
-		os.Exit(in.Code)
+		os.Exit(cli.ExitCode(in))
 	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	host := cli.Host{Getenv: os.Getenv, IsTerminal: isTerminal, IsInputTerminal: isInputTerminal, TerminalWidth: terminalWidth}

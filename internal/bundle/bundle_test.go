@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -339,7 +340,7 @@ func TestOpenRefusesADamagedBundle(t *testing.T) {
 	for _, tt := range []struct {
 		name, path, want string
 	}{
-		{"newer format", writeTar(t, [][2]string{{manifestEntry, manifestJSON(FormatVersion+1, good)}, {apiEntry, api}, {hostEntry, host}}), "format version 2 is newer than this plugin reads (1)"},
+		{"newer format", writeTar(t, [][2]string{{manifestEntry, manifestJSON(FormatVersion+1, good)}, {apiEntry, api}, {hostEntry, host}}), fmt.Sprintf("format version %d is newer than this plugin reads (%d)", FormatVersion+1, FormatVersion)},
 		{"tampered entry", writeTar(t, [][2]string{{manifestEntry, manifestJSON(1, good)}, {apiEntry, `[{"method":"GET"}]`}, {hostEntry, host}}), "entry api.json does not match its sha256"},
 		{"missing entry", writeTar(t, [][2]string{{manifestEntry, manifestJSON(1, good)}, {apiEntry, api}}), "entry host.json listed in the manifest is missing"},
 		{"unlisted entry", writeTar(t, [][2]string{{manifestEntry, manifestJSON(1, good)}, {apiEntry, api}, {hostEntry, host}, {"extra", "x"}}), "entry extra is not listed"},

@@ -13,8 +13,10 @@
 //     lookup result;
 //   - the host: the environment variables the checks read, the programs
 //     they looked up on PATH and the output of those they ran (helm version);
-//   - the inputs: the effective chart values, the packaged chart and the
-//     run's flags (manifest.json).
+//   - the inputs: the packaged chart, and the run as it was compiled
+//     (Manifest.Spec, internal/run's Spec: the effective chart values among
+//     it); a bundle of format 1 kept the run's flags instead, with the
+//     values and the --waivers file as entries of their own.
 //
 // Secrets are redacted before anything is written (see Redact): a Secret's
 // data values, secret-looking chart values, and in Helm release records the
@@ -22,14 +24,14 @@
 //
 // The file is a gzip'd tar: manifest.json (Manifest: the format version, the
 // plugin version, the time, the kubeconfig context, the server and its
-// version, the mode, the flags and the sha256 of every other entry), then the
+// version, the mode, the spec and the sha256 of every other entry), then the
 // entries. Open refuses, in one line, a bundle of a newer format, a truncated
 // or tampered one (an entry whose sha256 differs, missing or unlisted) and
 // one over MaxSize uncompressed.
 //
 // A run over many clusters (--contexts, --all-contexts) writes one fleet
 // archive (FleetWriter): a gzip'd tar of fleet.json (FleetManifest: the
-// fleet format version, the plugin version, the time, the mode, the flags,
+// fleet format version, the plugin version, the time, the mode, the spec,
 // the contexts in order, each with the sha256 of its entry or why it has
 // none), then each checked cluster's bundle, exactly as above, as the
 // entry clusters/<context>.tar.gz (FleetEntryName). Each bundle is

@@ -16,8 +16,9 @@ import (
 )
 
 // FleetFormatVersion is the version of the fleet archive format this plugin
-// writes and the newest it reads.
-const FleetFormatVersion = 1
+// writes and the newest it reads: 2 records the compiled run
+// (FleetManifest.Spec), 1 the command line (FleetManifest.Flags).
+const FleetFormatVersion = 2
 
 // FleetManifestEntry is the fleet archive's first entry: its FleetManifest.
 const FleetManifestEntry = "fleet.json"
@@ -44,9 +45,11 @@ type FleetManifest struct {
 	Time time.Time `json:"time"`
 	// Mode is the run's mode: pre-install, post-install or upgrade.
 	Mode string `json:"mode"`
-	// Flags are the run's flags that shape the checks, as given (the same
-	// in every cluster's bundle).
-	Flags []Flag `json:"flags"`
+	// Spec is the run as it was compiled, the same in every cluster's
+	// bundle (format 2).
+	Spec json.RawMessage `json:"spec,omitempty"`
+	// Flags are the run's flags that shaped the checks, as given (format 1).
+	Flags []Flag `json:"flags,omitempty"`
 	// Clusters are the fleet's contexts, in the run's order.
 	Clusters []FleetCluster `json:"clusters"`
 }

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,7 +129,7 @@ func TestOpenFleetRefusesADamagedArchive(t *testing.T) {
 	for _, tt := range []struct {
 		name, path, want string
 	}{
-		{"newer format", writeTar(t, [][2]string{{FleetManifestEntry, fleetManifestJSON(FleetFormatVersion+1, entry)}, {entry.Bundle, inner}}), "fleet format version 2 is newer than this plugin reads (1)"},
+		{"newer format", writeTar(t, [][2]string{{FleetManifestEntry, fleetManifestJSON(FleetFormatVersion+1, entry)}, {entry.Bundle, inner}}), fmt.Sprintf("fleet format version %d is newer than this plugin reads (%d)", FleetFormatVersion+1, FleetFormatVersion)},
 		{"tampered bundle", writeTar(t, [][2]string{{FleetManifestEntry, fleetManifestJSON(1, entry)}, {entry.Bundle, inner + "x"}}), "does not match its sha256 in fleet.json"},
 		{"missing bundle", writeTar(t, [][2]string{{FleetManifestEntry, fleetManifestJSON(1, entry)}}), "listed in fleet.json is missing"},
 		{"unlisted entry", writeTar(t, [][2]string{{FleetManifestEntry, fleetManifestJSON(1, entry)}, {entry.Bundle, inner}, {"clusters/x.tar.gz", "x"}}), "entry clusters/x.tar.gz is not listed"},

@@ -1,10 +1,15 @@
 package bundle
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // FormatVersion is the version of the bundle format this plugin writes and
-// the newest it reads.
-const FormatVersion = 1
+// the newest it reads. Format 2 records the compiled run (Manifest.Spec);
+// format 1 recorded the command line (Manifest.Flags), the effective values
+// (ValuesEntry) and the --waivers file (WaiversEntry), and still replays.
+const FormatVersion = 2
 
 // MaxSize bounds a bundle's entries, uncompressed and together: 64 MiB.
 // Writing a larger bundle fails, and so does opening one.
@@ -15,15 +20,13 @@ const (
 	manifestEntry = "manifest.json"
 	apiEntry      = "api.json"
 	hostEntry     = "host.json"
-	// ValuesEntry holds the effective chart values (YAML), redacted.
+	// ValuesEntry holds the effective chart values (YAML), redacted, in a
+	// bundle of format 1 (format 2 keeps them in the spec).
 	ValuesEntry = "values.yaml"
 	// ChartEntry holds the packaged chart the run rendered (helm package).
 	ChartEntry = "chart.tgz"
-	// SourcesEntry holds where each value of the run came from (JSON: the
-	// values files' lines, the flags, redacted), so that a replay anchors
-	// its findings where the live run did.
-	SourcesEntry = "sources.json"
-	// WaiversEntry holds the --waivers file of the run.
+	// WaiversEntry holds the --waivers file of the run, in a bundle of
+	// format 1 (format 2 keeps the parsed waivers in the spec).
 	WaiversEntry = "waivers.yaml"
 )
 
@@ -42,8 +45,12 @@ type Manifest struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// Mode is the run's mode: pre-install, post-install or upgrade.
 	Mode string `json:"mode"`
-	// Flags are the run's flags that shape the checks, as given.
-	Flags []Flag `json:"flags"`
+	// Spec is the run as it was compiled (internal/run's Spec, versioned
+	// there): what a replay runs again. Format 2.
+	Spec json.RawMessage `json:"spec,omitempty"`
+	// Flags are the run's flags that shaped the checks, as given: what a
+	// bundle of format 1 kept instead of Spec.
+	Flags []Flag `json:"flags,omitempty"`
 	// ChartError is why the run's chart could not be loaded ("" when it
 	// was, or when the run used none): a replay reports the same.
 	ChartError string `json:"chartError,omitempty"`

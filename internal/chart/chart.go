@@ -8,6 +8,7 @@
 package chart
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,6 +46,10 @@ type Source struct {
 	// Settings are Helm's environment (HELM_CACHE_HOME, HELM_CONFIG_HOME,
 	// HELM_REGISTRY_CONFIG, HELM_REPOSITORY_CONFIG, ...); nil = cli.New().
 	Settings *cli.EnvSettings
+	// Archive, when set, is the packaged chart itself (`helm package`'s
+	// .tgz: the chart a bundle kept); Ref then only names it, and nothing
+	// is located or pulled.
+	Archive []byte
 }
 
 // DefaultTimeout bounds a chart pull when Source.Timeout is 0.
@@ -54,6 +59,13 @@ const DefaultTimeout = 30 * time.Second
 // is remote, as `helm install` does) and loads it with its dependencies.
 // The error says what could not be loaded and why, in one line.
 func Load(ctx context.Context, src Source) (*helmchart.Chart, error) {
+	if src.Archive != nil {
+		c, err := loader.LoadArchive(bytes.NewReader(src.Archive))
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %s", src.Ref, oneLine(err.Error()))
+		}
+		return c, nil
+	}
 	settings := src.Settings
 	if settings == nil {
 		settings = cli.New()

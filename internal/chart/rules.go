@@ -14,18 +14,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
 	goyaml "sigs.k8s.io/yaml/goyaml.v3"
-)
 
-// Names of the gitops-runtime chart's pre-install hook objects
-// (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install):
-// the validate-values Job (`cf helm validate`, and the Argo CD version check
-// with an existing Argo CD), the validate-usage Job (`cf account
-// validate-usage`) and the helm-values-config ConfigMap both mount, which
-// holds the release's values.
-const (
-	ValidateValuesJob   = "validate-values"
-	ValidateUsageJob    = "validate-usage"
-	HelmValuesConfigMap = "helm-values-config"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // Hooks is what the chart's pre-install validation hooks will do, read from
@@ -134,17 +124,17 @@ func readHooks(hooks []*rspb.Hook) (Hooks, error) {
 			continue
 		}
 		switch {
-		case hk.Kind == "Job" && hk.Name == ValidateValuesJob:
+		case hk.Kind == "Job" && hk.Name == plan.ValidateValuesJob:
 			var job batchv1.Job
 			if err := yaml.Unmarshal([]byte(hk.Manifest), &job); err != nil {
 				return Hooks{}, err
 			}
 			h.ValidateValues = validateValuesOf(&job)
 			h.ValidateValuesOnUpgrade = slices.Contains(hk.Events, rspb.HookPreUpgrade)
-		case hk.Kind == "Job" && hk.Name == ValidateUsageJob:
+		case hk.Kind == "Job" && hk.Name == plan.ValidateUsageJob:
 			h.ValidateUsage = true
 			h.ValidateUsageOnUpgrade = slices.Contains(hk.Events, rspb.HookPreUpgrade)
-		case hk.Kind == "ConfigMap" && hk.Name == HelmValuesConfigMap:
+		case hk.Kind == "ConfigMap" && hk.Name == plan.HelmValuesConfigMap:
 			h.ValuesConfigMap = true
 		}
 	}
@@ -160,7 +150,7 @@ func validateValuesOf(job *batchv1.Job) *ValidateValues {
 	}
 	c := cs[0]
 	for _, x := range cs {
-		if x.Name == ValidateValuesJob {
+		if x.Name == plan.ValidateValuesJob {
 			c = x
 			break
 		}

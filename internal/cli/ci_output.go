@@ -16,9 +16,9 @@ const stepSummaryEnv = "GITHUB_STEP_SUMMARY"
 // missing), as GitHub's own actions write it. The returned function closes
 // it. A file that cannot be opened is an error: the job asked for a
 // summary.
-func (o *Options) withStepSummary(opts reporters.Options) (reporters.Options, func() error, error) {
-	path := o.Host.Getenv(stepSummaryEnv)
-	if o.format != reporters.FormatGitHub || path == "" {
+func (c console) withStepSummary(format reporters.Format, opts reporters.Options) (reporters.Options, func() error, error) {
+	path := c.host.Getenv(stepSummaryEnv)
+	if format != reporters.FormatGitHub || path == "" {
 		return opts, func() error { return nil }, nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,17 +20,36 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/version"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 // runCmd executes the root command with args and env, returning stdout,
-// stderr, the options and the error.
-func runCmd(t *testing.T, env map[string]string, args ...string) (string, string, *Options, error) {
+// stderr, the flags and the error.
+func runCmd(t *testing.T, env map[string]string, args ...string) (string, string, *Flags, error) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
-	cmd, o := newCommand(streams, Host{Getenv: func(k string) string { return env[k] }})
+	cmd, f := newCommand(streams, Host{Getenv: func(k string) string { return env[k] }})
 	cmd.SetArgs(args)
 	err := cmd.Execute()
-	return out.String(), errOut.String(), o, err
+	return out.String(), errOut.String(), f, err
+}
+
+// compile parses args as the root command's flags, with host, and
+// compiles them into the run's config (Flags.ToConfig): nothing runs.
+func compile(t *testing.T, streams genericiooptions.IOStreams, host Host, args ...string) (*Flags, *run.Config, error) {
+	t.Helper()
+	cmd, f := newCommand(streams, host)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	cfg, err := f.ToConfig(context.Background())
+	return f, cfg, err
+}
+
+// compileEnv is compile with the environment env and no terminal.
+func compileEnv(t *testing.T, env map[string]string, args ...string) (*Flags, *run.Config, error) {
+	t.Helper()
+	return compile(t, genericiooptions.NewTestIOStreamsDiscard(), Host{Getenv: func(k string) string { return env[k] }}, args...)
 }
 
 func TestHelmEnvironment(t *testing.T) {
@@ -57,17 +77,20 @@ func TestHelmEnvironment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, o, err := runCmd(t, tt.env, append([]string{"--list-checks"}, tt.args...)...)
+			f, cfg, err := compileEnv(t, tt.env, append([]string{"--list-checks"}, tt.args...)...)
 			if err != nil {
-				t.Fatalf("execute: %v", err)
+				t.Fatalf("compile: %v", err)
 			}
-			if o.config.Inputs.Namespace != tt.wantNS || o.config.Inputs.NamespaceExplicit != tt.wantNSExplicit {
-				t.Errorf("namespace = %q (explicit %v), want %q (%v)", o.config.Inputs.Namespace, o.config.Inputs.NamespaceExplicit, tt.wantNS, tt.wantNSExplicit)
+			if cfg.Inputs.Namespace != tt.wantNS || cfg.Inputs.NamespaceExplicit != tt.wantNSExplicit {
+				t.Errorf("namespace = %q (explicit %v), want %q (%v)", cfg.Inputs.Namespace, cfg.Inputs.NamespaceExplicit, tt.wantNS, tt.wantNSExplicit)
 			}
-			if got := *o.ConfigFlags.Context; got != tt.wantCtx {
+			if got := *f.conn.kube.Context; got != tt.wantCtx {
 				t.Errorf("context = %q, want %q", got, tt.wantCtx)
 			}
-			if got := *o.ConfigFlags.KubeConfig; got != tt.wantKC {
+			if f.conn.helm.Active != tt.wantHelm {
+				t.Errorf("under Helm = %v, want %v", f.conn.helm.Active, tt.wantHelm)
+			}
+			if got := *f.conn.kube.KubeConfig; got != tt.wantKC {
 				t.Errorf("kubeconfig = %q, want %q", got, tt.wantKC)
 			}
 		})
@@ -182,12 +205,11 @@ func TestColourDecision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := NewOptions(genericiooptions.IOStreams{Out: io.Discard}, Host{
+			term := console{streams: genericiooptions.IOStreams{Out: io.Discard}, host: Host{
 				Getenv:     func(k string) string { return map[string]string{"NO_COLOR": tt.env, "TERM": tt.term}[k] },
 				IsTerminal: func(io.Writer) bool { return tt.terminal },
-			})
-			o.NoColor = tt.noColor
-			if got := o.colorEnabled(); got != tt.want {
+			}.withDefaults()}
+			if got := term.colorEnabled(tt.noColor); got != tt.want {
 				t.Errorf("colorEnabled() = %v, want %v", got, tt.want)
 			}
 		})
@@ -220,11 +242,11 @@ func TestProgressLine(t *testing.T) {
 		term     string
 	}{{"pipe", false, "xterm"}, {"dumb", true, "dumb"}} {
 		var errOut bytes.Buffer
-		o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{
+		term := console{streams: genericiooptions.IOStreams{ErrOut: &errOut}, host: Host{
 			IsTerminal: func(io.Writer) bool { return tc.terminal },
 			Getenv:     func(k string) string { return map[string]string{"TERM": tc.term}[k] },
-		})
-		ro, done := o.runOptions(3)
+		}.withDefaults()}
+		ro, done := term.runOptions(3)
 		done()
 		if ro.OnStart != nil || ro.OnDone != nil || errOut.Len() != 0 {
 			t.Errorf("%s: progress hooks %v/%v, wrote %q", tc.name, ro.OnStart != nil, ro.OnDone != nil, errOut.String())
@@ -237,12 +259,12 @@ func TestProgressLine(t *testing.T) {
 // erasing the row, and the run's hooks are there.
 func TestProgressLineFitsTheTerminal(t *testing.T) {
 	var errOut bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{ErrOut: &errOut}, Host{
+	term := console{streams: genericiooptions.IOStreams{ErrOut: &errOut}, host: Host{
 		IsTerminal:    func(io.Writer) bool { return true },
 		TerminalWidth: func(io.Writer) int { return 80 },
 		Getenv:        func(k string) string { return map[string]string{"TERM": "xterm-256color"}[k] },
-	})
-	ro, done := o.runOptions(24)
+	}.withDefaults()}
+	ro, done := term.runOptions(24)
 	if ro.OnStart == nil {
 		t.Fatal("no progress on a terminal")
 	}
@@ -255,7 +277,7 @@ func TestProgressLineFitsTheTerminal(t *testing.T) {
 		ro.OnDone(checks.Outcome{Meta: m})
 	}
 	done()
-	terminalProgress(&errOut, o.progressWidth())(checkIDs(ids), 42*time.Second)
+	terminalProgress(&errOut, term.progressWidth())(checkIDs(ids), 42*time.Second)
 	draws := strings.Split(errOut.String(), eraseLine)
 	if draws[0] != "" || len(draws) < len(ids) {
 		t.Fatalf("progress output does not start each line with an erase: %q", errOut.String())
@@ -325,10 +347,7 @@ func TestHelmNames(t *testing.T) {
 
 // TestRenameInHints: under Helm the hints name "helm gitops-preflight".
 func TestRenameInHints(t *testing.T) {
-	_, _, o, err := runCmd(t, map[string]string{"HELM_PLUGIN_NAME": "gitops-preflight", "HELM_NAMESPACE": "x"}, "--list-checks")
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := &Options{name: "helm gitops-preflight"}
 	outs := []checks.Outcome{{Result: checks.Result{Hint: "run kubectl gitops-preflight --fix; then kubectl get crd"}}}
 	o.renameInHints(outs)
 	if outs[0].Hint != "run helm gitops-preflight --fix; then kubectl get crd" {
@@ -351,14 +370,14 @@ func TestRequestTimeoutIsWhatTheHelpSays(t *testing.T) {
 		flag             string
 		wantAPI, wantPrb time.Duration
 	}{{"", 30 * time.Second, 10 * time.Second}, {"0", 30 * time.Second, 10 * time.Second}, {"20s", 20 * time.Second, 20 * time.Second}, {"7", 7 * time.Second, 7 * time.Second}} {
-		o := NewOptions(genericiooptions.IOStreams{}, Host{})
-		*o.ConfigFlags.Timeout = tc.flag
-		o.ConfigFlags.APIServer = ptrTo("https://127.0.0.1:1")
-		got, err := o.requestTimeout()
+		conn := newConnectionFlags(func(string) string { return "" })
+		*conn.kube.Timeout = tc.flag
+		conn.kube.APIServer = ptrTo("https://127.0.0.1:1")
+		got, _, err := conn.requestTimeout()
 		if err != nil || got != tc.wantPrb {
 			t.Errorf("--request-timeout=%q: probes %v (%v), want %v", tc.flag, got, err, tc.wantPrb)
 		}
-		cfg, err := o.ConfigFlags.ToRESTConfig()
+		cfg, err := conn.kube.ToRESTConfig()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -375,23 +394,26 @@ func TestRequestTimeoutIsWhatTheHelpSays(t *testing.T) {
 func ptrTo[T any](v T) *T { return &v }
 
 // TestExitForEveryVerdict: the exit code of each verdict (README "Exit
-// codes"), and its line.
+// codes"), its line, and what a fleet's report calls it; every kind of
+// verdict is in the exit table.
 func TestExitForEveryVerdict(t *testing.T) {
 	line := errors.New("the line")
-	sigterm := &Interrupted{Signal: "SIGTERM", Code: 143}
+	sigterm := &Interrupted{Signal: "SIGTERM"}
 	for _, tc := range []struct {
-		v    run.Verdict
-		code int
-		err  error
+		v       run.Verdict
+		code    int
+		err     error
+		outcome reporters.Outcome
 	}{
-		{run.Verdict{Kind: run.OK}, ExitOK, nil},
-		{run.Verdict{Kind: run.Failed}, ExitFailed, nil},
-		{run.Verdict{Kind: run.Failed, Err: line}, ExitFailed, line},
-		{run.Verdict{Kind: run.NothingVerified, Err: line}, ExitFailed, line},
-		{run.Verdict{Kind: run.Unreachable, Err: line}, ExitUnreachable, line},
-		{run.Verdict{Kind: run.Unreachable, Err: line, Signal: sigterm}, ExitUnreachable, line},
-		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: &Interrupted{Signal: "SIGINT", Code: 130}}, 130, line},
-		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: sigterm}, 143, line},
+		{run.Verdict{Kind: run.OK}, ExitOK, nil, reporters.OutcomeOK},
+		{run.Verdict{Kind: run.Failed}, ExitFailed, nil, reporters.OutcomeFailed},
+		{run.Verdict{Kind: run.Failed, Err: line}, ExitFailed, line, reporters.OutcomeFailed},
+		{run.Verdict{Kind: run.NothingVerified, Err: line}, ExitFailed, line, reporters.OutcomeFailed},
+		{run.Verdict{Kind: run.NotChecked, Err: line}, ExitUsage, line, reporters.OutcomeNotChecked},
+		{run.Verdict{Kind: run.Unreachable, Err: line}, ExitUnreachable, line, reporters.OutcomeUnreachable},
+		{run.Verdict{Kind: run.Unreachable, Err: line, Signal: sigterm}, ExitUnreachable, line, reporters.OutcomeUnreachable},
+		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: &Interrupted{Signal: "SIGINT"}}, 130, line, reporters.OutcomeInterrupted},
+		{run.Verdict{Kind: run.Interrupted, Err: line, Signal: sigterm}, 143, line, reporters.OutcomeInterrupted},
 	} {
 		err := exitFor(tc.v)
 		if got := ExitCode(err); got != tc.code {
@@ -401,6 +423,17 @@ func TestExitForEveryVerdict(t *testing.T) {
 		if tc.code != ExitOK && (!errors.As(err, &e) || !errors.Is(e.Err, tc.err) || (tc.err == nil && e.Err != nil)) {
 			t.Errorf("%s: error %v, want the line %v", tc.v.Kind, err, tc.err)
 		}
+		if _, o := exitCode(tc.v); o != tc.outcome {
+			t.Errorf("%s: outcome %q, want %q", tc.v.Kind, o, tc.outcome)
+		}
+	}
+	for k := run.OK; k <= run.NotChecked; k++ {
+		if _, ok := exitTable[k]; !ok {
+			t.Errorf("verdict %s is not in the exit table", k)
+		}
+	}
+	if ExitCode(&Interrupted{Signal: "SIGINT"}) != 130 || ExitCode(sigterm) != 143 {
+		t.Errorf("a second signal exits with %d and %d, want 130 and 143", ExitCode(&Interrupted{Signal: "SIGINT"}), ExitCode(sigterm))
 	}
 }
 
@@ -434,16 +467,11 @@ func TestCompleteChecksOfTheMode(t *testing.T) {
 // TestCompleteBuildsTheRunConfig: the flags compile into the typed run
 // config field by field.
 func TestCompleteBuildsTheRunConfig(t *testing.T) {
-	_, _, o, err := runCmd(t, nil, "--post", "--fail-on", "warn", "--wait", "90s", "--only", "release-deployed,runtime-workloads", "--list-checks")
+	_, c, err := compileEnv(t, nil, "--post", "--fail-on", "warn", "--wait", "90s", "--only", "release-deployed,runtime-workloads")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.ListChecks = false
-	if err := o.Complete(false); err != nil {
-		t.Fatal(err)
-	}
-	c := o.config
-	if c.Mode != checks.ModePost || !c.FailOnWarn || c.Wait != 90*time.Second || c.Registry == nil || c.Getenv == nil || c.Prober == nil {
+	if c.Mode != checks.ModePost || !c.FailOnWarn || c.Wait != 90*time.Second || c.Timeout != 5*time.Minute || c.Registry == nil || c.Getenv == nil || c.Probe == nil {
 		t.Errorf("run config = %+v", c)
 	}
 	var ids []string
@@ -478,15 +506,15 @@ func TestCompleteLoadsWaivers(t *testing.T) {
 		{file: filepath.Join(dir, "missing.yaml"), wantErr: "--waivers: open "},
 	} {
 		// --list-checks: the command completes its flags and contacts no cluster.
-		_, _, o, err := runCmd(t, nil, "--waivers", tc.file, "--list-checks")
+		_, c, err := compileEnv(t, nil, "--waivers", tc.file, "--list-checks")
 		if tc.wantErr != "" {
 			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: error %v (exit %d), want exit 2 with %q", tc.file, err, ExitCode(err), tc.wantErr)
 			}
 			continue
 		}
-		if err != nil || len(o.config.Waivers) != tc.want || o.config.Waivers[0].Check != "node-resources" {
-			t.Errorf("%s: error %v, waivers %+v", tc.file, err, o.config.Waivers)
+		if err != nil || len(c.Waivers) != tc.want || c.Waivers[0].Check != "node-resources" {
+			t.Errorf("%s: error %v, waivers %+v", tc.file, err, c.Waivers)
 		}
 	}
 }

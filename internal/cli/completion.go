@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
@@ -41,38 +42,27 @@ The scripts printed here complete the binary when run as kubectl-gitops_prefligh
 // for --context and --contexts (comma-separated), and the cluster's namespaces for -n. It also creates cobra's
 // `completion bash|zsh|fish|powershell` command and explains the kubectl
 // helper in its help.
-func registerCompletions(cmd *cobra.Command, o *Options, displayName string) {
+func registerCompletions(cmd *cobra.Command, f *Flags, displayName string) {
 	fixed := func(flag string, values ...string) {
 		_ = cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
-	formats := make([]string, len(reporters.Formats))
-	for i, f := range reporters.Formats {
-		formats[i] = string(f)
-	}
-	fixed("output", formats...)
+	fixed("output", formatNames()...)
 	fixed("fail-on", "fail", "warn")
 	fixed("access-mode", string(checks.AccessTunnel), string(checks.AccessIngress), string(checks.AccessServiceMesh))
 	fixed("crds", "all", "rollouts")
 	ids := func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		mode := checks.ModePre
-		if o.Post {
-			mode = checks.ModePost
-		}
-		if o.Upgrade {
-			mode = checks.ModeUpgrade
-		}
-		return completeCheckIDs(mode, toComplete)
+		return completeCheckIDs(f.Mode(), toComplete)
 	}
 	_ = cmd.RegisterFlagCompletionFunc("only", ids)
 	_ = cmd.RegisterFlagCompletionFunc("skip", ids)
 	_ = cmd.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return o.completeContexts(), cobra.ShellCompDirectiveNoFileComp
+		return completeContexts(f.conn.kube), cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.RegisterFlagCompletionFunc("contexts", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return completeList(o.completeContexts(), toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		return completeList(completeContexts(f.conn.kube), toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	})
 	_ = cmd.RegisterFlagCompletionFunc("namespace", func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return o.completeNamespaces(c.Context()), cobra.ShellCompDirectiveNoFileComp
+		return completeNamespaces(c.Context(), f.conn.kube), cobra.ShellCompDirectiveNoFileComp
 	})
 
 	cmd.InitDefaultCompletionCmd()
@@ -127,8 +117,8 @@ func completeList(names []cobra.Completion, toComplete string) []cobra.Completio
 }
 
 // completeContexts lists the kubeconfig's context names, sorted.
-func (o *Options) completeContexts() []cobra.Completion {
-	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+func completeContexts(kube *genericclioptions.ConfigFlags) []cobra.Completion {
+	raw, err := kube.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil
 	}
@@ -142,13 +132,13 @@ func (o *Options) completeContexts() []cobra.Completion {
 
 // completeNamespaces lists the cluster's namespaces (one bounded request);
 // nothing when the cluster cannot be asked.
-func (o *Options) completeNamespaces(ctx context.Context) []cobra.Completion {
-	cfg, err := o.ConfigFlags.ToRESTConfig()
+func completeNamespaces(ctx context.Context, kube *genericclioptions.ConfigFlags) []cobra.Completion {
+	cfg, err := kube.ToRESTConfig()
 	if err != nil {
 		return nil
 	}
 	cfg.Timeout = completionTimeout
-	kube, err := kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil
 	}
@@ -157,7 +147,7 @@ func (o *Options) completeNamespaces(ctx context.Context) []cobra.Completion {
 	}
 	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 	defer cancel()
-	list, err := kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	list, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}

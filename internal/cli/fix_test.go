@@ -11,14 +11,25 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
-func fixOptions(in string, terminal bool) (*Options, *bytes.Buffer) {
+// fixConsole is a console reading in from stdin, stdin and stdout
+// terminals or not; out is its stdout.
+func fixConsole(in string, terminal bool) (console, *bytes.Buffer) {
 	out := &bytes.Buffer{}
 	streams := genericiooptions.IOStreams{In: strings.NewReader(in), Out: out, ErrOut: &bytes.Buffer{}}
 	host := Host{IsTerminal: func(io.Writer) bool { return terminal }, IsInputTerminal: func(io.Reader) bool { return terminal }}
-	return NewOptions(streams, host), out
+	return console{streams: streams, host: host.withDefaults()}, out
+}
+
+// compileFix compiles args with stdin and stdout terminals or not.
+func compileFix(t *testing.T, terminal bool, args ...string) (*run.Config, error) {
+	t.Helper()
+	term, _ := fixConsole("", terminal)
+	_, c, err := compile(t, term.streams, term.host, args...)
+	return c, err
 }
 
 func TestCompleteFix(t *testing.T) {
@@ -36,40 +47,38 @@ func TestCompleteFix(t *testing.T) {
 		{name: "fix on a terminal", fix: true, tt: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, _ := fixOptions("", tc.tt)
-			o.Fix, o.Yes, o.DryRun = tc.fix, tc.yes, tc.dry
-			err := o.Complete(false)
+			var args []string
+			for _, f := range []struct {
+				set  bool
+				flag string
+			}{{tc.fix, "--fix"}, {tc.yes, "--yes"}, {tc.dry, "--dry-run"}} {
+				if f.set {
+					args = append(args, f.flag)
+				}
+			}
+			c, err := compileFix(t, tc.tt, args...)
 			if tc.wantErr == "" {
 				if err != nil {
-					t.Fatalf("Complete = %v", err)
+					t.Fatalf("ToConfig = %v", err)
 				}
-				if f := o.config.Fix; f.Enabled != tc.fix || f.Yes != tc.yes || f.DryRun != tc.dry {
+				if f := c.Fix; f.Enabled != tc.fix || f.Yes != tc.yes || f.DryRun != tc.dry {
 					t.Fatalf("run config Fix = %+v, want enabled %v, yes %v, dry run %v", f, tc.fix, tc.yes, tc.dry)
 				}
 				return
 			}
 			if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("Complete = %v (exit %d), want exit 2 with %q", err, ExitCode(err), tc.wantErr)
+				t.Fatalf("ToConfig = %v (exit %d), want exit 2 with %q", err, ExitCode(err), tc.wantErr)
 			}
 		})
 	}
 }
 
-// TestFixFlagPairs runs Complete over every pair of the fix options and the
+// TestFixFlagPairs compiles every pair of the fix options and the
 // mode/selection flags: each pair is accepted or refused with exit 2 as the
 // table says, before anything touches the cluster.
 func TestFixFlagPairs(t *testing.T) {
-	flags := map[string]func(*Options){
-		"--fix":                      func(o *Options) { o.Fix = true },
-		"--yes":                      func(o *Options) { o.Yes = true },
-		"--dry-run":                  func(o *Options) { o.DryRun = true },
-		"--crds=rollouts":            func(o *Options) { o.CRDs = "rollouts" },
-		"--tls-secret=t":             func(o *Options) { o.TLSSecret = "t" },
-		"--post":                     func(o *Options) { o.Post = true },
-		"--only=kubernetes-version":  func(o *Options) { o.Only = []string{"kubernetes-version"} },
-		"--skip=argo-crds-ownership": func(o *Options) { o.Skip = []string{"argo-crds-ownership"} },
-		"--list-checks":              func(o *Options) { o.ListChecks = true },
-	}
+	names := []string{"--fix", "--yes", "--dry-run", "--crds=rollouts", "--tls-secret=t", "--post",
+		"--only=kubernetes-version", "--skip=argo-crds-ownership", "--list-checks"}
 	// want: "" accepted, else a substring of the exit-2 message. Keys are
 	// the pair in sorted order. (On a terminal, so --fix needs no --yes.)
 	want := map[string]string{
@@ -110,10 +119,6 @@ func TestFixFlagPairs(t *testing.T) {
 		"--skip=argo-crds-ownership --yes":                     "--yes only applies with --fix",
 		"--tls-secret=t --yes":                                 "--yes only applies with --fix",
 	}
-	names := make([]string, 0, len(flags))
-	for n := range flags {
-		names = append(names, n)
-	}
 	sort.Strings(names)
 	seen := 0
 	for i, a := range names {
@@ -125,15 +130,12 @@ func TestFixFlagPairs(t *testing.T) {
 				continue
 			}
 			seen++
-			o, _ := fixOptions("", true)
-			flags[a](o)
-			flags[b](o)
-			err := o.Complete(false)
+			_, err := compileFix(t, true, a, b)
 			switch {
 			case w == "" && err != nil:
 				t.Errorf("%s: refused (%v), want accepted", key, err)
 			case w != "" && (err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), w)):
-				t.Errorf("%s: Complete = %v (exit %d), want exit 2 with %q", key, err, ExitCode(err), w)
+				t.Errorf("%s: ToConfig = %v (exit %d), want exit 2 with %q", key, err, ExitCode(err), w)
 			}
 		}
 	}
@@ -151,29 +153,17 @@ func TestFixFlagPairs(t *testing.T) {
 		{[]string{"--fix", "--skip=argo-crds-ownership", "--crds=rollouts"}, "--crds fixes argo-crds-ownership, which --only/--skip left out"},
 		{[]string{"--fix", "--post", "--tls-secret=t", "--only=runtime-workloads"}, "--tls-secret fixes nginx-tls-secret, which --only/--skip left out"},
 	} {
-		o, _ := fixOptions("", true)
-		for _, f := range tc.set {
-			if f == "--only=runtime-workloads" {
-				o.Only = []string{"runtime-workloads"}
-				continue
-			}
-			if f == "--skip=argo-crds-ownership,helm-ownership" {
-				o.Skip = []string{"argo-crds-ownership", "helm-ownership"}
-				continue
-			}
-			flags[f](o)
-		}
-		err := o.Complete(false)
+		_, err := compileFix(t, true, tc.set...)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%v: Complete = %v, want %q", tc.set, err, tc.want)
+			t.Errorf("%v: ToConfig = %v, want %q", tc.set, err, tc.want)
 		}
 	}
 }
 
 func TestConfirm(t *testing.T) {
 	for in, want := range map[string]bool{"y\n": true, "YES\n": true, " y \n": true, "n\n": false, "\n": false, "": false, "yess\n": false} {
-		o, out := fixOptions(in, true)
-		got, err := o.confirm(out)
+		term, out := fixConsole(in, true)
+		got, err := term.confirm(out)
 		if err != nil || got != want {
 			t.Errorf("confirm(%q) = %v, %v; want %v", in, got, err, want)
 		}
@@ -187,13 +177,12 @@ func TestConfirm(t *testing.T) {
 // stderr for the machine formats.
 func TestPlanWriter(t *testing.T) {
 	var out, errOut bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Host{})
+	term := console{streams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, host: Host{}.withDefaults()}
 	for _, tc := range []struct {
 		format reporters.Format
 		want   io.Writer
 	}{{reporters.FormatTable, &out}, {reporters.FormatWide, &out}, {reporters.FormatJSON, &errOut}, {reporters.FormatJUnit, &errOut}} {
-		o.format = tc.format
-		if o.planWriter() != tc.want {
+		if term.planWriter(tc.format) != tc.want {
 			t.Errorf("-o %s: plan written to the wrong stream", tc.format)
 		}
 	}
@@ -204,15 +193,14 @@ func TestPlanWriter(t *testing.T) {
 // confirmation prompt (no newline) is shown before the answer is read.
 func TestPlanWriterWraps(t *testing.T) {
 	var out bytes.Buffer
-	o := NewOptions(genericiooptions.IOStreams{Out: &out, In: strings.NewReader("y\n")}, Host{
+	term := console{streams: genericiooptions.IOStreams{Out: &out, In: strings.NewReader("y\n")}, host: Host{
 		IsTerminal:    func(io.Writer) bool { return true },
 		TerminalWidth: func(io.Writer) int { return 60 },
-	})
-	o.format = reporters.FormatTable
-	w := o.planWriter()
+	}.withDefaults()}
+	w := term.planWriter(reporters.FormatTable)
 	long := "  ✔ customresourcedefinition/applicationsets.argoproj.io: patched (resourceVersion 1234)"
 	fmt.Fprintln(w, long)
-	ok, err := o.confirm(w)
+	ok, err := term.confirm(w)
 	if err != nil || !ok {
 		t.Fatalf("confirm = %v, %v", ok, err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -15,14 +16,14 @@ type argoCDFlags struct {
 	app string
 }
 
-// AddFlags adds the Argo CD flags to fs.
+// AddFlags declares --argocd-app on fs.
 func (f *argoCDFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.app, "argocd-app", "", "the Argo CD Application that syncs the runtime, NAMESPACE/NAME: --upgrade judges the commit Argo CD will sync from what it deployed, --post reads its sync and health (default: detected)")
+	describe(fs, "argocd-app", placement{sectionPlan, 17}, recorded)
 }
 
-// toConfig validates the flags and fills c.
-func (f *argoCDFlags) toConfig(c *run.ArgoCD) error {
-	c.App = ""
+// Validate checks that --argocd-app names an Application: NAMESPACE/NAME.
+func (f *argoCDFlags) Validate() error {
 	if f.app == "" {
 		return nil
 	}
@@ -30,6 +31,11 @@ func (f *argoCDFlags) toConfig(c *run.ArgoCD) error {
 	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
 		return usageError("--argocd-app must be NAMESPACE/NAME of an Argo CD Application, not %q", f.app)
 	}
-	c.App = f.app
+	return nil
+}
+
+// ToConfig sets the run's Application (run.Config.ArgoCD).
+func (f *argoCDFlags) ToConfig(_ context.Context, c *run.Config) error {
+	c.ArgoCD.App = f.app
 	return nil
 }

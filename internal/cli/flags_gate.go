@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,23 +32,37 @@ type installerFlags struct {
 func (f *installerFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.user, "installer", "", "judge the permissions of the identity that will run helm install or upgrade, not yours: a user, or system:serviceaccount:NS:NAME (Argo CD's controller, a CI deployer); needs create subjectaccessreviews")
 	fs.StringSliceVar(&f.groups, "installer-group", nil, "with --installer: a group of the installer (comma-separated, repeatable)")
+	describe(fs, "installer", placement{sectionCI, 1}, recorded)
+	describe(fs, "installer-group", placement{sectionCI, 2}, recorded)
 }
 
-// toConfig checks the flags and sets c.Installer.
-func (f *installerFlags) toConfig(c *run.Config) error {
+// Validate checks that the installer names a user or a ServiceAccount and
+// that --installer-group goes with it.
+func (f *installerFlags) Validate() error {
+	_, err := f.identity()
+	return err
+}
+
+// identity is the installer the flags name; nil without --installer.
+func (f *installerFlags) identity() (*checks.Identity, error) {
 	if f.user == "" {
 		if len(f.groups) > 0 {
-			return usageError("--installer-group goes with --installer")
+			return nil, usageError("--installer-group goes with --installer")
 		}
-		c.Installer = nil
-		return nil
+		return nil, nil
 	}
 	id, err := checks.NewIdentity(f.user, f.groups)
 	if err != nil {
-		return usageError("%v", err)
+		return nil, usageError("%v", err)
 	}
-	c.Installer = &id
-	return nil
+	return &id, nil
+}
+
+// ToConfig sets c.Installer.
+func (f *installerFlags) ToConfig(_ context.Context, c *run.Config) error {
+	id, err := f.identity()
+	c.Installer = id
+	return err
 }
 
 // DefaultServiceAccountDir is where Kubernetes mounts a pod's
@@ -82,36 +97,47 @@ func (f *inClusterFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.terminationLog, "termination-log", "", "also write the verdict (at most 4 KiB) to this file: /dev/termination-log in the gate Job, Kubernetes' termination message")
 	fs.StringVar(&f.serviceAccountDir, "service-account-dir", DefaultServiceAccountDir, "with --in-cluster: the directory holding the ServiceAccount's token and ca.crt")
 	_ = fs.MarkHidden("service-account-dir")
+	describe(fs, "in-cluster", placement{sectionCI, 3}, recorded)
+	describe(fs, "termination-log", placement{sectionCI, 4}, notRecorded("the file is the pod's: a replay prints its report"))
+	describe(fs, "service-account-dir", placement{sectionCI, 5}, notRecorded("the credentials are the pod's: a replay answers from the bundle"))
 }
 
-// beforeValues runs before the plan is built: in the cluster the default
-// chart (a registry pull) is not used unless --chart names one.
-func (f *inClusterFlags) beforeValues(o *Options) error {
-	if !f.enabled {
-		if f.fs != nil && f.fs.Changed("service-account-dir") {
-			return usageError("--service-account-dir goes with --in-cluster")
-		}
-		return nil
-	}
-	if o.Fix {
-		return usageError("--in-cluster runs the gate, which only reads: not with --fix")
-	}
-	if o.fleetMode() {
-		return usageError("--in-cluster checks the cluster the pod runs in: not with --contexts or --all-contexts")
-	}
-	if o.Chart == plan.DefaultChart && (f.fs == nil || !f.fs.Changed("chart")) {
-		o.Chart = ""
+// Validate refuses --service-account-dir without --in-cluster.
+func (f *inClusterFlags) Validate() error {
+	if !f.enabled && f.fs != nil && f.fs.Changed("service-account-dir") {
+		return usageError("--service-account-dir goes with --in-cluster")
 	}
 	return nil
 }
 
-// toConfig adapts the selected checks and sets c.InCluster.
-func (f *inClusterFlags) toConfig(c *run.Config) {
+// conflicts refuses what an in-cluster run cannot take (exit 2): --fix, a
+// fleet.
+func (f *inClusterFlags) conflicts(fix bool, fleet bool) error {
+	switch {
+	case !f.enabled:
+		return nil
+	case fix:
+		return usageError("--in-cluster runs the gate, which only reads: not with --fix")
+	case fleet:
+		return usageError("--in-cluster checks the cluster the pod runs in: not with --contexts or --all-contexts")
+	}
+	return nil
+}
+
+// ToConfig sets c.InCluster and keeps the checks that need no workstation
+// (checks.InClusterChecks; the installer's compiled before). In the
+// cluster the default chart (a registry pull) is not used unless --chart
+// names one.
+func (f *inClusterFlags) ToConfig(_ context.Context, c *run.Config) error {
 	c.InCluster = f.enabled
 	if !f.enabled {
-		return
+		return nil
 	}
 	c.Selected, f.left = checks.InClusterChecks(c.Selected, c.Installer != nil)
+	if c.Inputs.Chart == plan.DefaultChart && (f.fs == nil || !f.fs.Changed("chart")) {
+		c.Inputs.Chart, c.Inputs.ChartVersionSource, c.Chart = "", plan.Source{}, nil
+	}
+	return nil
 }
 
 // restConfig is the pod's REST config: rest.InClusterConfig (host from

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -13,29 +14,43 @@ import (
 // imagesFlags are the flags of the image checks: the mirror the images
 // should come from and whether to ask the registries.
 type imagesFlags struct {
-	Mirror        string
-	RegistryCheck bool
+	mirror        string
+	registryCheck bool
 }
 
 // AddFlags declares --registry-mirror and --registry-check.
 func (f *imagesFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Mirror, "registry-mirror", "", "the private registry every image should be pulled from, HOST[/PREFIX]: image-plan names each image elsewhere and the value that moves it (default: global.imageRegistry when set)")
-	fs.BoolVar(&f.RegistryCheck, "registry-check", false, "image-registry: resolve each image's manifest at its registry (dials the registries, through --connect-to) with the pods' pull secrets or the local Docker config")
+	fs.StringVar(&f.mirror, "registry-mirror", "", "the private registry every image should be pulled from, HOST[/PREFIX]: image-plan names each image elsewhere and the value that moves it (default: global.imageRegistry when set)")
+	fs.BoolVar(&f.registryCheck, "registry-check", false, "image-registry: resolve each image's manifest at its registry (dials the registries, through --connect-to) with the pods' pull secrets or the local Docker config")
+	describe(fs, "registry-mirror", placement{sectionPlan, 18}, recorded)
+	describe(fs, "registry-check", placement{sectionPlan, 19}, recorded)
 }
 
-// complete validates the flags and fills the run's image options; the
-// error is a usage error.
-func (f *imagesFlags) complete(c *run.Config) error {
-	m := strings.TrimSuffix(strings.TrimSpace(f.Mirror), "/")
-	if m != "" {
-		if strings.Contains(m, "://") {
-			return usageError("--registry-mirror is HOST[/PREFIX], without a scheme: not %q", f.Mirror)
-		}
-		// A mirror is a repository prefix: it must parse as one.
-		if _, err := name.NewRepository(m+"/x", name.StrictValidation); err != nil {
-			return usageError("--registry-mirror %q is not HOST[/PREFIX]: %v", f.Mirror, err)
-		}
+// Validate checks that --registry-mirror is a repository prefix,
+// HOST[/PREFIX], without a scheme.
+func (f *imagesFlags) Validate() error {
+	m := f.mirrorPrefix()
+	if m == "" {
+		return nil
 	}
-	c.Images = checks.ImageOptions{Mirror: m, RegistryCheck: f.RegistryCheck}
+	if strings.Contains(m, "://") {
+		return usageError("--registry-mirror is HOST[/PREFIX], without a scheme: not %q", f.mirror)
+	}
+	// A mirror is a repository prefix: it must parse as one.
+	if _, err := name.NewRepository(m+"/x", name.StrictValidation); err != nil {
+		return usageError("--registry-mirror %q is not HOST[/PREFIX]: %v", f.mirror, err)
+	}
+	return nil
+}
+
+// mirrorPrefix is --registry-mirror without surrounding space or a
+// trailing slash.
+func (f *imagesFlags) mirrorPrefix() string {
+	return strings.TrimSuffix(strings.TrimSpace(f.mirror), "/")
+}
+
+// ToConfig sets the run's image options (run.Config.Images).
+func (f *imagesFlags) ToConfig(_ context.Context, c *run.Config) error {
+	c.Images = checks.ImageOptions{Mirror: f.mirrorPrefix(), RegistryCheck: f.registryCheck}
 	return nil
 }

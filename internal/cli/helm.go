@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // helmEnv is the cluster selection Helm hands its plugins. Helm strips its
@@ -21,16 +23,14 @@ type helmEnv struct {
 	Namespace string
 }
 
-// applyHelmEnv reads Helm's plugin environment through host.Getenv and, when
-// the binary runs under Helm, makes it the default of the matching kubectl
-// flags. It must run before ConfigFlags.AddFlags: AddFlags takes the current
+// applyHelmEnv reads Helm's plugin environment through get and, when the
+// binary runs under Helm, makes it the default of the matching kubectl
+// flags of cf. It must run before cf.AddFlags: AddFlags takes the current
 // values as the flags' defaults, so a flag given explicitly still wins.
-func (o *Options) applyHelmEnv() helmEnv {
-	get := o.Host.Getenv
+func applyHelmEnv(cf *genericclioptions.ConfigFlags, get func(string) string) helmEnv {
 	if get("HELM_PLUGIN_NAME") == "" {
 		return helmEnv{}
 	}
-	cf := o.ConfigFlags
 	setString := func(p *string, env string) {
 		if v := get(env); v != "" && p != nil {
 			*p = v

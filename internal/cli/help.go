@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -12,45 +13,18 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
-// flagGroup is one titled section of the root command's help, the way
-// kubectl groups its flags ("Basic Commands", `kubectl options`).
-type flagGroup struct {
-	title string
-	names []string
-}
-
-// flagGroups are the help's sections, in order, and the flags of each, in
-// the order they are shown. Every visible flag of the root command belongs
-// to exactly one (TestHelpGroupsEveryFlag); the kubectl connection flags of
-// cli-runtime go to the last, connectionGroup, with the network probes'.
-var flagGroups = []flagGroup{
-	{"The run", []string{"post", "upgrade", "namespace", "runtime-name", "release-name", "only", "skip", "fail-on", "waivers", "wait", "timeout", "list-checks"}},
-	{"The planned install (as helm install and helm upgrade take it)", []string{
-		"values", "set", "set-string", "chart", "chart-version",
-		"access-mode", "ingress-host", "ingress-class", "ingress-url", "existing-argocd", "skip-ingress-validation", "argocd-version-range",
-		"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "argocd-app", "registry-mirror", "registry-check"}},
-	{"Many clusters", []string{"contexts", "all-contexts", "parallel"}},
-	{"In CI and in the cluster", []string{"installer", "installer-group", "in-cluster", "termination-log"}},
-	{"Output", []string{"output", "no-color", "bundle", "help", "version"}},
-	{"Fix (writes to the cluster)", []string{"fix", "yes", "dry-run", "crds", "tls-secret"}},
-}
-
-// connectionGroup is the title of the last section: kubectl's connection
-// flags (cli-runtime's ConfigFlags) and the network probes' flags.
-const connectionGroup = "Cluster connection and network probes"
-
 // helpFunc prints the root command's help: the description, usage and
-// examples, then the flags in flagGroups' sections, everything word-wrapped
+// examples, then the flags in their sections (helpSections), everything word-wrapped
 // to the width of the terminal stdout is (pflag's FlagUsagesWrapped for the
 // flags), and not wrapped when stdout is not a terminal. Subcommands keep
 // cobra's help (fallback).
-func helpFunc(root *cobra.Command, o *Options, fallback func(*cobra.Command, []string)) func(*cobra.Command, []string) {
+func helpFunc(root *cobra.Command, term console, fallback func(*cobra.Command, []string)) func(*cobra.Command, []string) {
 	return func(c *cobra.Command, args []string) {
 		if c != root {
 			fallback(c, args)
 			return
 		}
-		if err := writeHelp(c.OutOrStdout(), c, o.terminalWidth(o.Streams.Out)); err != nil {
+		if err := writeHelp(c.OutOrStdout(), c, term.outputWidth()); err != nil {
 			c.PrintErrln("Error:", err)
 		}
 	}
@@ -125,33 +99,32 @@ type titledFlags struct {
 	set   *pflag.FlagSet
 }
 
-// groupFlags splits flags into flagGroups' sections (in their order) and
-// the connection section (every other flag, by name).
+// groupFlags splits flags into the help's sections, in helpSections'
+// order, each flag where its annotation places it (describe): by rank, then
+// by name. A flag placed nowhere lands in the last section.
 func groupFlags(flags *pflag.FlagSet) []titledFlags {
-	out := make([]titledFlags, 0, len(flagGroups)+1)
-	placed := map[string]bool{}
-	for _, g := range flagGroups {
-		set := pflag.NewFlagSet(g.title, pflag.ContinueOnError)
-		set.SortFlags = false
-		for _, n := range g.names {
-			if f := flags.Lookup(n); f != nil {
-				set.AddFlag(f)
-				placed[n] = true
-			}
-		}
-		out = append(out, titledFlags{g.title, set})
-	}
-	var rest []*pflag.Flag
+	bySection := map[string][]*pflag.Flag{}
 	flags.VisitAll(func(f *pflag.Flag) {
-		if !placed[f.Name] {
-			rest = append(rest, f)
+		at, ok := helpPlacement(f)
+		if !ok || !slices.Contains(helpSections, at.section) {
+			at.section = sectionConnection
 		}
+		bySection[at.section] = append(bySection[at.section], f)
 	})
-	slices.SortFunc(rest, func(a, b *pflag.Flag) int { return strings.Compare(a.Name, b.Name) })
-	set := pflag.NewFlagSet(connectionGroup, pflag.ContinueOnError)
-	set.SortFlags = false
-	for _, f := range rest {
-		set.AddFlag(f)
+	out := make([]titledFlags, 0, len(helpSections))
+	for _, title := range helpSections {
+		list := bySection[title]
+		slices.SortStableFunc(list, func(a, b *pflag.Flag) int {
+			pa, _ := helpPlacement(a)
+			pb, _ := helpPlacement(b)
+			return cmp.Or(cmp.Compare(pa.rank, pb.rank), strings.Compare(a.Name, b.Name))
+		})
+		set := pflag.NewFlagSet(title, pflag.ContinueOnError)
+		set.SortFlags = false
+		for _, f := range list {
+			set.AddFlag(f)
+		}
+		out = append(out, titledFlags{title, set})
 	}
-	return append(out, titledFlags{connectionGroup, set})
+	return out
 }

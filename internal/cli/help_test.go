@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,37 +81,38 @@ func TestHelpFitsTheWidth(t *testing.T) {
 	}
 }
 
-// TestHelpGroupsEveryFlag: every visible flag is in flagGroups or is one of
-// the connection flags (cli-runtime's, --connect-to, --ca-file), and every
-// name in flagGroups is a flag.
+// TestHelpGroupsEveryFlag: every flag of the root command is placed in a
+// section of the help, no two flags of a section share a rank but the
+// connection section's (shown by name), and the help shows the sections in
+// order with every visible flag once.
 func TestHelpGroupsEveryFlag(t *testing.T) {
 	streams, _, _, _ := genericiooptions.NewTestIOStreams()
 	cmd, _ := newCommand(streams, Host{})
-	cmd.InitDefaultHelpFlag()
-	connection := map[string]bool{"connect-to": true, "ca-file": true}
-	stock := NewOptions(streams, Host{})
-	fs := cmd.Flags()
-	stockSet := pflag.NewFlagSet("stock", pflag.ContinueOnError)
-	stock.ConfigFlags.AddFlags(stockSet)
-	stockSet.VisitAll(func(f *pflag.Flag) { connection[f.Name] = true })
-	grouped := map[string]string{}
-	for _, g := range flagGroups {
-		for _, n := range g.names {
-			if fs.Lookup(n) == nil {
-				t.Errorf("group %q names no flag --%s", g.title, n)
-			}
-			if prev, ok := grouped[n]; ok {
-				t.Errorf("--%s is in %q and %q", n, prev, g.title)
-			}
-			grouped[n] = g.title
+	ranks := map[placement]string{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		at, ok := helpPlacement(f)
+		switch {
+		case !ok:
+			t.Errorf("--%s is placed in no help section (describe it where it is declared)", f.Name)
+		case !slices.Contains(helpSections, at.section):
+			t.Errorf("--%s is placed in %q, not a section of the help", f.Name, at.section)
+		case at.section != sectionConnection && ranks[at] != "":
+			t.Errorf("--%s and --%s share rank %d of %q", f.Name, ranks[at], at.rank, at.section)
 		}
+		ranks[at] = f.Name
+	})
+	shown := map[string]int{}
+	var titles []string
+	for _, g := range groupFlags(cmd.Flags()) {
+		titles = append(titles, g.title)
+		g.set.VisitAll(func(f *pflag.Flag) { shown[f.Name]++ })
 	}
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		if _, ok := grouped[f.Name]; !ok && !connection[f.Name] {
-			t.Errorf("--%s is in no help group (it would land in %q)", f.Name, connectionGroup)
+	if !slices.Equal(titles, helpSections) {
+		t.Errorf("sections %q, want %q", titles, helpSections)
+	}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if shown[f.Name] != 1 {
+			t.Errorf("--%s is shown %d times", f.Name, shown[f.Name])
 		}
 	})
 }

@@ -89,18 +89,6 @@ func (p *progress) draw() {
 	fmt.Fprint(p.w, eraseLine+fitLine(line, p.width))
 }
 
-// runOptions returns the runner options of this run: a progress line on
-// stderr when stderr is a terminal other than TERM=dumb (never in CI logs or
-// pipes), and the function to call once the checks are done.
-func (o *Options) runOptions(total int) (checks.RunOptions, func()) {
-	width := o.progressWidth()
-	if width == 0 {
-		return checks.RunOptions{}, func() {}
-	}
-	p := newProgress(o.Streams.ErrOut, total, width)
-	return p.runOptions(), p.Done
-}
-
 // terminalProgress returns a progress function that keeps one status line
 // on a terminal w: "waiting 42s more for: release-deployed, runtime-workloads".
 // The line is cut to the terminal's width columns.

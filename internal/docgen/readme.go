@@ -3,6 +3,7 @@ package docgen
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -15,8 +16,8 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/mdblock"
 )
 
-// README tables are generated between the markers of internal/mdblock whose
-// target is docs (the way stern's hack/update-readme writes its flag table):
+// The tables of the README and of the pages under docs/ are generated
+// between the markers of internal/mdblock whose target is docs (the way stern's hack/update-readme writes its flag table):
 //
 //	<!-- BEGIN GENERATED checks: mode=pre category=cluster,tools,inputs (make docs) -->
 //	<!-- BEGIN GENERATED flags: values,set,access-mode (make docs) -->
@@ -33,85 +34,119 @@ import (
 // EndMarker closes a generated block.
 const EndMarker = mdblock.EndMarker
 
-// Readme returns readme with every generated block rewritten from list (the
-// check registry) and flags (the root command's flags). It fails, naming each
-// problem, on an unclosed or malformed marker, an unknown flag, a registered
-// check that is in no checks block, or a visible flag in no flags block.
-func Readme(readme []byte, list []checks.Check, flags *pflag.FlagSet) ([]byte, error) {
-	lines := mdblock.Lines(string(readme))
-	all, err := mdblock.Parse("README.md", lines)
-	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
-	var blocks []mdblock.Block
-	for _, b := range all {
-		if b.Target != "docs" {
-			continue
-		}
-		if b.Kind != "checks" && b.Kind != "flags" {
-			errs = append(errs, fmt.Errorf("README.md line %d: make docs writes checks and flags blocks, not %q", b.Begin+1, b.Kind))
-			continue
-		}
-		blocks = append(blocks, b)
-	}
+// Page is a Markdown file with generated blocks: its path from the
+// repository root (links to docs/checks.md are written relative to it) and
+// its content.
+type Page struct {
+	Path string
+	Data []byte
+}
 
-	// Flags named by a block; "rest" takes the others.
-	named := map[string]bool{}
-	for _, b := range blocks {
-		if b.Kind == "flags" && b.Args != "rest" {
-			for _, n := range strings.Split(b.Args, ",") {
-				named[strings.TrimSpace(n)] = true
+// Readme returns readme (README.md) with every generated block rewritten
+// from list and flags: Pages of that one page.
+func Readme(readme []byte, list []checks.Check, flags *pflag.FlagSet) ([]byte, error) {
+	out, err := Pages([]Page{{Path: "README.md", Data: readme}}, list, flags)
+	if err != nil {
+		return nil, err
+	}
+	return out[0].Data, nil
+}
+
+// pageBlocks is a page's lines and its generated blocks of target docs.
+type pageBlocks struct {
+	lines  []string
+	blocks []mdblock.Block
+}
+
+// Pages returns pages with every generated block rewritten from list (the
+// check registry) and flags (the root command's flags), the pages taken
+// together: every registered check must be in a checks block of one of
+// them, the flags "rest" block in one, and a flag named by a block is in no
+// "rest" table. It fails, naming each problem and its page, on an unclosed
+// or malformed marker, an unknown flag, a registered check that is in no
+// checks block, or no "rest" block.
+func Pages(pages []Page, list []checks.Check, flags *pflag.FlagSet) ([]Page, error) {
+	var errs []error
+	parsed := make([]pageBlocks, len(pages))
+	named := map[string]bool{} // flags named by a block; "rest" takes the others
+	for i, pg := range pages {
+		lines := mdblock.Lines(string(pg.Data))
+		all, err := mdblock.Parse(pg.Path, lines)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		parsed[i].lines = lines
+		for _, b := range all {
+			if b.Target != "docs" {
+				continue
+			}
+			if b.Kind != "checks" && b.Kind != "flags" {
+				errs = append(errs, fmt.Errorf("%s line %d: make docs writes checks and flags blocks, not %q", pg.Path, b.Begin+1, b.Kind))
+				continue
+			}
+			parsed[i].blocks = append(parsed[i].blocks, b)
+			if b.Kind == "flags" && b.Args != "rest" {
+				for _, n := range strings.Split(b.Args, ",") {
+					named[strings.TrimSpace(n)] = true
+				}
 			}
 		}
 	}
 	listed := map[string]bool{}
 	restSeen := false
-	bodies := make([]string, len(blocks))
-	for i, b := range blocks {
-		var body string
-		var err error
-		switch {
-		case b.Kind == "checks":
-			body, err = checksTable(b.Args, list, listed)
-		case b.Args == "rest":
-			restSeen = true
-			body = flagsTable(restFlags(flags, named))
-		default:
-			var fs []*pflag.Flag
-			for _, n := range strings.Split(b.Args, ",") {
-				f := flags.Lookup(strings.TrimSpace(n))
-				if f == nil {
-					err = errors.Join(err, fmt.Errorf("README.md line %d: no flag --%s", b.Begin+1, strings.TrimSpace(n)))
-					continue
-				}
-				fs = append(fs, f)
-			}
-			body = flagsTable(fs)
-		}
+	out := make([]Page, len(pages))
+	for i, pg := range pages {
+		checksDoc, err := filepath.Rel(filepath.Dir(pg.Path), "docs/checks.md")
 		if err != nil {
-			errs = append(errs, err)
+			return nil, err
 		}
-		bodies[i] = body
+		bodies := make([]string, len(parsed[i].blocks))
+		for j, b := range parsed[i].blocks {
+			var body string
+			var err error
+			switch {
+			case b.Kind == "checks":
+				body, err = checksTable(b.Args, list, listed, filepath.ToSlash(checksDoc))
+			case b.Args == "rest":
+				restSeen = true
+				body = flagsTable(restFlags(flags, named))
+			default:
+				var fs []*pflag.Flag
+				for _, n := range strings.Split(b.Args, ",") {
+					f := flags.Lookup(strings.TrimSpace(n))
+					if f == nil {
+						err = errors.Join(err, fmt.Errorf("%s line %d: no flag --%s", pg.Path, b.Begin+1, strings.TrimSpace(n)))
+						continue
+					}
+					fs = append(fs, f)
+				}
+				body = flagsTable(fs)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+			bodies[j] = body
+		}
+		out[i] = Page{Path: pg.Path, Data: []byte(strings.Join(mdblock.Rewrite(parsed[i].lines, parsed[i].blocks, bodies), "\n"))}
 	}
 	for _, c := range list {
 		if !listed[c.ID] {
-			errs = append(errs, fmt.Errorf("check %s is in no README table: add its category to a %q marker", c.ID, mdblock.Marker("checks", "...", "docs")))
+			errs = append(errs, fmt.Errorf("check %s is in no table of the README or docs/: add its category to a %q marker", c.ID, mdblock.Marker("checks", "...", "docs")))
 		}
 	}
 	if !restSeen {
-		errs = append(errs, errors.New("README.md has no "+mdblock.Marker("flags", "rest", "docs")+" block"))
+		errs = append(errs, errors.New("no page has a "+mdblock.Marker("flags", "rest", "docs")+" block"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-
-	out := mdblock.Rewrite(lines, blocks, bodies)
-	return []byte(strings.Join(out, "\n")), nil
+	return out, nil
 }
 
-// checksTable renders the checks selected by args ("mode=pre category=a,b").
-func checksTable(args string, list []checks.Check, listed map[string]bool) (string, error) {
+// checksTable renders the checks selected by args ("mode=pre category=a,b"),
+// each linked to its section of checksDoc (docs/checks.md, relative to the
+// page).
+func checksTable(args string, list []checks.Check, listed map[string]bool, checksDoc string) (string, error) {
 	mode := checks.ModePre | checks.ModePost | checks.ModeUpgrade
 	var cats []string
 	for _, kv := range strings.Fields(args) {
@@ -136,7 +171,7 @@ func checksTable(args string, list []checks.Check, listed map[string]bool) (stri
 			continue
 		}
 		listed[c.ID] = true
-		fmt.Fprintf(&b, "| [`%s`](docs/checks.md#%s) | %s | %s | %s |\n", c.ID, c.ID, cell(strings.TrimSuffix(c.Title, ".")), applies(c.Meta, mode), onFailure(c.Meta))
+		fmt.Fprintf(&b, "| [`%s`](%s#%s) | %s | %s | %s |\n", c.ID, checksDoc, c.ID, cell(strings.TrimSuffix(c.Title, ".")), applies(c.Meta, mode), onFailure(c.Meta))
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }

@@ -2,6 +2,7 @@ package docgen
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,44 +11,87 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 )
 
-// TestReadmeTables: no Markdown table in README.md is cut in two by a blank
-// line (the rows after it would render as a paragraph of pipes), and every
-// check of the catalogue has its row in the README's Checks tables.
-func TestReadmeTables(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+// pages reads the pages make docs rewrites: README.md and docs/*.md.
+func pages(t *testing.T) []Page {
+	t.Helper()
+	paths, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(string(data), "\n")
-	isRow := func(i int) bool { return i >= 0 && i < len(lines) && strings.HasPrefix(lines[i], "|") }
-	isSeparator := func(i int) bool { return isRow(i) && strings.Trim(lines[i], "|-: ") == "" }
-	for i, l := range lines {
-		// A table starts with a header row and a separator; a row after a
-		// blank line that is not such a start is a broken table.
-		if strings.TrimSpace(l) == "" && isRow(i-1) && isRow(i+1) && !isSeparator(i+2) {
-			t.Errorf("README.md line %d: a blank line splits a table; line %d is a row without a header: %q", i+1, i+2, lines[i+1])
+	var out []Page
+	for _, p := range append([]string{"../../README.md"}, paths...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		out = append(out, Page{Path: strings.TrimPrefix(filepath.ToSlash(p), "../../"), Data: data})
+	}
+	return out
+}
+
+// TestReadmeTables: no Markdown table of the README or docs/ is cut in two
+// by a blank line (the rows after it would render as a paragraph of
+// pipes), and every check of the catalogue has its row in one of their
+// checks tables.
+func TestReadmeTables(t *testing.T) {
+	var all strings.Builder
+	for _, pg := range pages(t) {
+		lines := strings.Split(string(pg.Data), "\n")
+		isRow := func(i int) bool { return i >= 0 && i < len(lines) && strings.HasPrefix(lines[i], "|") }
+		isSeparator := func(i int) bool { return isRow(i) && strings.Trim(lines[i], "|-: ") == "" }
+		for i, l := range lines {
+			// A table starts with a header row and a separator; a row after
+			// a blank line that is not such a start is a broken table.
+			if strings.TrimSpace(l) == "" && isRow(i-1) && isRow(i+1) && !isSeparator(i+2) {
+				t.Errorf("%s line %d: a blank line splits a table; line %d is a row without a header: %q", pg.Path, i+1, i+2, lines[i+1])
+			}
+		}
+		all.Write(pg.Data)
 	}
 	for _, c := range checks.All() {
-		if !strings.Contains(string(data), "| [`"+c.ID+"`](docs/checks.md#"+c.ID+") |") {
-			t.Errorf("README.md has no table row for check %s", c.ID)
+		if !strings.Contains(all.String(), "checks.md#"+c.ID+") |") {
+			t.Errorf("no page has a table row for check %s", c.ID)
 		}
 	}
 }
 
-// TestReadmeUpToDate: the README's generated tables (checks from the
-// registry, flags from the command) are what `make docs` writes now.
+// TestReadmeUpToDate: the generated tables of the README and docs/ (checks
+// from the registry, flags from the command) are what `make docs` writes
+// now.
 func TestReadmeUpToDate(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	in := pages(t)
+	want, err := Pages(in, checks.All(), CommandFlags())
+	if err != nil {
+		t.Fatalf("generating the tables: %v", err)
+	}
+	for i, pg := range in {
+		if string(pg.Data) != string(want[i].Data) {
+			t.Errorf("%s's generated tables are stale: run `make docs` and commit it", pg.Path)
+		}
+	}
+}
+
+// TestPagesLinkFromWhereTheyAre: a checks table in a page under docs/
+// links the check's section as docs/checks.md is from there, and the
+// pages are judged together (a check or the rest of the flags in a table
+// of another page is listed).
+func TestPagesLinkFromWhereTheyAre(t *testing.T) {
+	flags := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	flags.Bool("post", false, "after the install")
+	list := []checks.Check{testCheck("pre-one", checks.ModePre, checks.CategoryCluster), testCheck("up-one", checks.ModeUpgrade, checks.CategoryUpgrade)}
+	in := []Page{
+		{Path: "README.md", Data: []byte("<!-- BEGIN GENERATED checks: mode=pre (make docs) -->\n" + EndMarker + "\n")},
+		{Path: "docs/upgrade.md", Data: []byte("<!-- BEGIN GENERATED checks: mode=upgrade (make docs) -->\n" + EndMarker + "\n<!-- BEGIN GENERATED flags: rest (make docs) -->\n" + EndMarker + "\n")},
+	}
+	out, err := Pages(in, list, flags)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := Readme(data, checks.All(), CommandFlags())
-	if err != nil {
-		t.Fatalf("generating the README tables: %v", err)
+	if !strings.Contains(string(out[0].Data), "[`pre-one`](docs/checks.md#pre-one)") || !strings.Contains(string(out[1].Data), "[`up-one`](checks.md#up-one)") {
+		t.Errorf("links:\n%s\n%s", out[0].Data, out[1].Data)
 	}
-	if string(data) != string(want) {
-		t.Errorf("README.md's generated tables are stale: run `make docs` and commit it")
+	if _, err := Pages(in[:1], list, flags); err == nil || !strings.Contains(err.Error(), "check up-one is in no table") || !strings.Contains(err.Error(), "no page has a") {
+		t.Errorf("one page alone: %v", err)
 	}
 }
 

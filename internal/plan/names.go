@@ -51,3 +51,21 @@ func RuntimeComponents() []string {
 		"runtime-redis", "argo-server", "argo-workflow-controller",
 	}
 }
+
+// Names of the chart's pre-install hook objects
+// (https://github.com/codefresh-io/gitops-runtime-helm/tree/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/hooks/pre-install):
+// the validate-values Job (`cf helm validate`, and the Argo CD version check
+// with an existing Argo CD), the validate-usage Job (`cf account
+// validate-usage`) and the helm-values-config ConfigMap both mount, which
+// holds the release's values.
+const (
+	ValidateValuesJob   = "validate-values"
+	ValidateUsageJob    = "validate-usage"
+	HelmValuesConfigMap = "helm-values-config"
+)
+
+// ValidationJobs are the chart's hook Jobs that validate an install:
+// ValidateValuesJob and ValidateUsageJob.
+func ValidationJobs() []string {
+	return []string{ValidateValuesJob, ValidateUsageJob}
+}

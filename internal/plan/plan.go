@@ -73,7 +73,7 @@ const (
 	MinHelmVersion = "3.11.0"
 )
 
-// Install describes the planned install (README "Usage"). Defaults
+// Install describes the planned install (docs/usage.md). Defaults
 // are the chart's: runtime name "codefresh", namespace "codefresh", release
 // "cf-gitops-runtime".
 type Install struct {
@@ -231,6 +231,34 @@ func (in Install) WithDefaults() Install {
 // the runtime when --runtime-name is left at its default. The error is a
 // one-line usage error (unreadable or invalid values, unknown access mode).
 func New(f Flags) (Install, error) {
+	ctx := f.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	v, sources, err := LoadWithSources(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
+	if err != nil {
+		return Install{}, err
+	}
+	return derive(f, v, sources, len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0)
+}
+
+// Replayed is New from values already merged, in place of f's files and
+// --set: the values a bundle recorded (Helm's merge of the recorded run's
+// -f and --set, the shortcuts already over them or not), and whether that
+// run was given values (given) or only shortcuts. The shortcuts of f apply
+// over them as New applies them. Where each value came from is the
+// recorded run's (WithSourceIndex): no file is read again.
+func Replayed(f Flags, values map[string]any, given bool) (Install, error) {
+	v := values
+	if v == nil {
+		v = map[string]any{}
+	}
+	return derive(f, v, Sources{}, given)
+}
+
+// derive is the planned install of the merged values v, read from sources
+// (given: the user gave values, else v holds the shortcuts only).
+func derive(f Flags, v map[string]any, sources Sources, given bool) (Install, error) {
 	in := Install{
 		RuntimeName:       f.RuntimeName,
 		Namespace:         f.Namespace,
@@ -243,25 +271,12 @@ func New(f Flags) (Install, error) {
 	if f.RuntimeName != "" && f.RuntimeName != DefaultRuntimeName {
 		in.RuntimeNameSource = Source{Flag: "--runtime-name " + f.RuntimeName}
 	}
-	ctx := f.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	v, sources, err := LoadWithSources(ctx, f.ValueFiles, f.SetValues, f.Stdin, f.SetStringValues...)
-	if err != nil {
-		return Install{}, err
-	}
 	if err := ApplyShortcuts(v, f.Shortcuts); err != nil {
 		return Install{}, err
 	}
 	sources.addShortcuts(f.Shortcuts)
 	in.Sources = sources
-	switch {
-	case f.ChartVersion != "":
-		in.ChartVersionSource = Source{Flag: "--chart-version " + f.ChartVersion}
-	case f.Chart != "":
-		in.ChartVersionSource, _ = ChartVersionSource(f.Chart)
-	}
+	in.ChartVersionSource = ChartVersionSourceOf(f.Chart, f.ChartVersion)
 	p := Derive(v)
 	in.RenderValues = v
 	in.AccessMode = p.Mode
@@ -280,7 +295,7 @@ func New(f Flags) (Install, error) {
 	in.PlatformURL, in.AccountID = p.PlatformURL, p.AccountID
 	in.IngressProtocol, in.IngressTLS, in.IngressAnnotations = p.Protocol, p.IngressTLS, p.IngressAnnotations
 	in.TunnelServer, in.ArgoCDAuthType, in.ArgoCDUser, in.UserToken = p.TunnelServer, p.ArgoCDAuthType, p.ArgoCDUser, p.UserToken
-	if len(f.ValueFiles) > 0 || len(f.SetValues) > 0 || len(f.SetStringValues) > 0 {
+	if given {
 		in.Values = v
 		if p.RuntimeName != "" && in.RuntimeName == DefaultRuntimeName {
 			in.RuntimeName = p.RuntimeName

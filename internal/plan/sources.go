@@ -311,6 +311,21 @@ func (s *Sources) addShortcuts(sc Shortcuts) {
 	}
 }
 
+// ChartVersionSourceOf is where the version of the chart chartRef (with
+// --chart-version version) is written: the flag when given, else the
+// Chart.yaml line of a local chart directory (ChartVersionSource); zero
+// when neither.
+func ChartVersionSourceOf(chartRef, version string) Source {
+	switch {
+	case version != "":
+		return Source{Flag: "--chart-version " + version}
+	case chartRef != "":
+		src, _ := ChartVersionSource(chartRef)
+		return src
+	}
+	return Source{}
+}
+
 // ChartVersionSource is where the version of a local chart directory is
 // written: in its Chart.yaml, the version of the dependency named
 // gitops-runtime when the chart is an umbrella chart that carries it

@@ -50,6 +50,18 @@ func ParseConnectTo(s string) (ConnectTo, error) {
 	return c, nil
 }
 
+// String is the rule as --connect-to takes it, HOST:PORT:ADDR:PORT, an
+// IPv6 address in brackets: ParseConnectTo reads it back.
+func (c ConnectTo) String() string {
+	parts := []string{c.Host, c.Port, c.Addr, c.AddrPort}
+	for i, p := range parts {
+		if strings.Contains(p, ":") {
+			parts[i] = "[" + p + "]"
+		}
+	}
+	return strings.Join(parts, ":")
+}
+
 // splitColons splits on ':' outside square brackets, dropping the brackets.
 func splitColons(s string) ([]string, error) {
 	var out []string

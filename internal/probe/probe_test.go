@@ -88,3 +88,20 @@ func TestTLSAndHTTPThroughConnectTo(t *testing.T) {
 		t.Error("unreachable host answered")
 	}
 }
+
+// TestConnectToString: a rule prints as --connect-to takes it, and parses
+// back to itself, IPv6 addresses in brackets.
+func TestConnectToString(t *testing.T) {
+	for _, s := range []string{"g.codefresh.io:443:127.0.0.1:9", "::[::1]:8443", "[2001:db8::1]:443:127.0.0.1:"} {
+		c, err := ParseConnectTo(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.String(); got != s {
+			t.Errorf("ParseConnectTo(%q).String() = %q", s, got)
+		}
+		if back, err := ParseConnectTo(c.String()); err != nil || back != c {
+			t.Errorf("%q does not parse back: %+v %v", c.String(), back, err)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,26 +23,7 @@ import (
 func idLiterals(t *testing.T, root string, ids map[string]bool, flags *pflag.FlagSet) []string {
 	t.Helper()
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			switch rel {
-			case "checks", "hack", "bin", ".git", "test":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	goFiles(t, root, []string{"checks", "hack", "bin", ".git", "test"}, false, func(rel string, fset *token.FileSet, f *ast.File) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
@@ -53,14 +33,10 @@ func idLiterals(t *testing.T, root string, ids map[string]bool, flags *pflag.Fla
 			if err != nil || !ids[v] || flags.Lookup(v) != nil {
 				return true
 			}
-			out = append(out, filepath.ToSlash(rel)+":"+strconv.Itoa(fset.Position(lit.Pos()).Line)+": "+lit.Value)
+			out = append(out, rel+":"+strconv.Itoa(fset.Position(lit.Pos()).Line)+": "+lit.Value)
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -93,17 +69,122 @@ func TestNoCheckIDsOutsideChecks(t *testing.T) {
 // package outside checks/ is found; a flag named like a check is not.
 func TestIDLiteralRuleFindsOne(t *testing.T) {
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "internal", "side"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "package side\n\nvar chartChecks = map[string]bool{\"chart-renders\": true}\n\nconst flag = \"values\"\n"
-	if err := os.WriteFile(filepath.Join(root, "internal", "side", "side.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	plant(t, root, "internal/side/side.go", "package side\n\nvar chartChecks = map[string]bool{\"chart-renders\": true}\n\nconst flag = \"values\"\n")
 	flags := pflag.NewFlagSet("x", pflag.ContinueOnError)
 	flags.String("values", "", "")
 	got := idLiterals(t, root, map[string]bool{"chart-renders": true, "values": true}, flags)
 	if len(got) != 1 || got[0] != `internal/side/side.go:3: "chart-renders"` {
 		t.Fatalf("idLiterals = %q, want the chart-renders key alone", got)
+	}
+}
+
+// idConstants returns the exported constants of the non-test files of
+// checksDir whose value is a check ID of ids, untyped or strings (a typed
+// constant that happens to equal an ID, Input "values", is another thing).
+func idConstants(t *testing.T, checksDir string, ids map[string]bool) map[string]bool {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(checksDir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				if typ, ok := vs.Type.(*ast.Ident); vs.Type != nil && (!ok || typ.Name != "string") {
+					continue
+				}
+				for i, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING || i >= len(vs.Names) || !vs.Names[i].IsExported() {
+						continue
+					}
+					if id, err := strconv.Unquote(lit.Value); err == nil && ids[id] {
+						out[vs.Names[i].Name] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// idConstantUses returns "file:line: pkg.Name" for every use, in the Go
+// files under root outside checks/ (tests too; not .git, bin), of one of
+// consts through an import of the checks package.
+func idConstantUses(t *testing.T, root string, consts map[string]bool) []string {
+	t.Helper()
+	var out []string
+	goFiles(t, root, []string{"checks", "bin", ".git"}, true, func(rel string, fset *token.FileSet, f *ast.File) {
+		name := ""
+		for _, imp := range f.Imports {
+			if ip, _ := strconv.Unquote(imp.Path.Value); ip == Module+"/checks" {
+				name = "checks"
+				if imp.Name != nil {
+					name = imp.Name.Name
+				}
+			}
+		}
+		if name == "" {
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok || !consts[sel.Sel.Name] {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == name {
+				out = append(out, rel+":"+strconv.Itoa(fset.Position(sel.Pos()).Line)+": "+name+"."+sel.Sel.Name)
+			}
+			return true
+		})
+	})
+	return out
+}
+
+// TestNoCheckIDConstantsOutsideChecks: no package outside checks/ singles a
+// check out through an exported constant of its ID (a reporter matching
+// upgrade-path to read its message): what others need of a check is an
+// attribute of its Meta or typed data of its Result.
+func TestNoCheckIDConstantsOutsideChecks(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range idConstantUses(t, root, idConstants(t, filepath.Join(root, "checks"), checkIDs())) {
+		t.Errorf("%s names a check by an exported ID constant outside checks/: put what it needs on the check's Meta or Result", u)
+	}
+}
+
+// TestIDConstantRuleFindsOne is the rule's own test: a planted exported
+// constant of a check ID is found where another package uses it (under an
+// import alias, in a test file too); an unexported one, a constant that is
+// no ID, a typed constant equal to an ID and a use inside checks/ are not.
+func TestIDConstantRuleFindsOne(t *testing.T) {
+	root := t.TempDir()
+	plant(t, root, "checks/upgrade_path.go", "package checks\n\ntype Input string\n\nconst UpgradePathID = \"upgrade-path\"\n\nconst upgradeValuesID = \"upgrade-values\"\n\nconst InputValues Input = \"upgrade-values\"\n\nconst DefaultNamespace = \"codefresh\"\n\nvar _ = UpgradePathID\n")
+	plant(t, root, "reporters/fleet.go", "package reporters\n\nimport c \""+Module+"/checks\"\n\nvar _ = c.UpgradePathID\n\nvar _ = c.DefaultNamespace\n\nvar _ = c.InputValues\n")
+	plant(t, root, "reporters/fleet_test.go", "package reporters\n\nimport \""+Module+"/checks\"\n\nvar _ = checks.UpgradePathID\n")
+	ids := map[string]bool{"upgrade-path": true, "upgrade-values": true}
+	consts := idConstants(t, filepath.Join(root, "checks"), ids)
+	if len(consts) != 1 || !consts["UpgradePathID"] {
+		t.Fatalf("idConstants = %v, want UpgradePathID alone", consts)
+	}
+	got := idConstantUses(t, root, consts)
+	want := []string{"reporters/fleet.go:5: c.UpgradePathID", "reporters/fleet_test.go:5: checks.UpgradePathID"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("idConstantUses = %q, want %q", got, want)
 	}
 }

@@ -2,14 +2,18 @@ package reporules
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 )
 
 // rawValuesReaders are the check files that may read the raw chart values,
@@ -33,20 +37,10 @@ var (
 // functions, under whatever name the file imports plan.
 func rawValueReads(t *testing.T, dir string, allowed map[string]string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || allowed[name] != "" {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
+	packageFiles(t, dir, func(name string, fset *token.FileSet, f *ast.File) {
+		if allowed[name] != "" {
+			return
 		}
 		planName := ""
 		for _, imp := range f.Imports {
@@ -74,7 +68,7 @@ func rawValueReads(t *testing.T, dir string, allowed map[string]string) []string
 			}
 			return true
 		})
-	}
+	})
 	return out
 }
 
@@ -123,5 +117,83 @@ func TestRawValueRuleFindsOne(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("rawValueReads = %q, want %q", got, want)
+	}
+}
+
+// invocationExceptions are names plan.Install shares with the run's
+// invocation that mean another thing there, each with why.
+var invocationExceptions = map[string]string{
+	"Chart": "Install.Chart is the chart reference helm install takes; Config.Chart and Env.Chart are its loader and its rendering",
+}
+
+// invocationFields returns the fields of install (a struct type) named like
+// a field or method of one of invocation (the run's config and the
+// checks' environment: how the run was invoked), but those of except.
+func invocationFields(install reflect.Type, invocation []reflect.Type, except map[string]string) []string {
+	names := map[string]string{}
+	for _, typ := range invocation {
+		for _, t := range []reflect.Type{typ, reflect.PointerTo(typ)} {
+			for i := 0; i < t.NumMethod(); i++ {
+				names[t.Method(i).Name] = typ.String()
+			}
+		}
+		for i := 0; i < typ.NumField(); i++ {
+			if f := typ.Field(i); f.IsExported() && f.Name != "Inputs" {
+				names[f.Name] = typ.String()
+			}
+		}
+	}
+	var out []string
+	for i := 0; i < install.NumField(); i++ {
+		f := install.Field(i)
+		if of, ok := names[f.Name]; ok && except[f.Name] == "" {
+			out = append(out, install.String()+"."+f.Name+" (as "+of+" says how the run was invoked)")
+		}
+	}
+	return out
+}
+
+// TestPlanHoldsOnlyWhatTheChartGets: plan.Install (checks.Inputs) is what
+// the chart will get; how the run was invoked (its mode, --helm-major, the
+// fix options, helm upgrade's values flags, --wait...) reaches the checks
+// as checks.Env (Mode, Post(), Upgrading(), HelmMajor, Fix) from run.Config.
+// No field of the plan is named like one of those: a check reading
+// Inputs.Post or Inputs.Upgrade does not compile, and this rule keeps such
+// a field from coming back.
+func TestPlanHoldsOnlyWhatTheChartGets(t *testing.T) {
+	invocation := []reflect.Type{reflect.TypeOf(run.Config{}), reflect.TypeOf(run.Fix{}), reflect.TypeOf(checks.Env{}), reflect.TypeOf(checks.FixOptions{})}
+	for name := range invocationExceptions {
+		if _, ok := reflect.TypeOf(plan.Install{}).FieldByName(name); !ok {
+			t.Errorf("invocationExceptions names %s, which plan.Install no longer has: remove it", name)
+		}
+	}
+	for _, f := range invocationFields(reflect.TypeOf(plan.Install{}), invocation, invocationExceptions) {
+		t.Errorf("%s: keep it in run.Config and give it to the checks through checks.Env", f)
+	}
+}
+
+// TestInvocationRuleFindsOne is the rule's own test: a planted plan with
+// the fields of the old one (Post, Upgrade, HelmMajor, CRDs, TLSSecret) is
+// found against the real run config and environment; its own fields and an
+// excused one are not.
+func TestInvocationRuleFindsOne(t *testing.T) {
+	type oldInstall struct {
+		RuntimeName, Namespace string
+		Chart                  string
+		Post, Upgrade          bool
+		HelmMajor              int
+		CRDs, TLSSecret        string
+	}
+	invocation := []reflect.Type{reflect.TypeOf(run.Config{}), reflect.TypeOf(run.Fix{}), reflect.TypeOf(checks.Env{}), reflect.TypeOf(checks.FixOptions{})}
+	got := invocationFields(reflect.TypeOf(oldInstall{}), invocation, invocationExceptions)
+	want := []string{
+		"reporules.oldInstall.Post (as checks.Env says how the run was invoked)",
+		"reporules.oldInstall.Upgrade (as checks.Env says how the run was invoked)",
+		"reporules.oldInstall.HelmMajor (as checks.Env says how the run was invoked)",
+		"reporules.oldInstall.CRDs (as checks.FixOptions says how the run was invoked)",
+		"reporules.oldInstall.TLSSecret (as checks.FixOptions says how the run was invoked)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("invocationFields =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -237,15 +237,7 @@ func TestRegistryComplete(t *testing.T) {
 // although its test is complete are each found; an excused gap is not.
 func TestCompletenessRuleFindsOne(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, body string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, body string) { plant(t, root, rel, body) }
 	kitTest := func(ctor, statuses string) string {
 		return "package checks\n\nfunc TestX(t *testing.T) {\n\tr := newKit(t).run(" + ctor + "())\n\t_ = []Status{" + statuses + "}\n\t_ = r\n}\n"
 	}

@@ -9,15 +9,19 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // files are free: they may reach any package to set up a case.
 //
 // The layers, from the bottom: leaf packages (plan, probe, proc,
-// redact, chart, release, version, mdblock) import nothing of the project;
+// redact, release, version, mdblock) import nothing of the project; chart
+// renders the chart and reads its rules by the names plan declares;
 // cluster reads the API server; dryrun is the one engine of the dry runs
 // (it knows cluster's NotRecordedError and replay key); apply sends Helm's
 // writes through it; checks judge what those read; reporters
 // print a report; bundle records what a run read (through cluster's
 // clients and probe's Tape, redacted with redact) and replays it; fix changes the cluster for a check; run is one run as a
-// library call (the --wait rounds, --fix, the verdict); cli is the command
-// (flags, the report's output, exit codes); cmd is the process; hack/ and
-// testcluster are tooling.
+// library call (the --wait rounds, --fix, the verdict, the recording of a
+// bundle with the run's spec and the replay of one: it derives the plan
+// again from a spec's values, and names the plugin's version in a bundle);
+// cli is the command (flags, the report's output, exit codes; it opens the
+// file given to replay and prints its hook Jobs, bundle's); cmd is the
+// process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
 	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/plan", "internal/probe", "internal/proc", "internal/redact"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
@@ -28,11 +32,12 @@ var allowedImports = map[string][]string{
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
-	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/probe"},
+	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
 	"internal/apply":               {"internal/dryrun"},
 	"internal/dryrun":              {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
+	"internal/chart":               {"internal/plan"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
 	"internal/testcluster":         {"checks", "reporters"},

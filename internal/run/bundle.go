@@ -1,28 +1,32 @@
 package run
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os/exec"
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/version"
 )
 
-// withBundle returns c with its host hooks and prober bound to c.Record
+// withBundle returns c with its host hooks and prober bound to rec
 // (recording what they answer) or c.Replay (answering from the bundle, and
 // never dialling: the prober is Offline and its clock is the recorded
 // run's); c itself when neither is set.
-func withBundle(c *Config) *Config {
-	if c.Record == nil && c.Replay == nil {
+func withBundle(c *Config, rec *bundle.Recorder) *Config {
+	if rec == nil && c.Replay == nil {
 		return c
 	}
 	cp := *c
 	p := probe.Prober{}
-	if c.Prober != nil {
-		p = *c.Prober
+	if c.Probe != nil {
+		p = *c.Probe
 	}
-	if rec := c.Record; rec != nil {
+	if rec != nil {
 		getenv := c.Getenv
 		if getenv == nil {
 			getenv = func(string) string { return "" }
@@ -46,6 +50,34 @@ func withBundle(c *Config) *Config {
 		// --wait round's, which one round replays.
 		cp.Wait = 0
 	}
-	cp.Prober = &p
+	cp.Probe = &p
 	return &cp
+}
+
+// record writes the bundle of the session's run of c to path: what rec
+// recorded, the manifest with the spec of the run (SpecOf) and the chart
+// the run loaded (packaged; why it could not, when it could not). The
+// error is one line.
+func record(ctx context.Context, c *Config, rec *bundle.Recorder, path string, started time.Time, report *checks.Report) error {
+	spec, err := json.Marshal(SpecOf(c))
+	if err != nil {
+		return fmt.Errorf("bundle: %w", err)
+	}
+	m := bundle.Manifest{
+		Plugin: version.Version, Time: started, Context: report.Cluster.Context, Server: report.Cluster.Server,
+		ServerVersion: report.Cluster.Version, Mode: c.Mode.Phase(), Spec: spec,
+	}
+	files := map[string][]byte{}
+	if l := c.Chart; l != nil {
+		if ch, err := l.Get(ctx); err != nil {
+			m.ChartError = err.Error()
+		} else {
+			b, err := bundle.ChartArchive(ch)
+			if err != nil {
+				return fmt.Errorf("bundle: %w", err)
+			}
+			files[bundle.ChartEntry] = b
+		}
+	}
+	return rec.Write(path, m, files)
 }

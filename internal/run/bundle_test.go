@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
@@ -15,7 +16,7 @@ import (
 // replay's answer from the bundle, its prober dials nothing and its clock
 // is the recorded run's, and it waits for nothing.
 func TestWithBundle(t *testing.T) {
-	if c := (&Config{}); withBundle(c) != c {
+	if c := (&Config{}); withBundle(c, nil) != c {
 		t.Error("a run without a bundle is changed")
 	}
 	rec := bundle.NewRecorder()
@@ -23,10 +24,10 @@ func TestWithBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := withBundle(&Config{Record: rec, Prober: p, Getenv: func(k string) string { return "v-" + k },
+	live := withBundle(&Config{Host: checks.Host{Probe: p, Getenv: func(k string) string { return "v-" + k },
 		Command:  func(context.Context, string, ...string) ([]byte, error) { return []byte("v3.17.0"), nil },
-		LookPath: func(string) (string, error) { return "/bin/helm", nil }})
-	if live.Prober == p || live.Prober.Tape == nil {
+		LookPath: func(string) (string, error) { return "/bin/helm", nil }}}, rec)
+	if live.Probe == p || live.Probe.Tape == nil {
 		t.Error("the recording prober is not taped (or the caller's was changed)")
 	}
 	live.Getenv("HELM_BIN")
@@ -41,17 +42,17 @@ func TestWithBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := withBundle(&Config{Replay: b, Prober: p, Wait: time.Minute, Getenv: func(string) string { return "live" }})
-	if r.Wait != 0 || r.Getenv("HELM_BIN") != "v-HELM_BIN" || r.Prober.Now() != at {
-		t.Errorf("replay config: wait %s, HELM_BIN %q, now %s", r.Wait, r.Getenv("HELM_BIN"), r.Prober.Now())
+	r := withBundle(&Config{Replay: b, Wait: time.Minute, Host: checks.Host{Probe: p, Getenv: func(string) string { return "live" }}}, nil)
+	if r.Wait != 0 || r.Getenv("HELM_BIN") != "v-HELM_BIN" || r.Probe.Now() != at {
+		t.Errorf("replay config: wait %s, HELM_BIN %q, now %s", r.Wait, r.Getenv("HELM_BIN"), r.Probe.Now())
 	}
 	if out, err := r.Command(context.Background(), "/bin/helm", "version", "--short"); err != nil || string(out) != "v3.17.0" {
 		t.Errorf("command %q %v", out, err)
 	}
-	if _, err := r.Prober.DialContext(context.Background(), "tcp", "127.0.0.1:1"); !errors.Is(err, bundle.ErrOffline) {
+	if _, err := r.Probe.DialContext(context.Background(), "tcp", "127.0.0.1:1"); !errors.Is(err, bundle.ErrOffline) {
 		t.Errorf("a replay's dial: %v", err)
 	}
-	if r.Prober.Resolves(context.Background(), "example.invalid", "443") {
+	if r.Probe.Resolves(context.Background(), "example.invalid", "443") {
 		t.Error("an unrecorded lookup resolves")
 	}
 }

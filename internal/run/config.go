@@ -1,14 +1,12 @@
 package run
 
 import (
-	"context"
 	"io"
 	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 // Config is one run's inputs, every one typed: what the command's flags
@@ -26,24 +24,26 @@ type Config struct {
 	HelmMajor int
 	// Registry is the catalogue; --fix looks the fixed checks up in it.
 	Registry *checks.Registry
-	// Selected are the checks to run, in catalogue order (--only, --skip).
+	// Selected are the checks to run, in catalogue order, as Selection
+	// chose them.
 	Selected []checks.Check
+	// Selection is how the checks were chosen: a replay in another mode
+	// chooses again by it.
+	Selection Selection
 	// Inputs is the planned install (internal/plan).
 	Inputs checks.Inputs
-	// Prober dials the network probes (--connect-to, --ca-file, proxies).
-	Prober *probe.Prober
 	// Chart loads and renders the chart; nil when no selected check reads
 	// it (NeedsChart).
 	Chart *chart.Loader
+	// Host is what the checks read beyond the cluster: the environment
+	// (HELM_BIN, PATH for helm-version), the programs they find and run
+	// (nil: the checks' defaults) and the network prober (--connect-to,
+	// --ca-file, proxies). A bundle records what they answer; a replay
+	// answers from it.
+	checks.Host
 	// Images are the image checks' options (--registry-mirror,
 	// --registry-check).
 	Images checks.ImageOptions
-	// Getenv reads the environment (HELM_BIN, PATH for helm-version).
-	Getenv func(string) string
-	// LookPath and Command find and run a program (helm-version); nil
-	// means the checks' defaults (checks.Env).
-	LookPath func(string) (string, error)
-	Command  func(ctx context.Context, name string, args ...string) ([]byte, error)
 	// Installer is who will run helm install or upgrade when it is not
 	// the runner (--installer, --installer-group): cluster-admin judges
 	// it through SubjectAccessReviews and the dry-run checks impersonate
@@ -58,6 +58,9 @@ type Config struct {
 	// Wait re-runs failing checks until they pass or it elapses (--wait);
 	// WaitInterval is the pause between rounds (default WaitInterval).
 	Wait, WaitInterval time.Duration
+	// Timeout bounds the run, plus Wait (--timeout): the caller's deadline
+	// of a session, each member's of a fleet.
+	Timeout time.Duration
 	// Waivers are the accepted findings of --waivers (ParseWaivers), in file
 	// order; nil without --waivers. A warn, fail or error a valid one covers
 	// is reported as waived; every waiver's fate is in Report.Waivers.
@@ -66,13 +69,23 @@ type Config struct {
 	Fix Fix
 	// Hooks report progress; each may be nil.
 	Hooks Hooks
-	// Record, when set, records what the run reads of the host and the
-	// network (--bundle; the caller wraps the clients' transport with it
-	// and writes the bundle). Replay, when set, answers those reads from a
-	// bundle instead (replay FILE; the clients answer from it too). At
-	// most one is set.
-	Record *bundle.Recorder
+	// Output is how the command prints the report: run does not read it;
+	// a bundle keeps it, so that a replay prints as the recorded run did.
+	Output Output
+	// Bundle, when set, is the file the run's recording is written to
+	// (--bundle): everything it reads of the cluster, the host and the
+	// network, redacted, with the spec of the run (SpecOf). Over a fleet,
+	// one archive of each cluster's bundle.
+	Bundle string
+	// Replay, when set, is the bundle the run answers from (replay FILE;
+	// see Replay): its clients, host reads and probes, and the clock of the
+	// recorded run. A replay records nothing.
 	Replay *bundle.Bundle
+}
+
+// Selection is how the checks were chosen: --only and --skip, as given.
+type Selection struct {
+	Only, Skip []string
 }
 
 // Fix is what --fix does after the checks ran.
@@ -89,6 +102,14 @@ type Fix struct {
 	// Confirm asks, on PlanOut, whether to apply the plan (when neither Yes
 	// nor DryRun); nil declines.
 	Confirm func(w io.Writer) (bool, error)
+}
+
+// Output is how the report is printed (-o, --no-color).
+type Output struct {
+	// Format is the output format's name ("table", "json", ...).
+	Format string
+	// NoColor never colours the report.
+	NoColor bool
 }
 
 // Hooks are the run's progress callbacks (a progress line on a terminal).
@@ -119,4 +140,17 @@ type ArgoCD struct {
 	// App is --argocd-app, "namespace/name"; "" means: detected
 	// (checks.ManagingApplication).
 	App string
+	// Undetected, without App, looks for no Application: the replay of a
+	// bundle whose plugin did not look (format 1).
+	Undetected bool
+}
+
+// ChartLoader returns the loader of src for c (nil when no chart is used:
+// src names none, the run is --post, or no selected check reads the
+// chart).
+func ChartLoader(c *Config, src chart.Source) *chart.Loader {
+	if src.Ref == "" || c.Mode == checks.ModePost || !NeedsChart(c.Selected) {
+		return nil
+	}
+	return chart.NewLoader(src)
 }

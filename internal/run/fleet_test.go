@@ -3,7 +3,9 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 // TestFleetRunsEveryMemberBounded: every member gets an entry with its own
@@ -28,7 +29,7 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Getenv: func(string) string { return "" }}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Host: checks.Host{Getenv: func(string) string { return "" }}}
 	var running, peak atomic.Int32
 	// The first members wait until two run at once: an unbounded fleet
 	// would have started the others by then.
@@ -37,7 +38,7 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 	var members []Member
 	names := []string{"a", "b", "bad", "c", "d", "e"}
 	for _, n := range names {
-		members = append(members, Member{Context: n, Connect: func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+		members = append(members, Member{Context: n, Connect: func(ctx context.Context) (*rest.Config, checks.ClusterInfo, error) {
 			now := running.Add(1)
 			defer running.Add(-1)
 			for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
@@ -50,8 +51,7 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 				return nil, checks.ClusterInfo{}, errors.New("kubeconfig context bad: cluster missing")
 			}
 			// A server nobody listens on: cluster-reachable fails.
-			c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
-			return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
+			return &rest.Config{Host: "https://127.0.0.1:1"}, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, nil
 		}})
 	}
 	var mu sync.Mutex
@@ -69,7 +69,10 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 		inDone = false
 		mu.Unlock()
 	}}
-	f.Run(context.Background())
+	v, err := f.Run(context.Background())
+	if err != nil || v.Kind != Unreachable || v.Err != nil {
+		t.Errorf("fleet verdict %v (%v), want unreachable (its worst member's), no line", v.Kind, v.Err)
+	}
 	if p := peak.Load(); p > 2 {
 		t.Errorf("%d members connected at once, want at most 2", p)
 	}
@@ -82,8 +85,8 @@ func TestFleetRunsEveryMemberBounded(t *testing.T) {
 			t.Errorf("entry %s: index %d context %q, want %d", n, e.Index, e.Context, i)
 		}
 		switch {
-		case n == "bad" && (e.Err == nil || e.Report != nil):
-			t.Errorf("bad: err %v, report %v; want the Connect error and no report", e.Err, e.Report)
+		case n == "bad" && (e.Verdict.Kind != NotChecked || e.Verdict.Err == nil || e.Report != nil):
+			t.Errorf("bad: verdict %v (%v), report %v; want not checked with the Connect error, no report", e.Verdict.Kind, e.Verdict.Err, e.Report)
 		case n != "bad" && (e.Report == nil || e.Verdict.Kind != Unreachable || e.Report.Cluster.Context != n):
 			t.Errorf("%s: report %v, verdict %v; want an unreachable report naming its context", n, e.Report, e.Verdict.Kind)
 		}
@@ -102,28 +105,33 @@ func TestFleetMemberDeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Getenv: func(string) string { return "" }}
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Host: checks.Host{Getenv: func(string) string { return "" }}}
 	// A member whose connection never ends but with its deadline.
-	hang := Member{Context: "hang", Connect: func(ctx context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
+	hang := Member{Context: "hang", Connect: func(ctx context.Context) (*rest.Config, checks.ClusterInfo, error) {
 		<-ctx.Done()
 		return nil, checks.ClusterInfo{}, ctx.Err()
 	}}
 	var got []Entry
-	f := &Fleet{Config: cfg, Members: []Member{hang}, Timeout: 1, Done: func(e Entry) { got = append(got, e) }}
-	f.Run(context.Background())
-	if len(got) != 1 || !errors.Is(got[0].Err, context.DeadlineExceeded) {
+	short := *cfg
+	short.Timeout = 1
+	f := &Fleet{Config: &short, Members: []Member{hang}, Done: func(e Entry) { got = append(got, e) }}
+	if v, _ := f.Run(context.Background()); v.Kind != NotChecked {
+		t.Errorf("fleet verdict %v, want not checked", v.Kind)
+	}
+	if len(got) != 1 || !errors.Is(got[0].Verdict.Err, context.DeadlineExceeded) {
 		t.Fatalf("entries %+v: want the member's own deadline exceeded", got)
 	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(&Interrupt{Signal: "SIGINT", Code: 130})
-	reach := Member{Context: "a", Connect: func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
-		c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
-		return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
+	cancel(&Interrupt{Signal: "SIGINT"})
+	reach := Member{Context: "a", Connect: func(context.Context) (*rest.Config, checks.ClusterInfo, error) {
+		return &rest.Config{Host: "https://127.0.0.1:1"}, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, nil
 	}}
 	got = nil
 	f = &Fleet{Config: cfg, Members: []Member{reach, reach}, Done: func(e Entry) { got = append(got, e) }}
-	f.Run(ctx)
+	if v, _ := f.Run(ctx); v.Kind != Unreachable || v.Signal == nil || !strings.Contains(fmt.Sprint(v.Err), "interrupted by SIGINT: the report is partial") {
+		t.Errorf("fleet verdict %v (%v), want unreachable, the report partial", v.Kind, v.Err)
+	}
 	if len(got) != 2 {
 		t.Fatalf("%d entries, want 2", len(got))
 	}
@@ -134,10 +142,12 @@ func TestFleetMemberDeadlines(t *testing.T) {
 	}
 }
 
-// TestFleetMemberRecorders: with Fleet.Recorder, each member's session
-// records its host reads into that member's own recorder (--bundle over a
-// fleet); a member with none records nothing and still runs.
-func TestFleetMemberRecorders(t *testing.T) {
+// TestFleetRecordsAnArchive: with Config.Bundle, each member's session is
+// recorded into a bundle of its own (its host reads among what it keeps),
+// the archive lists the contexts in order, one that was not checked with
+// its error, and each bundle replays; an archive that cannot be written
+// makes the fleet's verdict Failed with its line.
+func TestFleetRecordsAnArchive(t *testing.T) {
 	reg, err := checks.NewRegistry(checks.All())
 	if err != nil {
 		t.Fatal(err)
@@ -146,48 +156,54 @@ func TestFleetMemberRecorders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected,
-		Getenv:   func(k string) string { return map[string]string{"HELM_BIN": "/opt/helm"}[k] },
-		LookPath: func(string) (string, error) { return "", errors.New("not found") },
-		Command: func(context.Context, string, ...string) ([]byte, error) {
-			return []byte("v3.17.0+gabc\n"), nil
-		}}
-	connect := func(context.Context) (*cluster.Clients, checks.ClusterInfo, error) {
-		c, err := cluster.NewClients(&rest.Config{Host: "https://127.0.0.1:1"})
-		return c, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, err
+	file := filepath.Join(t.TempDir(), "fleet.tgz")
+	cfg := &Config{Mode: checks.ModePre, Registry: reg, Selected: selected, Bundle: file, Output: Output{Format: "json"},
+		Host: checks.Host{
+			Getenv:   func(k string) string { return map[string]string{"HELM_BIN": "/opt/helm"}[k] },
+			LookPath: func(string) (string, error) { return "", errors.New("not found") },
+			Command: func(context.Context, string, ...string) ([]byte, error) {
+				return []byte("v3.17.0+gabc\n"), nil
+			}}}
+	connect := func(context.Context) (*rest.Config, checks.ClusterInfo, error) {
+		return &rest.Config{Host: "https://127.0.0.1:1"}, checks.ClusterInfo{Server: "https://127.0.0.1:1"}, nil
 	}
-	recs := map[string]*bundle.Recorder{"a": bundle.NewRecorder(), "b": bundle.NewRecorder()}
-	var asked []string
-	var mu sync.Mutex
-	got := 0
-	f := &Fleet{Config: cfg, Members: []Member{{Context: "a", Connect: connect}, {Context: "b", Connect: connect}, {Context: "c", Connect: connect}},
-		Recorder: func(ctx string) *bundle.Recorder {
-			mu.Lock()
-			defer mu.Unlock()
-			asked = append(asked, ctx)
-			return recs[ctx]
-		},
-		Done: func(e Entry) {
-			got++
-			if e.Report == nil {
-				t.Errorf("%s: no report", e.Context)
-			}
-		}}
-	f.Run(context.Background())
-	if got != 3 || len(asked) != 3 {
-		t.Fatalf("%d entries, recorders asked for %v; want 3 and every member", got, asked)
+	broken := func(context.Context) (*rest.Config, checks.ClusterInfo, error) {
+		return nil, checks.ClusterInfo{}, errors.New("kubeconfig context c: no user token=s3cr3t")
 	}
-	for name, rec := range recs {
-		p := filepath.Join(t.TempDir(), name+".tgz")
-		if err := rec.Write(p, bundle.Manifest{Context: name}, nil); err != nil {
-			t.Fatal(err)
-		}
-		b, err := bundle.Open(p)
+	f := &Fleet{Config: cfg, Members: []Member{{Context: "b", Connect: connect}, {Context: "a", Connect: connect}, {Context: "c", Connect: broken}}}
+	v, err := f.Run(context.Background())
+	if err != nil || v.Kind != Unreachable || v.Err != nil {
+		t.Fatalf("fleet verdict %v (%v), error %v; want unreachable (a, b), no line", v.Kind, v.Err, err)
+	}
+	fl, err := bundle.OpenFleet(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	var order []string
+	for _, c := range fl.Manifest.Clusters {
+		order = append(order, c.Context)
+	}
+	if strings.Join(order, ",") != "b,a,c" || fl.Manifest.Clusters[2].Bundle != "" || !strings.Contains(fl.Manifest.Clusters[2].Error, "no user") || strings.Contains(fl.Manifest.Clusters[2].Error, "s3cr3t") {
+		t.Errorf("fleet manifest %+v", fl.Manifest.Clusters)
+	}
+	if s, err := FleetSpec(fl); err != nil || s.Output.Format != "json" || strings.Join(s.Checks, ",") != "cluster-reachable,helm-version" {
+		t.Errorf("fleet spec %+v (%v)", s, err)
+	}
+	for _, c := range fl.Manifest.Clusters[:2] {
+		b, err := fl.Bundle(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Getenv("HELM_BIN") != "/opt/helm" {
-			t.Errorf("%s: the recorder kept no HELM_BIN read: the member's session did not record into it", name)
+		if b.Getenv("HELM_BIN") != "/opt/helm" || b.Manifest.Context != c.Context {
+			t.Errorf("%s: the bundle kept no HELM_BIN read, or names context %q", c.Context, b.Manifest.Context)
 		}
+	}
+
+	bad := *cfg
+	bad.Bundle = filepath.Join(t.TempDir(), "no-such-dir", "fleet.tgz")
+	v, err = (&Fleet{Config: &bad, Members: []Member{{Context: "a", Connect: connect}}}).Run(context.Background())
+	if err != nil || v.Kind != Unreachable || v.Err == nil || !strings.Contains(v.Err.Error(), "no-such-dir") {
+		t.Errorf("an archive not written: verdict %v (%v), error %v; want its worst member's, with the archive's line", v.Kind, v.Err, err)
 	}
 }

@@ -8,14 +8,12 @@ import (
 
 // Interrupt is the cause with which the process cancels the run's context
 // when the first SIGINT or SIGTERM arrives (context.WithCancelCause). The run
-// then stops its requests and child processes, prints the report of what was
-// checked so far and exits with Code (130 for SIGINT, 143 for SIGTERM, the
-// shells' 128+signal), or 3 when the cluster was never reached.
+// then stops its requests and child processes, and its verdict is
+// Interrupted (Unreachable when the cluster was never reached); the command
+// maps the signal to its exit code.
 type Interrupt struct {
 	// Signal is the signal's name ("SIGINT", "SIGTERM").
 	Signal string
-	// Code is the exit code of an interrupted run that reached the cluster.
-	Code int
 }
 
 func (i *Interrupt) Error() string { return fmt.Sprintf("interrupted by %s", i.Signal) }

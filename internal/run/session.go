@@ -1,36 +1,103 @@
 package run
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"io"
 	"log"
 
 	rspb "helm.sh/helm/v3/pkg/release"
+	"k8s.io/client-go/rest"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
-// Session is a Config bound to one cluster: its clients (one set per
-// cluster, never shared) and how the report names it.
+// Session is a Config bound to one cluster: how to reach it (REST, or the
+// bundle of Config.Replay), its clients (one set per cluster, never
+// shared) and how the report names it.
 type Session struct {
-	Config  *Config
-	Clients *cluster.Clients
-	// Cluster names the cluster in the report (context and server); Run
-	// adds the server's version.
+	Config *Config
+	// REST reaches the cluster: the kubeconfig context's (its exec
+	// credentials resolved). A replay answers from Config.Replay instead.
+	REST *rest.Config
+	// Cluster names the cluster in the report (context and server; a
+	// replay's are the recorded run's); Run adds the server's version.
 	Cluster checks.ClusterInfo
+	// Clients are the session's clients: built by Run (recording when
+	// Config.Bundle is set), or given instead of REST. They count the
+	// run's API requests.
+	Clients *cluster.Clients
 }
 
 // Run runs the session: the selected checks on a fresh snapshot of the
 // cluster, again for the failing ones while Config.Wait allows, then --fix;
 // the outcomes a valid waiver covers are waived, and Report.Waivers says
-// what became of each waiver.
-// It returns the report and its verdict. The report is nil only when --fix
-// could not finish (its plan or results could not be written, or the
-// confirmation could not be read): the verdict says why.
+// what became of each waiver. With Config.Bundle, it writes the bundle of
+// the run.
+// It returns the report and its verdict. The report is nil when the
+// clients could not be built (NotChecked) or --fix could not finish (its
+// plan or results could not be written, or the confirmation could not be
+// read): the verdict says why. A bundle that could not be written makes the
+// verdict at least Failed (Verdict.Unrecorded).
 func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
-	c := withBundle(s.Config)
+	report, v, bundleErr := s.run(ctx, s.Config.Bundle)
+	return report, v.Unrecorded(bundleErr)
+}
+
+// run is Run recording the run to the bundle path ("" for none); the
+// bundle's error is apart from the verdict.
+func (s *Session) run(ctx context.Context, path string) (*checks.Report, Verdict, error) {
+	started := bundle.Now()
+	var rec *bundle.Recorder
+	if path != "" && s.Config.Replay == nil {
+		rec = bundle.NewRecorder()
+	}
+	if err := s.connect(rec); err != nil {
+		return nil, Verdict{Kind: NotChecked, Err: err}, nil
+	}
+	report, v := s.check(ctx, rec)
+	if rec == nil || report == nil {
+		return report, v, nil
+	}
+	return report, v, record(ctx, s.Config, rec, path, started, report)
+}
+
+// connect builds the session's clients, unless given: from the replayed
+// bundle, or from REST, its transport recorded into rec when set.
+func (s *Session) connect(rec *bundle.Recorder) error {
+	if s.Clients != nil {
+		return nil
+	}
+	cfg := s.REST
+	if b := s.Config.Replay; b != nil {
+		cfg = b.RESTConfig()
+		s.Cluster.Context = cmp.Or(s.Cluster.Context, b.Manifest.Context)
+	}
+	if cfg == nil {
+		return errors.New("internal error: a session with no cluster to reach")
+	}
+	if rec != nil {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(rec.Wrap)
+	}
+	clients, err := cluster.NewClients(cfg)
+	if err != nil {
+		return err
+	}
+	s.Clients = clients
+	s.Cluster.Server = cmp.Or(s.Cluster.Server, cfg.Host)
+	return nil
+}
+
+// check runs the checks of the session, rec recording its host reads and
+// probes when set.
+func (s *Session) check(ctx context.Context, rec *bundle.Recorder) (*checks.Report, Verdict) {
+	c := withBundle(s.Config, rec)
 	var snap *cluster.Snapshot
 	var env *checks.Env // the last round's, which --fix plans with
 	interval := c.WaitInterval
@@ -52,7 +119,7 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			// lists (each kind listed once).
 			snap.SetWholeLists()
 		}
-		if c.Record != nil && c.Mode == checks.ModePost && s.Clients != nil && s.Clients.Kube != nil {
+		if rec != nil && c.Mode == checks.ModePost && s.Clients.Kube != nil {
 			// The chart's validation hook Jobs, their pods' logs and events,
 			// kept for the bundle as soon as the run sees them (Kubernetes
 			// deletes a failed hook Job and its pod after its TTL), read
@@ -60,12 +127,12 @@ func (s *Session) Run(ctx context.Context) (*checks.Report, Verdict) {
 			hooksDone := make(chan struct{})
 			go func() {
 				defer close(hooksDone)
-				c.Record.RecordHooks(ctx, s.Clients.Kube, c.Inputs.Namespace, checks.ValidationJobs)
+				rec.RecordHooks(ctx, s.Clients.Kube, c.Inputs.Namespace, plan.ValidationJobs())
 			}()
 			defer func() { <-hooksDone }()
 		}
-		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Images: c.Images, Cluster: snap, Getenv: c.Getenv, LookPath: c.LookPath, Command: c.Command, Probe: c.Prober, Chart: startRender(ctx, c, snap),
-			ArgoCDApp: c.ArgoCD.App, Installer: c.Installer, InCluster: c.InCluster}
+		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Images: c.Images, Cluster: snap, Host: c.Host, Chart: startRender(ctx, c, snap),
+			ArgoCDApp: c.ArgoCD.App, ArgoCDUndetected: c.ArgoCD.Undetected, Installer: c.Installer, InCluster: c.InCluster}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))
@@ -129,6 +196,9 @@ func startRender(ctx context.Context, c *Config, snap *cluster.Snapshot) *chart.
 		}, func() (*chart.SyncBase, error) {
 			// A runtime Argo CD syncs is upgraded by a commit: the base is
 			// what Argo CD deployed, not the Helm release record.
+			if c.ArgoCD.Undetected && c.ArgoCD.App == "" {
+				return nil, nil
+			}
 			return checks.ArgoSyncBase(snap, in, c.ArgoCD.App)
 		}, caps)
 	}

@@ -35,6 +35,10 @@ const (
 	// ended skip for lack of permission, so nothing about the runtime was
 	// verified.
 	NothingVerified
+	// NotChecked: the cluster could not be checked at all: its kubeconfig
+	// entry is unusable (a fleet member whose Connect failed, a bundle
+	// recorded without it). No report.
+	NotChecked
 )
 
 // String names the kind ("ok", "failed", ...).
@@ -50,6 +54,8 @@ func (k Kind) String() string {
 		return "interrupted"
 	case NothingVerified:
 		return "nothing-verified"
+	case NotChecked:
+		return "not-checked"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -67,6 +73,60 @@ type Verdict struct {
 	// Signal is the interruption, for Kind Interrupted (and for an
 	// Unreachable run a signal cut short).
 	Signal *Interrupt
+}
+
+// severity orders the kinds from the best outcome to the worst: a fleet's
+// verdict is its worst member's, an interruption above all.
+func severity(k Kind) int {
+	switch k {
+	case OK:
+		return 0
+	case Failed, NothingVerified:
+		return 1
+	case NotChecked:
+		return 2
+	case Unreachable:
+		return 3
+	}
+	return 4 // Interrupted
+}
+
+// FleetVerdict is the verdict of a fleet (Fleet.Run, or a fleet archive's
+// replay) from its members' verdicts: the worst of them (OK, then Failed
+// and NothingVerified, NotChecked, Unreachable, Interrupted). When a signal
+// cut any member short the report is partial, and Err says so; otherwise
+// each member's report says what it found, and Err is nil.
+func FleetVerdict(members []Verdict) Verdict {
+	out := Verdict{Kind: OK}
+	for _, m := range members {
+		if severity(m.Kind) > severity(out.Kind) {
+			out.Kind = m.Kind
+		}
+		if m.Signal != nil {
+			out.Signal = m.Signal
+		}
+	}
+	if out.Signal != nil {
+		out.Err = fmt.Errorf("%w: the report is partial", out.Signal)
+	}
+	return out
+}
+
+// Unrecorded is v for a run (or fleet) whose report is whole but whose
+// recording (--bundle) could not be written: at least Failed, with err as
+// its line, unless a signal cut the run short (its line stays). A nil err
+// leaves v as it is.
+func (v Verdict) Unrecorded(err error) Verdict {
+	if err == nil {
+		return v
+	}
+	if severity(v.Kind) < severity(Failed) {
+		v.Kind = Failed
+	}
+	if v.Signal == nil {
+		v.Err, v.Brief = err, nil
+	}
+	return v
 }
 
 // decide is the verdict on report: the only place an outcome becomes one.

@@ -17,7 +17,7 @@ func TestVerdictOnEveryPath(t *testing.T) {
 	}
 	reachable := out("cluster-reachable", checks.StatusPass, "", "https://k answered")
 	refused := out("cluster-reachable", checks.StatusFail, "", "cannot reach https://k: connection refused")
-	sigint := &Interrupt{Signal: "SIGINT", Code: 130}
+	sigint := &Interrupt{Signal: "SIGINT"}
 	for _, tc := range []struct {
 		name        string
 		mode        checks.Mode
@@ -99,5 +99,65 @@ func TestUnreachableLine(t *testing.T) {
 	r.Outcomes = r.Outcomes[:2]
 	if got := unreachableError(r, false).Error(); !strings.HasSuffix(got, "; no other check could run") {
 		t.Errorf("no offline check: %q", got)
+	}
+}
+
+// TestFleetVerdict: a fleet's verdict is its worst member's, an
+// interruption of any member makes the report partial, and an empty fleet
+// is OK.
+func TestFleetVerdict(t *testing.T) {
+	sig := &Interrupt{Signal: "SIGTERM"}
+	ok, failed, nothing := Verdict{Kind: OK}, Verdict{Kind: Failed}, Verdict{Kind: NothingVerified, Err: errors.New("nothing verified")}
+	notChecked := Verdict{Kind: NotChecked, Err: errors.New("kubeconfig context x: no user")}
+	unreachable := Verdict{Kind: Unreachable, Err: errors.New("cluster-reachable fail")}
+	for _, tc := range []struct {
+		name    string
+		members []Verdict
+		want    Kind
+		partial bool
+	}{
+		{"empty", nil, OK, false},
+		{"all ok", []Verdict{ok, ok}, OK, false},
+		{"one failed", []Verdict{ok, failed, ok}, Failed, false},
+		{"nothing verified counts as failed", []Verdict{nothing, ok}, NothingVerified, false},
+		{"failed then nothing verified", []Verdict{failed, nothing}, Failed, false},
+		{"not checked over failed", []Verdict{failed, notChecked}, NotChecked, false},
+		{"unreachable over not checked", []Verdict{notChecked, unreachable, failed}, Unreachable, false},
+		{"interrupted before contact", []Verdict{failed, {Kind: Unreachable, Signal: sig}}, Unreachable, true},
+		{"interrupted over all", []Verdict{unreachable, {Kind: Interrupted, Signal: sig}, notChecked}, Interrupted, true},
+	} {
+		v := FleetVerdict(tc.members)
+		if v.Kind != tc.want || (v.Signal != nil) != tc.partial {
+			t.Errorf("%s: %v (signal %v), want %v (partial %v)", tc.name, v.Kind, v.Signal, tc.want, tc.partial)
+		}
+		if tc.partial != (v.Err != nil) || (tc.partial && v.Err.Error() != "interrupted by SIGTERM: the report is partial") {
+			t.Errorf("%s: line %v", tc.name, v.Err)
+		}
+	}
+}
+
+// TestUnrecorded: a run whose bundle could not be written fails at least,
+// says why, and an interrupted run keeps its own line.
+func TestUnrecorded(t *testing.T) {
+	bundleErr := errors.New("bundle x.tgz: over the 64 MiB bound")
+	sig := &Interrupt{Signal: "SIGINT"}
+	for _, tc := range []struct {
+		v        Verdict
+		want     Kind
+		wantLine error
+	}{
+		{Verdict{Kind: OK}, Failed, bundleErr},
+		{Verdict{Kind: Failed}, Failed, bundleErr},
+		{Verdict{Kind: NothingVerified, Err: errors.New("n")}, NothingVerified, bundleErr},
+		{Verdict{Kind: Unreachable, Err: errors.New("u"), Brief: errors.New("b")}, Unreachable, bundleErr},
+		{Verdict{Kind: Interrupted, Signal: sig, Err: sig}, Interrupted, sig},
+	} {
+		got := tc.v.Unrecorded(bundleErr)
+		if got.Kind != tc.want || !errors.Is(got.Err, tc.wantLine) || got.Brief != nil && tc.v.Signal == nil {
+			t.Errorf("%v: %v (%v, brief %v), want %v (%v)", tc.v.Kind, got.Kind, got.Err, got.Brief, tc.want, tc.wantLine)
+		}
+	}
+	if v := (Verdict{Kind: OK}).Unrecorded(nil); v.Kind != OK || v.Err != nil {
+		t.Errorf("no bundle error: %+v", v)
 	}
 }

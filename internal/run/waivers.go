@@ -18,19 +18,21 @@ import (
 // glob matches anything), through the day Expires (UTC).
 type Waiver struct {
 	// File and Index (1-based) name the waiver in messages.
-	File  string
-	Index int
-	Check string
+	File  string `json:"file"`
+	Index int    `json:"index"`
+	Check string `json:"check"`
 	// Reason says why the finding is accepted; Owner who accepted it ("" when
 	// not given).
-	Reason, Owner string
+	Reason string `json:"reason"`
+	Owner  string `json:"owner,omitempty"`
 	// Expires is the waiver's last valid day, at 00:00 UTC.
-	Expires time.Time
+	Expires time.Time `json:"expires"`
 	// Context and Namespace are globs ("" matches every context or namespace).
-	Context, Namespace string
+	Context   string `json:"context,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
 	// Objects are globs of "Kind/name" (cluster-scoped) or
 	// "Kind/namespace/name" (namespaced); nil covers any objects.
-	Objects []string
+	Objects []string `json:"objects,omitempty"`
 }
 
 // waiverEntry is the YAML shape of one waiver; unknown fields are errors.

@@ -123,23 +123,25 @@ func (c *Cluster) RunJSON(t testing.TB, env []string, args ...string) (Result, r
 	return res, res.JSON(t)
 }
 
-// ReplayDiffers are the checks whose replay may differ from the live run:
-// they read a value the bundle redacts (the user token, a leftover runtime
-// token) and send it to the platform, which a replay never dials.
-var ReplayDiffers = []string{checks.PlatformUserTokenID, checks.LeftoverRuntimeTokenID}
+// replayDiffers reports whether a replay of the check id may differ from
+// the live run (Meta.ReplayDiffers: it reads a value the bundle redacts).
+func replayDiffers(id string) bool {
+	for _, c := range checks.All() {
+		if c.ID == id {
+			return c.ReplayDiffers != ""
+		}
+	}
+	return false
+}
 
 // SameReport fails the test when two JSON reports differ, apart from the
-// checks of ReplayDiffers and the summary.
+// checks whose replay may differ (Meta.ReplayDiffers) and the summary.
 func SameReport(t testing.TB, live, replay reporters.Document) {
 	t.Helper()
 	norm := func(d reporters.Document) string {
 		var cs []reporters.CheckDocument
 		for _, c := range d.Checks {
-			differs := false
-			for _, id := range ReplayDiffers {
-				differs = differs || c.ID == id
-			}
-			if !differs {
+			if !replayDiffers(c.ID) {
 				cs = append(cs, c)
 			}
 		}

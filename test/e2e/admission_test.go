@@ -95,9 +95,9 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 
 	t.Run("a namespace that does not exist yet", func(t *testing.T) {
 		res, doc := plugin(t)
-		expectCheck(t, doc, "admission-objects", "pass", "namespace codefresh does not exist yet", "kubectl create namespace codefresh first")
-		expectCheck(t, doc, "admission-pods", "pass", "evaluated here with k8s.io/pod-security-admission")
-		expectCheck(t, doc, "resource-quota", "pass", "does not exist yet")
+		wantStatus(t, doc, "admission-objects", "pass", "namespace codefresh does not exist yet", "kubectl create namespace codefresh first")
+		wantStatus(t, doc, "admission-pods", "pass", "evaluated here with k8s.io/pod-security-admission")
+		wantStatus(t, doc, "resource-quota", "pass", "does not exist yet")
 		agreeInstall(t, res, true)
 		t.Cleanup(func() { uninstall(t) })
 		// Its hooks run and every object is created (the workloads'
@@ -110,8 +110,8 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// the permission, never guess.
 	t.Run("as an identity without the rights to install", func(t *testing.T) {
 		_, doc := plugin(t, "--as", "e2e-no-rights")
-		expectCheck(t, doc, "admission-objects", "skip", "no permission to create", "as user e2e-no-rights")
-		expectCheck(t, doc, "admission-pods", "skip", "no permission to create pods in namespace codefresh")
+		wantStatus(t, doc, "admission-objects", "skip", "no permission to create", "as user e2e-no-rights")
+		wantStatus(t, doc, "admission-pods", "skip", "no permission to create pods in namespace codefresh")
 	})
 
 	t.Run("PodSecurity enforces restricted", func(t *testing.T) {
@@ -123,7 +123,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		})
 		waitAdmitted(t, c, ns, "enforce=restricted in force", refusedWith("violates PodSecurity"))
 		res, doc := plugin(t)
-		pods := expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values", `PodSecurity restricted:latest`,
+		pods := wantStatus(t, doc, "admission-pods", "fail", "hook Job validate-values", `PodSecurity restricted:latest`,
 			"installer.skipValidation=true", "pod-security.kubernetes.io/enforce=baseline")
 		if pods.Impact != "install-fails" {
 			t.Errorf("admission-pods impact %s, want install-fails", pods.Impact)
@@ -135,7 +135,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		// --post names the same policy for the hook Job that has no pod.
 		pr, pd := c.RunJSON(t, nil, "--post", "--only", "validate-values-job", "-n", ns)
 		t.Logf("--post:\n%s", pr.Stdout)
-		expectCheck(t, pd, "validate-values-job", "fail", "PodSecurity restricted:latest")
+		wantStatus(t, pd, "validate-values-job", "fail", "PodSecurity restricted:latest")
 	})
 
 	t.Run("a ResourceQuota without LimitRange defaults", func(t *testing.T) {
@@ -144,7 +144,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		t.Cleanup(func() { c.Kubectl(t, "delete", "resourcequota", "compute", "-n", ns) })
 		waitAdmitted(t, c, ns, "the quota in force", refusedWith("must specify"))
 		res, doc := plugin(t)
-		expectCheck(t, doc, "admission-pods", "fail", "ResourceQuota compute", "must specify", "LimitRange")
+		wantStatus(t, doc, "admission-pods", "fail", "ResourceQuota compute", "must specify", "LimitRange")
 		agreeInstall(t, res, false)
 		out := install(t, false)
 		ev := waitFailedCreate(t, c, ns, "failed quota: compute: must specify")
@@ -155,7 +155,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		t.Cleanup(func() { uninstall(t) })
 		wildcardPolicy(t, c, "Deny")
 		res, doc := plugin(t)
-		objs := expectCheck(t, doc, "admission-objects", "fail", "ClusterRole validate-values-cr", "ValidatingAdmissionPolicy e2e-restrict-wildcard-verbs (binding e2e-restrict-wildcard-verbs)",
+		objs := wantStatus(t, doc, "admission-objects", "fail", "ClusterRole validate-values-cr", "ValidatingAdmissionPolicy e2e-restrict-wildcard-verbs (binding e2e-restrict-wildcard-verbs)",
 			"installer.skipValidation=true")
 		if objs.Impact != "install-fails" {
 			t.Errorf("admission-objects impact %s", objs.Impact)
@@ -173,8 +173,8 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		validatingWebhook(t, c, "validation.gatekeeper.sh", ns, urlClient(ws, "/v1/admit"), admissionregistrationv1.Fail)
 		waitAdmitted(t, c, ns, "the webhook in force", refusedWith("psp-pods-allowed-user-ranges"))
 		res, doc := plugin(t)
-		expectCheck(t, doc, "admission-pods", "fail", "Gatekeeper constraint psp-pods-allowed-user-ranges", "excludedNamespaces")
-		expectCheck(t, doc, "admission-webhooks", "pass", "validation.gatekeeper.sh")
+		wantStatus(t, doc, "admission-pods", "fail", "Gatekeeper constraint psp-pods-allowed-user-ranges", "excludedNamespaces")
+		wantStatus(t, doc, "admission-webhooks", "pass", "validation.gatekeeper.sh")
 		agreeInstall(t, res, false)
 		install(t, false)
 		waitFailedCreate(t, c, ns, "psp-pods-allowed-user-ranges")
@@ -185,8 +185,8 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		validatingWebhook(t, c, "policy.e2e.example", ns, endpointlessService(t, c, "policy-system", "policy-webhook"), admissionregistrationv1.Fail)
 		waitAdmitted(t, c, ns, "the webhook in force", refusedWith("failed calling webhook"))
 		res, doc := plugin(t)
-		expectCheck(t, doc, "admission-webhooks", "fail", "policy.e2e.example", "no ready endpoint", "hook Job validate-values")
-		expectCheck(t, doc, "admission-pods", "fail", "webhook policy.e2e.example (unreachable)")
+		wantStatus(t, doc, "admission-webhooks", "fail", "policy.e2e.example", "no ready endpoint", "hook Job validate-values")
+		wantStatus(t, doc, "admission-pods", "fail", "webhook policy.e2e.example (unreachable)")
 		agreeInstall(t, res, false)
 		install(t, false)
 		waitFailedCreate(t, c, ns, `failed calling webhook "policy.e2e.example"`)
@@ -198,7 +198,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		mutatingWebhook(t, c, "inject.mesh.e2e.example", ns, urlClient(ws, "/inject"))
 		waitAdmitted(t, c, ns, "the webhook in force", func(p *corev1.Pod, err error) bool { return err == nil && len(p.Spec.Containers) == 2 })
 		res, doc := plugin(t)
-		expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values", "mutating webhook inject.mesh.e2e.example adds container e2e-proxy", "never completes")
+		wantStatus(t, doc, "admission-pods", "fail", "hook Job validate-values", "mutating webhook inject.mesh.e2e.example adds container e2e-proxy", "never completes")
 		agreeInstall(t, res, false)
 		out := install(t, false)
 		t.Logf("helm: %s", lastLine(out))
@@ -221,10 +221,10 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		})
 		waitPolicy(t, c, false)
 		res, doc := plugin(t)
-		expectCheck(t, doc, "admission-objects", "warn", `would violate PodSecurity "restricted:latest"`, "e2e-restrict-wildcard-verbs")
-		expectCheck(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
-		expectCheck(t, doc, "resource-quota", "pass", "ResourceQuota")
-		expectCheck(t, doc, "admission-webhooks", "warn", "optional.e2e.example", "failurePolicy Ignore")
+		wantStatus(t, doc, "admission-objects", "warn", `would violate PodSecurity "restricted:latest"`, "e2e-restrict-wildcard-verbs")
+		wantStatus(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
+		wantStatus(t, doc, "resource-quota", "pass", "ResourceQuota")
+		wantStatus(t, doc, "admission-webhooks", "warn", "optional.e2e.example", "failurePolicy Ignore")
 		agreeInstall(t, res, true)
 		install(t, true)
 	})
@@ -236,7 +236,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		label(t, "pod-security.kubernetes.io/enforce=restricted")
 		waitAdmitted(t, c, ns, "enforce=restricted in force", refusedWith("violates PodSecurity"))
 		res, doc := plugin(t, "--upgrade")
-		pods := expectCheck(t, doc, "admission-pods", "fail", "hook Job validate-values (pre-install,pre-upgrade)", "PodSecurity restricted:latest", "pod-security.kubernetes.io/enforce=baseline")
+		pods := wantStatus(t, doc, "admission-pods", "fail", "hook Job validate-values (pre-install,pre-upgrade)", "PodSecurity restricted:latest", "pod-security.kubernetes.io/enforce=baseline")
 		if pods.Impact != "upgrade-fails" {
 			t.Errorf("admission-pods impact %s, want upgrade-fails", pods.Impact)
 		}
@@ -250,7 +250,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		label(t, "pod-security.kubernetes.io/enforce=baseline")
 		waitAdmitted(t, c, ns, "enforce=baseline in force", admitted)
 		res, doc = plugin(t, "--upgrade")
-		expectCheck(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
+		wantStatus(t, doc, "admission-pods", "warn", `would violate PodSecurity "restricted:latest"`)
 		// The same chart and values: the hooks run, no pod template changes.
 		out, code = helmCmd(t, c, helmBin, "upgrade", runtimeRelease, chart, "-n", ns, "-f", values, "--timeout", "3m")
 		agreeUpgrade(t, "enforce baseline", res, out, code == 0)

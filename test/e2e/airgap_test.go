@@ -71,7 +71,7 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 	// 1.
 	res, doc := c.RunJSON(t, nil, only...)
 	wantCode(t, res, 1)
-	plan := expectCheck(t, doc, "image-plan", "fail", "(global.imageRegistry)",
+	plan := wantStatus(t, doc, "image-plan", "fail", "(global.imageRegistry)",
 		"quay.io/codefresh/gitops-runtime-installer:0.30.0 (Job/validate-values (hook)",
 		"--set installer.image.repository="+airgapMirror+"/codefresh/gitops-runtime-installer",
 		"source_image,target_image")
@@ -134,7 +134,7 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 	})
 	res, doc = post(t, c, "--only", "runtime-workloads")
 	wantCode(t, res, 1)
-	rw := expectCheck(t, doc, "runtime-workloads", "fail", "ImagePullBackOff")
+	rw := wantStatus(t, doc, "runtime-workloads", "fail", "ImagePullBackOff")
 	postNamed := map[string]bool{}
 	for _, m := range regexp.MustCompile(`Back-off pulling image \\?"([^"\\]+)\\?"`).FindAllStringSubmatch(rw.Message, -1) {
 		postNamed[m[1]] = true
@@ -187,7 +187,7 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 	}
 	res, doc = c.RunJSONReplayed(t, nil, append(only, sets...)...)
 	wantCode(t, res, 0)
-	expectCheck(t, doc, "image-plan", "pass", "images are at "+airgapMirror)
+	wantStatus(t, doc, "image-plan", "pass", "images are at "+airgapMirror)
 	step("helm template with the printed values; image-plan passes, replayed")
 	// A StatefulSet whose pod never became Ready is not rolled by an
 	// upgrade (its controller waits on that pod): start again, as a user
@@ -338,12 +338,12 @@ func registrySteps(t *testing.T, c *tc.Cluster) {
 	// 1.
 	res, doc := c.RunJSONReplayed(t, nil, args...)
 	wantCode(t, res, 1)
-	ir := expectCheck(t, doc, "image-registry", "fail", installer+": not found",
+	ir := wantStatus(t, doc, "image-registry", "fail", installer+": not found",
 		operator+": platforms linux/arm64, none for the linux/amd64 nodes the pod can land on")
 	if ir.Impact != "install-fails" {
 		t.Errorf("image-registry impact %q: the installer image is a hook's", ir.Impact)
 	}
-	expectCheck(t, doc, "image-pull-secrets", "pass", "every registry allows anonymous pulls")
+	wantStatus(t, doc, "image-pull-secrets", "pass", "every registry allows anonymous pulls")
 
 	// 2.
 	reg.push(t, installer, "linux/amd64")
@@ -351,8 +351,8 @@ func registrySteps(t *testing.T, c *tc.Cluster) {
 	reg.requireAuth("ghcr.io", "e2e", "pull-pass")
 	res, doc = c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "image-pull-secrets", "fail", "Deployment/argo-cd-dex-server pulls from ghcr.io with no pull secret for it", "ghcr.io (it refuses anonymous pulls)")
-	ir = expectCheck(t, doc, "image-registry", "fail", "ghcr.io/dexidp/dex:", "unauthorized (HTTP 401)")
+	wantStatus(t, doc, "image-pull-secrets", "fail", "Deployment/argo-cd-dex-server pulls from ghcr.io with no pull secret for it", "ghcr.io (it refuses anonymous pulls)")
+	ir = wantStatus(t, doc, "image-registry", "fail", "ghcr.io/dexidp/dex:", "unauthorized (HTTP 401)")
 	if strings.Contains(ir.Message, installer) || strings.Contains(ir.Message, operator) {
 		t.Errorf("image-registry still names the images pushed since: %s", ir.Message)
 	}
@@ -366,8 +366,8 @@ func registrySteps(t *testing.T, c *tc.Cluster) {
 	}
 	res, doc = c.RunJSONReplayed(t, nil, append(args, "--set", "argo-cd.dex.imagePullSecrets[0].name=ghcr-creds")...)
 	wantCode(t, res, 0)
-	expectCheck(t, doc, "image-pull-secrets", "pass", "ghcr.io")
-	expectCheck(t, doc, "image-registry", "pass", "images resolve at their registries")
+	wantStatus(t, doc, "image-pull-secrets", "pass", "ghcr.io")
+	wantStatus(t, doc, "image-registry", "pass", "images resolve at their registries")
 	if strings.Contains(res.Stdout, "pull-pass") || strings.Contains(res.Stdout, "ZTJlOnB1bGwtcGFzcw") {
 		t.Errorf("the report prints the pull secret's credentials:\n%s", res.Stdout)
 	}

@@ -64,26 +64,26 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		argo.writeStatus() // the Application, before its first sync
 		res, doc := upgrade(t, u026)
 		wantCode(t, res, cli.ExitFailed)
-		expectCheck(t, doc, "upgrade-apply", "fail", "the sync fails", "client-side apply (kubectl apply, last-applied)", "applicationsets.argoproj.io", "Too long")
+		wantStatus(t, doc, "upgrade-apply", "fail", "the sync fails", "client-side apply (kubectl apply, last-applied)", "applicationsets.argoproj.io", "Too long")
 		if argo.sync(u026) {
 			t.Fatal("a client-side sync of the 0.26 chart went through")
 		}
 		res, doc = post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
-		expectCheck(t, doc, "runtime-application", "fail", "last sync Failed: one or more objects failed to apply", "Too long")
+		wantStatus(t, doc, "runtime-application", "fail", "last sync Failed: one or more objects failed to apply", "Too long")
 	})
 	// As Argo CD's docs advise for large CRDs: ServerSideApply=true.
 	argo.ServerSideApply = true
 	argo.writeStatus()
 	res, doc := upgrade(t, u026)
-	expectCheck(t, doc, "upgrade-apply", "pass", "Argo CD (Application "+app+", ServerSideApply=true), server-side apply (argocd-controller, conflicts forced)")
+	wantStatus(t, doc, "upgrade-apply", "pass", "Argo CD (Application "+app+", ServerSideApply=true), server-side apply (argocd-controller, conflicts forced)")
 	if !argo.sync(u026) {
 		t.Fatal("the server-side sync failed")
 	}
 	argo.waitHealthy()
 	res, doc = post(t, c, "--only=runtime-application")
 	wantCode(t, res, cli.ExitOK)
-	expectCheck(t, doc, "runtime-application", "pass", "Application "+app, "its inventory (status.resources) holds", "sync policy automated (selfHeal)", "is Synced and Healthy")
+	wantStatus(t, doc, "runtime-application", "pass", "Application "+app, "its inventory (status.resources) holds", "sync policy automated (selfHeal)", "is Synced and Healthy")
 
 	u027 := umbrella(t, "chart-0.27", "0.27.6", runtimeGlobals)
 	t.Run("prune off: the controller 0.27 drops stays in place", func(t *testing.T) {
@@ -92,10 +92,10 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 			t.Errorf("upgrade %+v, want 0.26.8 → 0.27.6", doc.Upgrade)
 		}
 		wantCode(t, res, cli.ExitOK)
-		expectCheck(t, doc, "release-upgradable", "pass", "the runtime is upgraded by Argo CD: Application "+app, "live chart 0.26.8")
-		expectCheck(t, doc, "upgrade-deletes", "warn", "leaves", "in place", "prune is off", "Deployment argo-rollouts")
-		expectCheck(t, doc, "upgrade-apply", "pass", "server-side apply (argocd-controller")
-		expectCheck(t, doc, "helm-ownership", "skip", "without Helm's ownership check")
+		wantStatus(t, doc, "release-upgradable", "pass", "the runtime is upgraded by Argo CD: Application "+app, "live chart 0.26.8")
+		wantStatus(t, doc, "upgrade-deletes", "warn", "leaves", "in place", "prune is off", "Deployment argo-rollouts")
+		wantStatus(t, doc, "upgrade-apply", "pass", "server-side apply (argocd-controller")
+		wantStatus(t, doc, "helm-ownership", "skip", "without Helm's ownership check")
 		if !argo.sync(u027) {
 			t.Fatal("sync to 0.27 failed")
 		}
@@ -108,7 +108,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		argo.waitHealthy()
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
-		ch := expectCheck(t, doc, "runtime-application", "fail", "sync status OutOfSync", "Deployment codefresh/argo-rollouts (requires pruning)",
+		ch := wantStatus(t, doc, "runtime-application", "fail", "sync status OutOfSync", "Deployment codefresh/argo-rollouts (requires pruning)",
 			"the Helm release record is stale: release cf-gitops-runtime revision 1 says chart 0.26.8, the live objects run chart 0.27.6", "argocd app diff "+app)
 		if ch.Impact != "runtime-breaks" {
 			t.Errorf("impact %s", ch.Impact)
@@ -124,15 +124,15 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 			t.Errorf("upgrade %+v, want from the live 0.27.6 (not the record's 0.26.8) to 0.30.0", doc.Upgrade)
 		}
 		wantCode(t, res, cli.ExitFailed)
-		ru := expectCheck(t, doc, "release-upgradable", "warn", "the Helm release record is stale", "says chart 0.26.8", "live chart 0.27.6",
+		ru := wantStatus(t, doc, "release-upgradable", "warn", "the Helm release record is stale", "says chart 0.26.8", "live chart 0.27.6",
 			"resources/<runtime-name>/chart/Chart.yaml")
 		if strings.Contains(ru.Hint, "helm upgrade "+runtimeRelease) || strings.Contains(ru.Hint, "helm rollback") {
 			t.Errorf("the hint of an Argo CD-managed runtime says helm upgrade: %s", ru.Hint)
 		}
-		expectCheck(t, doc, "upgrade-path", "pass", "chart 0.27.6 → 0.30.0")
+		wantStatus(t, doc, "upgrade-path", "pass", "chart 0.27.6 → 0.30.0")
 		// Helm keeps the Rollouts CRD (helm.sh/resource-policy: keep); Argo
 		// CD's prune does not read that annotation.
-		del := expectCheck(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) deletes CRD rollouts.argoproj.io and with it 1 custom resources (codefresh: 1)",
+		del := wantStatus(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) deletes CRD rollouts.argoproj.io and with it 1 custom resources (codefresh: 1)",
 			"removes the Argo Rollouts controller (Deployment codefresh/argo-rollouts) while 1 rollouts.argoproj.io live: "+runtimeNS+"/checkout")
 		if del.Impact != "data-loss" {
 			t.Errorf("upgrade-deletes impact %s, want data-loss", del.Impact)
@@ -153,7 +153,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		argo.waitHealthy()
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitOK)
-		expectCheck(t, doc, "runtime-application", "warn", "is Synced and Healthy", "says chart 0.26.8, the live objects run chart 0.30.0", "upgraded by a commit, not helm upgrade")
+		wantStatus(t, doc, "runtime-application", "warn", "is Synced and Healthy", "says chart 0.26.8, the live objects run chart 0.30.0", "upgraded by a commit, not helm upgrade")
 	})
 
 	t.Run("--post: Degraded", func(t *testing.T) {
@@ -165,7 +165,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		argo.writeStatus()
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
-		expectCheck(t, doc, "runtime-application", "fail", "health Degraded", `Deployment codefresh/cap-app-proxy Degraded (Deployment "cap-app-proxy" exceeded its progress deadline)`, "--only runtime-workloads")
+		wantStatus(t, doc, "runtime-application", "fail", "health Degraded", `Deployment codefresh/cap-app-proxy Degraded (Deployment "cap-app-proxy" exceeded its progress deadline)`, "--only runtime-workloads")
 	})
 
 	t.Run("--post: a failed PreSync hook", func(t *testing.T) {
@@ -177,7 +177,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		}
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
-		expectCheck(t, doc, "runtime-application", "fail", "last sync Failed: one or more synchronization tasks completed unsuccessfully",
+		wantStatus(t, doc, "runtime-application", "fail", "last sync Failed: one or more synchronization tasks completed unsuccessfully",
 			"PreSync hook Job codefresh/validate-values Failed", "condition SyncError", "runs as PreSync on every sync")
 	})
 }
@@ -269,13 +269,13 @@ func TestUpgradeHookRangeAndRenamedKey(t *testing.T) {
 	t.Run("Argo CD 3.1.8 outside the target hook's range", func(t *testing.T) {
 		res, doc := plugin(t)
 		wantCode(t, res, cli.ExitFailed)
-		ch := expectCheck(t, doc, "argocd-version", "fail", `Argo CD v3.1.8 does not satisfy ">=3.2 <=3.4"`, "validate-values hook of chart gitops-runtime 0.30.0")
+		ch := wantStatus(t, doc, "argocd-version", "fail", `Argo CD v3.1.8 does not satisfy ">=3.2 <=3.4"`, "validate-values hook of chart gitops-runtime 0.30.0")
 		if ch.Impact != "upgrade-fails" {
 			t.Errorf("argocd-version impact %s, want upgrade-fails", ch.Impact)
 		}
-		expectCheck(t, doc, "argocd-server", "pass", "Service argocd/argocd-server")
-		expectCheck(t, doc, "validation-hooks", "pass", "the validate-values hook runs before helm upgrade (pre-upgrade")
-		expectCheck(t, doc, "upgrade-values", "warn", "ignores 1 value you give: global.imageRegistry",
+		wantStatus(t, doc, "argocd-server", "pass", "Service argocd/argocd-server")
+		wantStatus(t, doc, "validation-hooks", "pass", "the validate-values hook runs before helm upgrade (pre-upgrade")
+		wantStatus(t, doc, "upgrade-values", "warn", "ignores 1 value you give: global.imageRegistry",
 			"image registries: the pods pull from", "instead of", "registry.example.com")
 		for _, h := range []struct{ name, bin string }{{"Helm 3", tc.HelmBinary(t)}, {"Helm 4", tc.Helm4Binary(t)}} {
 			out, ok := upgrade(t, h.bin, "v3.1.8")
@@ -290,8 +290,8 @@ func TestUpgradeHookRangeAndRenamedKey(t *testing.T) {
 		c.Kubectl(t, "set", "image", "deployment/argocd-server", "-n", ns, "argocd-server=quay.io/argoproj/argocd:v3.4.2")
 		res, doc := plugin(t)
 		wantCode(t, res, cli.ExitOK)
-		expectCheck(t, doc, "argocd-version", "pass", `Argo CD v3.4.2 satisfies ">=3.2 <=3.4"`)
-		expectCheck(t, doc, "upgrade-values", "warn", "ignores 1 value you give: global.imageRegistry")
+		wantStatus(t, doc, "argocd-version", "pass", `Argo CD v3.4.2 satisfies ">=3.2 <=3.4"`)
+		wantStatus(t, doc, "upgrade-values", "warn", "ignores 1 value you give: global.imageRegistry")
 		out, ok := upgrade(t, tc.HelmBinary(t), "v3.4.2")
 		agreeUpgrade(t, "Argo CD 3.4.2", res, out, ok)
 		if !ok {

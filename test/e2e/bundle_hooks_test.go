@@ -14,8 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
@@ -57,7 +57,7 @@ func TestBundlePostKeepsTheHookJob(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "post.tgz")
 	live, liveDoc := post(t, c, "--only=validate-values-job", "--bundle", file)
 	wantCode(t, live, cli.ExitFailed)
-	expectCheck(t, liveDoc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded")
+	wantStatus(t, liveDoc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded")
 
 	// The TTL: Kubernetes deletes the Job and its pod.
 	if err := c.Kube.BatchV1().Jobs(ns).Delete(bg, "validate-values", metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}); err != nil {
@@ -140,14 +140,14 @@ func TestBundlePostKeepsTheHookLog(t *testing.T) {
 	// The chart's Jobs, failed by kwok's "fail" stage: the Job controller
 	// creates each pod, the scheduler binds it, kwok ends it with exit code 1.
 	podNames := map[string]string{}
-	for _, name := range checks.ValidationJobs {
+	for _, name := range plan.ValidationJobs() {
 		podNames[name] = failedHookJob(t, c, ns, name)
 	}
 
 	file := filepath.Join(t.TempDir(), "post.tgz")
 	live, liveDoc := post(t, c, "--only=validate-values-job", "--bundle", file)
 	wantCode(t, live, cli.ExitFailed)
-	vj := expectCheck(t, liveDoc, "validate-values-job", "fail",
+	vj := wantStatus(t, liveDoc, "validate-values-job", "fail",
 		"Job validate-values failed (BackoffLimitExceeded", "last 4 lines of pod "+podNames["validate-values"]+":",
 		"Job validate-usage failed (BackoffLimitExceeded", " of pod "+podNames["validate-usage"]+":")
 	// Each Job's lines under its own heading (validate-values first).
@@ -164,7 +164,7 @@ func TestBundlePostKeepsTheHookLog(t *testing.T) {
 	}
 
 	// The TTL: Kubernetes deletes the Jobs and (the garbage collector) their pods.
-	for _, name := range checks.ValidationJobs {
+	for _, name := range plan.ValidationJobs() {
 		if err := c.Kube.BatchV1().Jobs(ns).Delete(bg, name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)}); err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestBundlePostKeepsTheHookLog(t *testing.T) {
 	res := testcluster.Run(t, nil, "replay", file, "--hooks")
 	wantCode(t, res, 0)
 	t.Logf("replay --hooks:\n%s", res.Stdout)
-	for _, name := range checks.ValidationJobs {
+	for _, name := range plan.ValidationJobs() {
 		var want strings.Builder
 		want.WriteString("  Pod " + podNames[name] + ": Failed on worker-1\n" +
 			"    container " + name + ": terminated: Error, exit code 1\n" +

@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,57 +9,11 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
 
 // notRecordedRequest matches a request named in a replay's message: its
 // method and path.
 var notRecordedRequest = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /\S+`)
-
-// sameReport fails the test when two JSON reports differ, apart from the
-// checks whose replay may differ (tc.ReplayDiffers).
-func sameReport(t *testing.T, live, replay reporters.Document) {
-	t.Helper()
-	tc.SameReport(t, live, replay)
-}
-
-// tarEntries calls each with every entry of the gzip'd tar at path, in
-// order: its header and its content.
-func tarEntries(t *testing.T, path string, each func(hdr *tar.Header, data []byte)) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		each(hdr, data)
-	}
-}
-
-// untarred returns every byte of the bundle's entries, uncompressed.
-func untarred(t *testing.T, path string) string {
-	t.Helper()
-	var b strings.Builder
-	tarEntries(t, path, func(_ *tar.Header, data []byte) { b.Write(data) })
-	return b.String()
-}
 
 // TestBundleReplayPreInstall: a pre-install run with the 0.30.0 chart and
 // failing checks (no nodes, the platform unreachable) written with

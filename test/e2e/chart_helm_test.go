@@ -1,12 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,85 +21,11 @@ import (
 
 var chartChecksOnly = "chart-renders,helm-ownership,argo-crds-ownership"
 
-// fixtureChart is the path of the real chart with its dependencies.
-func fixtureChart(t *testing.T) string {
-	t.Helper()
-	return conflictsFixture(t, filepath.Join("gitops-runtime", "chart", "gitops-runtime"))
-}
-
-// chartValues writes a values file (YAML) for the chart and returns its path.
-func chartValues(t *testing.T, yaml string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "values.yaml")
-	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// renderingValues is the smallest values file the chart renders with
-// (../shared/spec/sources.md).
-const renderingValues = `global:
-  codefresh:
-    accountId: acc-e2e
-    userToken:
-      token: not-a-real-token
-  runtime:
-    name: rt-e2e
-`
-
-// helmCmd runs a real helm client against c as admin, with its own Helm
-// home (no repositories, no cache of the developer's), and returns its
-// combined output and exit code.
-func helmCmd(t *testing.T, c *tc.Cluster, helm string, args ...string) (string, int) {
-	t.Helper()
-	return helmCmdKubeconfig(t, c.AdminKubeconfig(), helm, args...)
-}
-
-// helmCmdKubeconfig is helmCmd with another kubeconfig (a proxy's).
-func helmCmdKubeconfig(t *testing.T, kubeconfig, helm string, args ...string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, helm, append(args, "--kubeconfig", kubeconfig)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	code := 0
-	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("helm %s: %v", strings.Join(args, " "), err)
-	}
-	return out.String(), code
-}
-
-// helmInstall runs `helm install REL CHART -n NS --create-namespace
-// --no-hooks -f VALUES` and returns its output and whether it succeeded.
-func helmInstall(t *testing.T, c *tc.Cluster, helm, rel, ns, values string, extra ...string) (string, bool) {
-	t.Helper()
-	args := append([]string{"install", rel, fixtureChart(t), "-n", ns, "--create-namespace", "--no-hooks", "-f", values}, extra...)
-	out, code := helmCmd(t, c, helm, args...)
-	return out, code == 0
-}
-
 // preflight runs the chart-aware checks for release rel in ns.
 func preflight(t *testing.T, c *tc.Cluster, rel, ns, values string, extra ...string) (tc.Result, reporters.Document) {
 	t.Helper()
 	args := append([]string{"--only", chartChecksOnly, "--chart", fixtureChart(t), "-f", values, "--release-name", rel, "-n", ns}, extra...)
 	return c.RunJSON(t, nil, args...)
-}
-
-// agree fails the test when the plugin's verdict (exit 0 = Helm installs)
-// and Helm's disagree.
-func agree(t *testing.T, what string, res tc.Result, helmOut string, helmOK bool) {
-	t.Helper()
-	if (res.Code == 0) != helmOK {
-		t.Errorf("%s: plugin exit %d but helm install ok=%v\nplugin:\n%s\nhelm:\n%s", what, res.Code, helmOK, res.Stdout, helmOut)
-	}
 }
 
 func createLeftoverSealedSecretsRBAC(t *testing.T, c *tc.Cluster) {

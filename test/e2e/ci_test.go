@@ -52,7 +52,7 @@ func TestCIOutputsAndAccessTiers(t *testing.T) {
 	res, doc := c.RunJSONReplayed(t, nil, args...)
 	wantCode(t, res, 1)
 	for id, want := range map[string]string{"runtime-name": ":7:5", "ingress-class": ":10:7"} {
-		ch := expectCheck(t, doc, id, "fail")
+		ch := wantStatus(t, doc, id, "fail")
 		if ch.Source == nil || ch.Source.File != values || ch.Source.String() != values+want {
 			t.Errorf("%s: source %+v, want %s%s", id, ch.Source, values, want)
 		}
@@ -131,10 +131,10 @@ func TestCIOutputsAndAccessTiers(t *testing.T) {
 	c.WaitAllowed(t, gateSA, "list", "secrets", "codefresh")
 	_, doc = c.RunJSON(t, nil, asSA...)
 	noErrors(t, doc)
-	expectCheck(t, doc, "cluster-admin", "fail", "not cluster-admin")
-	expectCheck(t, doc, "leftover-runtime-token", "pass")
+	wantStatus(t, doc, "cluster-admin", "fail", "not cluster-admin")
+	wantStatus(t, doc, "leftover-runtime-token", "pass")
 	_, doc = c.RunJSON(t, nil, append(asSA, "--only", "cluster-admin", "--installer", "installer-admin")...)
-	expectCheck(t, doc, "cluster-admin", "skip", "no permission to create subjectaccessreviews")
+	wantStatus(t, doc, "cluster-admin", "skip", "no permission to create subjectaccessreviews")
 	if out, _ := canI(c, "list", "secrets", "--all-namespaces", "--as", gateSA); !strings.HasPrefix(out, "no") {
 		t.Errorf("the read tier reads Secrets cluster-wide: %s", out)
 	}
@@ -143,9 +143,9 @@ func TestCIOutputsAndAccessTiers(t *testing.T) {
 	c.WaitAllowed(t, gateSA, "create", "subjectaccessreviews.authorization.k8s.io", "")
 	_, doc = c.RunJSON(t, nil, append(asSA, "--installer", "installer-admin")...)
 	noErrors(t, doc)
-	expectCheck(t, doc, "cluster-admin", "pass", "the installer (user installer-admin) is cluster-admin")
+	wantStatus(t, doc, "cluster-admin", "pass", "the installer (user installer-admin) is cluster-admin")
 	_, doc = c.RunJSON(t, nil, append(asSA, "--only", "cluster-admin", "--installer", "system:serviceaccount:argocd:argocd-application-controller")...)
-	expectCheck(t, doc, "cluster-admin", "fail", "the installer (ServiceAccount argocd/argocd-application-controller) is not cluster-admin; missing 29 of 29")
+	wantStatus(t, doc, "cluster-admin", "fail", "the installer (ServiceAccount argocd/argocd-application-controller) is not cluster-admin; missing 29 of 29")
 	if out, _ := canI(c, "impersonate", "users", "--as", gateSA); !strings.HasPrefix(out, "no") {
 		t.Errorf("the review tier may impersonate: %s", out)
 	}

@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -87,26 +86,6 @@ func TestClusterBehaves(t *testing.T) {
 	})
 }
 
-func testDeployment(ns, name string, replicas int32, cpu, fault string) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	podLabels := map[string]string{"app": name}
-	if fault != "" {
-		podLabels[testcluster.FaultLabel] = fault
-	}
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: name, Image: "quay.io/codefresh/" + name + ":1.0",
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
-			},
-		},
-	}
-}
-
 func jobCondition(j *batchv1.Job, typ batchv1.JobConditionType) bool {
 	for _, c := range j.Status.Conditions {
 		if c.Type == typ && c.Status == corev1.ConditionTrue {
@@ -114,45 +93,6 @@ func jobCondition(j *batchv1.Job, typ batchv1.JobConditionType) bool {
 		}
 	}
 	return false
-}
-
-func waitingReason(t *testing.T, c *testcluster.Cluster, ns, selector string) string {
-	t.Helper()
-	pods, err := c.Kube.CoreV1().Pods(ns).List(bg, metav1.ListOptions{LabelSelector: selector})
-	if err != nil || len(pods.Items) == 0 || len(pods.Items[0].Status.ContainerStatuses) == 0 {
-		return ""
-	}
-	if w := pods.Items[0].Status.ContainerStatuses[0].State.Waiting; w != nil {
-		return w.Reason
-	}
-	return ""
-}
-
-// waitFor polls cond every 100 ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// waitAvailable waits (up to 60 s) until the Deployment's rollout is complete
-// and every replica available, as the controllers and kwok make it.
-func waitAvailable(t *testing.T, c *testcluster.Cluster, ns, name string) {
-	t.Helper()
-	waitFor(t, 60*time.Second, "deployment "+ns+"/"+name+" available", func() bool {
-		d, err := c.Kube.AppsV1().Deployments(ns).Get(bg, name, metav1.GetOptions{})
-		if err != nil || d.Spec.Replicas == nil {
-			return false
-		}
-		want := *d.Spec.Replicas
-		return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want &&
-			d.Status.AvailableReplicas == want && d.Status.Replicas == want
-	})
 }
 
 // TestServeLogs: on testcluster.Start, a pod bound to a kwok node has the log

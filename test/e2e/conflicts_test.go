@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,72 +12,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/metadata"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 var conflictChecks = "argo-components,sealed-secrets,argo-crds-ownership,existing-runtime"
 
-// conflictsFixture returns the path of an upstream manifest or chart (read
-// at test time, never copied; internal/fixtures says where it looks), failing
-// the test, naming `make fixtures`, when no fixture folder has it.
-func conflictsFixture(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := fixtures.DirFrom(tc.RepoRoot(t), os.Getenv, filepath.ToSlash(rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, rel)
-}
-
-// crdVersions returns every CRD's resourceVersion and metadata, by name.
-func crdVersions(t *testing.T, c *tc.Cluster) map[string]metav1.PartialObjectMetadata {
-	t.Helper()
-	list, err := metadata.NewForConfigOrDie(c.Admin).Resource(cluster.CRDResource).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]metav1.PartialObjectMetadata{}
-	for _, m := range list.Items {
-		out[m.Name] = m
-	}
-	return out
-}
-
-func sameVersions(t *testing.T, before, after map[string]metav1.PartialObjectMetadata, names func(string) bool, what string) {
-	t.Helper()
-	n := 0
-	for name, b := range before {
-		if !names(name) {
-			continue
-		}
-		n++
-		if a, ok := after[name]; !ok || a.ResourceVersion != b.ResourceVersion {
-			t.Errorf("%s: CRD %s changed (resourceVersion %s → %s)", what, name, b.ResourceVersion, a.ResourceVersion)
-		}
-	}
-	if n == 0 {
-		t.Fatalf("%s: no CRD matched", what)
-	}
-}
-
-func isArgo(name string) bool     { return strings.HasSuffix(name, ".argoproj.io") }
-func isForeign(name string) bool  { return !isArgo(name) }
-func isRollouts(name string) bool { return isArgo(name) && contains(checks.ArgoRolloutsCRDs, name) }
-func isArgoCD(name string) bool   { return isArgo(name) && !isRollouts(name) }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func isForeign(name string) bool { return !isArgo(name) }
+func isArgoCD(name string) bool  { return isArgo(name) && !isRollouts(name) }
 
 func adopted(m metav1.PartialObjectMetadata, release, ns string) bool {
 	return m.Labels[checks.HelmManagedByLabel] == "Helm" &&

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/xml"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,74 +195,4 @@ func TestHelmPlugin(t *testing.T) {
 			t.Errorf("helm __complete gitops-preflight --skip '' (plugin.complete):\n%s", out)
 		}
 	})
-}
-
-// run runs a program with exactly env and returns its combined output and
-// exit code; it fails the test only when the program cannot start.
-func run(t *testing.T, env []string, name string, args ...string) (string, int) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Env = env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), 0
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	default:
-		t.Fatalf("running %s: %v", name, err)
-		return "", -1
-	}
-}
-
-// helmRun is run with stdout and stderr apart.
-func helmRun(t *testing.T, env []string, helm string, args ...string) testcluster.Result {
-	t.Helper()
-	// A run of the checks through Helm gets the harness's blackhole rules too,
-	// so that platform-reachable never dials the real platform hosts.
-	if len(args) > 1 && args[0] == "gitops-preflight" && strings.HasPrefix(args[1], "-") {
-		args = append(append([]string(nil), args...), testcluster.Blackhole...)
-	}
-	cmd := exec.Command(helm, args...)
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := testcluster.Result{Stdout: stdout.String(), Stderr: stderr.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		res.Code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running helm: %v", err)
-	}
-	return res
-}
-
-func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, mode); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// pluginCheckout lays out what `helm plugin install <checkout>` reads from a
-// built checkout: plugin.yaml, plugin.complete and bin/kubectl-gitops_preflight
-// (the built binary), in a temporary directory it returns.
-func pluginCheckout(t *testing.T, root string) string {
-	t.Helper()
-	checkout := t.TempDir()
-	copyFile(t, filepath.Join(root, "plugin.yaml"), filepath.Join(checkout, "plugin.yaml"), 0o644)
-	copyFile(t, filepath.Join(root, "plugin.complete"), filepath.Join(checkout, "plugin.complete"), 0o755)
-	copyFile(t, testcluster.Binary(t), filepath.Join(checkout, "bin", "kubectl-gitops_preflight"), 0o755)
-	return checkout
 }

@@ -63,7 +63,7 @@ func egressSteps(t *testing.T, c *tc.Cluster) {
 	// 1.
 	res, doc := c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
-	ec := expectCheck(t, doc, "egress-config", "fail",
+	ec := wantStatus(t, doc, "egress-config", "fail",
 		"Deployment/gitops-operator calls the platform (g.codefresh.io) with no proxy", "the value that gives it one: gitops-operator.env",
 		"Deployment/codefresh-tunnel-client calls the tunnel server (register-tunnels.cf-cd.com:443) with no proxy", "the value that gives it one: tunnel-client.env",
 		"Deployment/argo-cd-repo-server calls the Git provider (git.corp.example:443) with no proxy", "the value that gives it one: argo-cd.repoServer.env",
@@ -98,7 +98,7 @@ func egressSteps(t *testing.T, c *tc.Cluster) {
 	sets := hintFlags(t, ec.Hint)
 	res, doc = c.RunJSONReplayed(t, nil, append(append([]string(nil), args...), sets...)...)
 	wantCode(t, res, 0)
-	expectCheck(t, doc, "egress-config", "pass", "are proxied; NO_PROXY covers the in-cluster destinations")
+	wantStatus(t, doc, "egress-config", "pass", "are proxied; NO_PROXY covers the in-cluster destinations")
 	pods, cms = renderedManifest(t, helmTemplate(t, ns, values, sets...))
 	for w, dests := range leaks {
 		env := podProxyEnv(t, pods, cms, w)
@@ -185,7 +185,7 @@ func dnsSteps(t *testing.T, c *tc.Cluster) {
 	// 1.
 	res, doc := c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "cluster-dns", "fail", "kube-dns.kube-system.svc.cluster.local", "Service kube-system/kube-dns does not exist", "no Service is labelled k8s-app=kube-dns")
+	wantStatus(t, doc, "cluster-dns", "fail", "kube-dns.kube-system.svc.cluster.local", "Service kube-system/kube-dns does not exist", "no Service is labelled k8s-app=kube-dns")
 
 	// 2.
 	const rke2 = "rke2-coredns-rke2-coredns"
@@ -205,7 +205,7 @@ func dnsSteps(t *testing.T, c *tc.Cluster) {
 	}
 	res, doc = c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
-	dns := expectCheck(t, doc, "cluster-dns", "fail", "kube-system/"+rke2, "--set internal-router.dnsService="+rke2)
+	dns := wantStatus(t, doc, "cluster-dns", "fail", "kube-system/"+rke2, "--set internal-router.dnsService="+rke2)
 
 	// 3.
 	sets := hintFlags(t, dns.Hint)
@@ -215,7 +215,7 @@ func dnsSteps(t *testing.T, c *tc.Cluster) {
 	}
 	res, doc = c.RunJSONReplayed(t, nil, append(append([]string(nil), args...), sets...)...)
 	wantCode(t, res, 0)
-	expectCheck(t, doc, "cluster-dns", "pass", "Service kube-system/"+rke2+" exists", "cluster domain cluster.local (CoreDNS Corefile)")
+	wantStatus(t, doc, "cluster-dns", "pass", "Service kube-system/"+rke2+" exists", "cluster domain cluster.local (CoreDNS Corefile)")
 }
 
 // policySteps: network-policies on the runtime namespace with live
@@ -238,8 +238,8 @@ func policySteps(t *testing.T, c *tc.Cluster) {
 	// 0.
 	res, doc := c.RunJSONReplayed(t, nil, "--only", "network-policies,egress-config", "--chart", fixtureChart(t), "-f", values, "--release-name", runtimeRelease, "-n", ns)
 	wantCode(t, res, 0)
-	expectCheck(t, doc, "network-policies", "pass", "no NetworkPolicy in namespace "+ns)
-	expectCheck(t, doc, "egress-config", "pass", "no proxy configured")
+	wantStatus(t, doc, "network-policies", "pass", "no NetworkPolicy in namespace "+ns)
+	wantStatus(t, doc, "egress-config", "pass", "no proxy configured")
 
 	// 1.
 	create := func(name string, egress ...networkingv1.NetworkPolicyEgressRule) {
@@ -255,7 +255,7 @@ func policySteps(t *testing.T, c *tc.Cluster) {
 	create("default-deny-egress")
 	res, doc = c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "network-policies", "fail", "DNS kube-system/rke2-coredns-rke2-coredns (UDP 53): egress denied by default-deny-egress (",
+	wantStatus(t, doc, "network-policies", "fail", "DNS kube-system/rke2-coredns-rke2-coredns (UDP 53): egress denied by default-deny-egress (",
 		"the API server (endpoint", "the platform (g.codefresh.io), port 443: egress denied by default-deny-egress (")
 
 	// 2.
@@ -284,7 +284,7 @@ func policySteps(t *testing.T, c *tc.Cluster) {
 	)
 	res, doc = c.RunJSON(t, nil, args...)
 	wantCode(t, res, 1)
-	np := expectCheck(t, doc, "network-policies", "fail", "the API server (endpoint")
+	np := wantStatus(t, doc, "network-policies", "fail", "the API server (endpoint")
 	for _, flow := range []string{"DNS", "the platform", "Service "} {
 		if strings.Contains(np.Message, flow) {
 			t.Errorf("network-policies still denies a %s flow the policies admit: %s", flow, np.Message)
@@ -306,5 +306,5 @@ func policySteps(t *testing.T, c *tc.Cluster) {
 	})
 	res, doc = c.RunJSONReplayed(t, nil, args...)
 	wantCode(t, res, 0)
-	expectCheck(t, doc, "network-policies", "pass", "the 4 NetworkPolicies of namespace "+ns+" admit the")
+	wantStatus(t, doc, "network-policies", "pass", "the 4 NetworkPolicies of namespace "+ns+" admit the")
 }

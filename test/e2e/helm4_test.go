@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
@@ -138,26 +135,6 @@ func TestHelm4Plugin(t *testing.T) {
 			t.Errorf("helm 3 plugin list with HELM_PLUGINS does not show the plugin:\n%s", out)
 		}
 	})
-}
-
-// goodAndBrokenKubeconfig writes a kubeconfig whose current context
-// ("broken") is unreachable and whose "good" context is the test cluster.
-func goodAndBrokenKubeconfig(t *testing.T, c *testcluster.Cluster) string {
-	t.Helper()
-	kubeconfig := filepath.Join(t.TempDir(), "config")
-	cfg, err := clientcmd.LoadFromFile(c.AdminKubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := cfg.Contexts[cfg.CurrentContext]
-	cfg.Contexts = map[string]*clientcmdapi.Context{"good": admin}
-	cfg.Clusters["broken"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
-	cfg.Contexts["broken"] = &clientcmdapi.Context{Cluster: "broken", AuthInfo: admin.AuthInfo}
-	cfg.CurrentContext = "broken"
-	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	return kubeconfig
 }
 
 // TestHelmVersionForms runs helm-version through the built binary against

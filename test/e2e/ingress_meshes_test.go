@@ -61,26 +61,6 @@ func setIngressAddress(t *testing.T, c *testcluster.Cluster, ns, name string, ip
 	}
 }
 
-// anyCode, as expectCodeReplayed's code, asserts no exit code.
-const anyCode = -1
-
-// expectCodeReplayed runs the plugin with args, recorded with --bundle
-// and replayed (the replay must agree: testcluster.RunJSONReplayed), and
-// asserts the statuses of checks in its report and its exit code (unless
-// anyCode).
-func expectCodeReplayed(t *testing.T, c *testcluster.Cluster, code int, want map[string]string, args ...string) {
-	t.Helper()
-	res, doc := c.RunJSONReplayed(t, nil, args...)
-	for id, st := range want {
-		if got := testcluster.Check(t, doc, id); string(got.Status) != st {
-			t.Errorf("%s: %s = %s (%s), want %s\nstderr: %s", strings.Join(args, " "), id, got.Status, got.Message, st, res.Stderr)
-		}
-	}
-	if code != anyCode && res.Code != code {
-		t.Errorf("%s: exit %d, want %d\nstdout: %s", strings.Join(args, " "), res.Code, code, res.Stdout)
-	}
-}
-
 // TestIstioIngressClass: an Istio ingress class (istio.io/ingress-controller)
 // served by the istio-ingressgateway, with an Istio Gateway and the
 // documented VirtualService, before and after install.
@@ -131,18 +111,18 @@ spec:
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expectCheck(t, doc, "istio-virtualservice", "fail", "no VirtualService in namespace codefresh for host rt.example.com", "/webhooks is not routed")
+	wantStatus(t, doc, "istio-virtualservice", "fail", "no VirtualService in namespace codefresh for host rt.example.com", "/webhooks is not routed")
 	applyVS(t, c, ns, "internal-router", host, map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "internal-router:80", "/workflows": "internal-router:80"})
 	res, doc = post(t, c, "--only=istio-virtualservice,runtime-ingress-status")
-	expectCheck(t, doc, "istio-virtualservice", "pass", "VirtualService internal-router routes host rt.example.com")
-	expectCheck(t, doc, "runtime-ingress-status", "fail", "class istio")
+	wantStatus(t, doc, "istio-virtualservice", "pass", "VirtualService internal-router routes host rt.example.com")
+	wantStatus(t, doc, "runtime-ingress-status", "fail", "class istio")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1 (runtime-ingress-status fails)", res.Code)
 	}
 	setIngressAddress(t, c, ns, "codefresh-gitops-runtime", "127.0.0.7")
 	res, doc = post(t, c, "--only=istio-virtualservice,runtime-ingress-status")
-	expectCheck(t, doc, "runtime-ingress-status", "pass", "127.0.0.7")
+	wantStatus(t, doc, "runtime-ingress-status", "pass", "127.0.0.7")
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0", res.Code)
 	}
@@ -150,7 +130,7 @@ spec:
 	applyVS(t, c, ns, "internal-router", host, map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "cap-app-proxy:3017", "/workflows": "internal-router:80"})
 	res, doc = post(t, c, "--only=istio-virtualservice")
-	expectCheck(t, doc, "istio-virtualservice", "fail", "/app-proxy goes to cap-app-proxy:3017 (want internal-router:80)")
+	wantStatus(t, doc, "istio-virtualservice", "fail", "/app-proxy goes to cap-app-proxy:3017 (want internal-router:80)")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
@@ -183,14 +163,14 @@ func TestAmbassadorIngress(t *testing.T) {
 	// After install: the runtime Ingress of class ambassador, status not yet reported.
 	runtimeIngress(t, c, ns, "codefresh-gitops-runtime", "ambassador", host)
 	res, doc := post(t, c, "--only=runtime-ingress-status,istio-virtualservice")
-	expectCheck(t, doc, "runtime-ingress-status", "fail", "Ingress codefresh/codefresh-gitops-runtime (class ambassador) has no address")
-	expectCheck(t, doc, "istio-virtualservice", "skip", "is not Istio")
+	wantStatus(t, doc, "runtime-ingress-status", "fail", "Ingress codefresh/codefresh-gitops-runtime (class ambassador) has no address")
+	wantStatus(t, doc, "istio-virtualservice", "skip", "is not Istio")
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
 	setIngressAddress(t, c, ns, "codefresh-gitops-runtime", "127.0.0.8")
 	res, doc = post(t, c, "--only=runtime-ingress-status")
-	expectCheck(t, doc, "runtime-ingress-status", "pass", "127.0.0.8")
+	wantStatus(t, doc, "runtime-ingress-status", "pass", "127.0.0.8")
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0", res.Code)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,47 +13,10 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
-
-// The gitops-runtime chart 0.30.0 (the shared fixture), installed by real Helm
-// with its hooks on a full test cluster: the post-install checks read what
-// the controllers, the scheduler and kwok made of it.
-
-const runtimeNS, runtimeRelease = "codefresh", "cf-gitops-runtime"
-
-// runtimeGlobals are the e2e runtime's global values (account, token,
-// runtime name): a values file's, or an umbrella chart's beside
-// gitops-runtime:.
-const runtimeGlobals = `global:
-  codefresh:
-    accountId: e2e-account
-    userToken:
-      token: e2e-token
-  runtime:
-    name: e2e-runtime
-`
-
-// runtimeValues writes the values the chart needs to render (account, token,
-// runtime name; everything else the chart's defaults) plus extra YAML.
-func runtimeValues(t *testing.T, extra string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "values.yaml")
-	writeFile(t, p, runtimeGlobals+extra)
-	return p
-}
-
-// helm runs the real helm client against c with a private cache and config.
-func helm(t *testing.T, c *testcluster.Cluster, args ...string) (string, error) {
-	t.Helper()
-	home := t.TempDir()
-	cmd := exec.Command(testcluster.HelmBinary(t), append(args, "--kubeconfig", c.AdminKubeconfig())...)
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_DATA_HOME="+filepath.Join(home, "data"))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
 
 // installRuntime runs `helm install` of the fixture chart (hooks included).
 func installRuntime(t *testing.T, c *testcluster.Cluster, values string, extra ...string) (string, error) {
@@ -105,7 +67,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	})
 	res, doc := c.RunJSONReplayed(t, nil, "--only=runtime-schedulable")
 	wantCode(t, res, 0)
-	expectCheck(t, doc, "runtime-schedulable", "pass", "every runtime pod fits on the 2 Ready, schedulable nodes", "chart 0.30.0 defaults")
+	wantStatus(t, doc, "runtime-schedulable", "pass", "every runtime pod fits on the 2 Ready, schedulable nodes", "chart 0.30.0 defaults")
 
 	if out, err := installRuntime(t, c, runtimeValues(t, ""), "--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm install --wait: %v\n%s", err, out)
@@ -117,8 +79,8 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	t.Logf("--post after install:\n%s", res.Stdout)
 	wantCode(t, res, 0)
 	onlyWarn(t, doc, "runtime-workloads")
-	expectCheck(t, doc, "runtime-workloads", "warn", "Secret codefresh-token is missing")
-	expectCheck(t, doc, "release-deployed", "pass")
+	wantStatus(t, doc, "runtime-workloads", "warn", "Secret codefresh-token is missing")
+	wantStatus(t, doc, "release-deployed", "pass")
 
 	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", runtimeNS, "--from-literal=token=e2e")
 	res, doc = postReplayed(t, c)
@@ -133,7 +95,7 @@ func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
 	})
 	res, doc = postReplayed(t, c, "--only=runtime-workloads")
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "CrashLoopBackOff", "5 restarts", "exit code 1")
+	wantStatus(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "CrashLoopBackOff", "5 restarts", "exit code 1")
 }
 
 // validateValuesLog is a failed validate-values hook's log: the chart's
@@ -161,12 +123,12 @@ func TestRuntimeChartBroken(t *testing.T) {
 	// and the node's room; after it (below) the scheduler leaves pods Pending.
 	res, doc := c.RunJSONReplayed(t, nil, "--only=runtime-schedulable")
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
+	wantStatus(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
 		"closest node small-1 has free cpu", "chart 0.30.0 defaults")
 	// The same verdict from the rendered release: --chart and the values.
 	res, doc = c.RunJSONReplayed(t, nil, "--only=runtime-schedulable", "--chart", fixtureChart(t), "-f", runtimeValues(t, ""))
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
+	wantStatus(t, doc, "runtime-schedulable", "fail", "would stay Pending", "gitops-operator (cpu 100m, memory 128Mi)",
 		"the rendered chart gitops-runtime 0.30.0 with the given values")
 
 	// The validation hook's pod exits 1: Helm stops the install, the Job
@@ -181,8 +143,8 @@ func TestRuntimeChartBroken(t *testing.T) {
 	}
 	res, doc = post(t, c, "--only=release-deployed,validate-values-job")
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "release-deployed", "fail", "failed")
-	vj := expectCheck(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "kubectl logs jobs/validate-values -n codefresh",
+	wantStatus(t, doc, "release-deployed", "fail", "failed")
+	vj := wantStatus(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "kubectl logs jobs/validate-values -n codefresh",
 		"last 5 lines of pod validate-values-",
 		"\n  Argo CD version check passed. Validating helm values using cf cli...",
 		"\n  + cf helm validate --values /job_tmp/values.yaml --namespace codefresh --version 0.30.0 --hook --log-level debug",
@@ -208,7 +170,7 @@ func TestRuntimeChartBroken(t *testing.T) {
 	wantCode(t, res, 1)
 	// Which pods fit the small node depends on the order the scheduler
 	// sees them in; every Pending pod must be named (below).
-	rw := expectCheck(t, doc, "runtime-workloads", "fail", "Pending, not scheduled: 0/1 nodes are available: ", "Insufficient memory")
+	rw := wantStatus(t, doc, "runtime-workloads", "fail", "Pending, not scheduled: 0/1 nodes are available: ", "Insufficient memory")
 	pending := pendingPods(t, c)
 	if len(pending) == 0 {
 		t.Fatal("no runtime pod Pending")
@@ -246,7 +208,7 @@ func TestRuntimeChartBroken(t *testing.T) {
 	select {
 	case o := <-done:
 		wantCode(t, o.res, 0)
-		expectCheck(t, o.doc, "runtime-workloads", "pass")
+		wantStatus(t, o.doc, "runtime-workloads", "pass")
 	case <-time.After(150 * time.Second):
 		t.Fatal("--post --wait=2m did not return")
 	}
@@ -292,7 +254,11 @@ func TestRuntimePodsMatchChart(t *testing.T) {
 		}
 		return m
 	}
-	got, want := summary(rendered), summary(checks.DefaultRuntimePods())
+	var defaults []checks.RuntimePodSpec
+	for _, p := range plan.DefaultRuntimePods() {
+		defaults = append(defaults, checks.RuntimePodSpec{Name: p.Name, Replicas: p.Replicas, Spec: p.Spec})
+	}
+	got, want := summary(rendered), summary(defaults)
 	for name, w := range want {
 		if got[name] != w {
 			t.Errorf("%s: chart renders %q, table says %q", name, got[name], w)
@@ -347,5 +313,5 @@ func TestRuntimeWorkloadsSilentNode(t *testing.T) {
 	t.Logf("node Unknown and Deployment unavailable %s after the Lease was taken", time.Since(start).Round(100*time.Millisecond))
 	res, doc := post(t, c, "--only=runtime-workloads")
 	wantCode(t, res, 1)
-	expectCheck(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "not ready, node n1 stopped reporting (Ready Unknown)")
+	wantStatus(t, doc, "runtime-workloads", "fail", "Deployment/cap-app-proxy: 0/1 available", "not ready, node n1 stopped reporting (Ready Unknown)")
 }

@@ -31,11 +31,11 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expectCheck(t, doc, "runtime-ingress-status", "fail", "Ingress codefresh/codefresh-gitops-runtime (class nginx) has no address in status.loadBalancer.ingress",
+	wantStatus(t, doc, "runtime-ingress-status", "fail", "Ingress codefresh/codefresh-gitops-runtime (class nginx) has no address in status.loadBalancer.ingress",
 		"kubectl gitops-preflight --only ingress-report-status --ingress-class nginx", "-report-ingress-status")
-	expectCheck(t, doc, "nginx-tls-secret", "fail", "spec.tls of Ingress codefresh/codefresh-gitops-runtime names no Secret for host runtime.example.com", "--fix --tls-secret")
-	expectCheck(t, doc, "alb-dns-alias", "skip", "not an AWS ALB class")
-	expectCheck(t, doc, "istio-virtualservice", "skip", "not Istio")
+	wantStatus(t, doc, "nginx-tls-secret", "fail", "spec.tls of Ingress codefresh/codefresh-gitops-runtime names no Secret for host runtime.example.com", "--fix --tls-secret")
+	wantStatus(t, doc, "alb-dns-alias", "skip", "not an AWS ALB class")
+	wantStatus(t, doc, "istio-virtualservice", "skip", "not Istio")
 
 	// --wait: the controller reports the status three seconds into the wait.
 	done := make(chan error, 1)
@@ -52,13 +52,13 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 0 || res.Elapsed < 3*time.Second || res.Elapsed > 30*time.Second {
 		t.Fatalf("--wait: exit %d after %s, want 0 after the status was set (3s)", res.Code, res.Elapsed)
 	}
-	expectCheck(t, doc, "runtime-ingress-status", "pass", "has address 203.0.113.10")
+	wantStatus(t, doc, "runtime-ingress-status", "pass", "has address 203.0.113.10")
 	// --wait gives up at its deadline with the last state.
 	res, doc = post(t, c, "--only=nginx-tls-secret", "--wait=4s")
 	if res.Code != 1 || res.Elapsed < 4*time.Second {
 		t.Fatalf("--wait on a lasting failure: exit %d after %s, want 1 after 4s", res.Code, res.Elapsed)
 	}
-	expectCheck(t, doc, "nginx-tls-secret", "fail", "names no Secret")
+	wantStatus(t, doc, "nginx-tls-secret", "fail", "names no Secret")
 	// --wait is a post-install option.
 	if res := testcluster.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--wait=5s"); res.Code != 2 || !strings.Contains(res.Stderr, "--post") {
 		t.Fatalf("--wait without --post: exit %d, stderr %q", res.Code, res.Stderr)
@@ -83,7 +83,7 @@ func TestPostIngress(t *testing.T) {
 	} {
 		ing = setTLS(t, c, ns, "codefresh-gitops-runtime", host, tc.secret)
 		res, doc = postReplayed(t, c, "--only=nginx-tls-secret")
-		expectCheck(t, doc, "nginx-tls-secret", tc.status, tc.want)
+		wantStatus(t, doc, "nginx-tls-secret", tc.status, tc.want)
 		out := res.Stdout + res.Stderr
 		if strings.Contains(out, "PRIVATE KEY") || strings.Contains(out, base64.StdEncoding.EncodeToString(keyPEM)) || strings.Contains(out, string(keyPEM)) {
 			t.Fatalf("secret %s: the private key was printed", tc.secret)
@@ -104,9 +104,9 @@ func TestPostIngress(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, doc = postReplayed(t, c, "-n", albNS, "--only=alb-dns-alias,runtime-ingress-status,nginx-tls-secret")
-	expectCheck(t, doc, "alb-dns-alias", "pass", "localhost resolves to the ALB localhost")
-	expectCheck(t, doc, "runtime-ingress-status", "pass", "has address localhost")
-	expectCheck(t, doc, "nginx-tls-secret", "skip", "not NGINX by F5")
+	wantStatus(t, doc, "alb-dns-alias", "pass", "localhost resolves to the ALB localhost")
+	wantStatus(t, doc, "runtime-ingress-status", "pass", "has address localhost")
+	wantStatus(t, doc, "nginx-tls-secret", "skip", "not NGINX by F5")
 	alb.Spec.Rules[0].Host = "runtime.invalid"
 	if _, err := c.Kube.NetworkingV1().Ingresses(albNS).Update(bg, alb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expectCheck(t, doc, "alb-dns-alias", "fail", "runtime.invalid does not resolve", "the Route 53 alias to the ALB localhost is missing", "Alias ON")
+	wantStatus(t, doc, "alb-dns-alias", "fail", "runtime.invalid does not resolve", "the Route 53 alias to the ALB localhost is missing", "Alias ON")
 
 	// --fix --tls-secret on the NGINX Ingress, starting again from no spec.tls.
 	in, err := c.Kube.NetworkingV1().Ingresses(ns).Get(bg, "codefresh-gitops-runtime", metav1.GetOptions{})
@@ -167,7 +167,7 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("fix: exit %d\nstderr:\n%s", res.Code, res.Stderr)
 	}
-	expectCheck(t, doc, "nginx-tls-secret", "pass", "serves host runtime.example.com with Secret runtime-tls")
+	wantStatus(t, doc, "nginx-tls-secret", "pass", "serves host runtime.example.com with Secret runtime-tls")
 	tls, rv1 := tlsOf()
 	if len(tls) != 1 || tls[0].SecretName != "runtime-tls" || len(tls[0].Hosts) != 1 || tls[0].Hosts[0] != host {
 		t.Fatalf("spec.tls after the fix = %+v", tls)
@@ -177,32 +177,10 @@ func TestPostIngress(t *testing.T) {
 	if res.Code != 0 || !strings.Contains(res.Stderr, "nothing to fix") {
 		t.Fatalf("second fix: exit %d, stderr:\n%s", res.Code, res.Stderr)
 	}
-	expectCheck(t, doc, "nginx-tls-secret", "pass")
+	wantStatus(t, doc, "nginx-tls-secret", "pass")
 	if _, rv := tlsOf(); rv != rv1 {
 		t.Fatalf("second fix changed the Ingress (resourceVersion %s → %s)", rv1, rv)
 	}
-}
-
-// runtimeIngress creates the chart's runtime Ingress: the host's /webhooks,
-// /workflows and /app-proxy to internal-router:80 (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/ingress.yaml).
-func runtimeIngress(t *testing.T, c *testcluster.Cluster, ns, name, class, host string) *networkingv1.Ingress {
-	t.Helper()
-	prefix := networkingv1.PathTypePrefix
-	var paths []networkingv1.HTTPIngressPath
-	for _, p := range []string{"/webhooks", "/workflows", "/app-proxy"} {
-		paths = append(paths, networkingv1.HTTPIngressPath{Path: p, PathType: &prefix, Backend: networkingv1.IngressBackend{
-			Service: &networkingv1.IngressServiceBackend{Name: "internal-router", Port: networkingv1.ServiceBackendPort{Number: 80}}}})
-	}
-	in := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app.kubernetes.io/part-of": "codefresh-gitops-runtime"}},
-		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{Host: host,
-			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: paths}}}}},
-	}
-	created, err := c.Kube.NetworkingV1().Ingresses(ns).Create(bg, in, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating ingress: %v", err)
-	}
-	return created
 }
 
 // setTLS makes the Ingress serve host with secret.

@@ -26,11 +26,11 @@ func TestPostMeshAndRollouts(t *testing.T) {
 
 	// Istio is not installed: the check does not apply.
 	_, doc := postReplayed(t, c, "--only=istio-virtualservice,runtime-ingress-status")
-	expectCheck(t, doc, "istio-virtualservice", "skip", "VirtualService API is not served")
-	expectCheck(t, doc, "runtime-ingress-status", "skip", "not in ingress mode (access mode service-mesh)")
+	wantStatus(t, doc, "istio-virtualservice", "skip", "VirtualService API is not served")
+	wantStatus(t, doc, "runtime-ingress-status", "skip", "not in ingress mode (access mode service-mesh)")
 	// Ingress mode asked for, but the chart rendered no Ingress.
 	_, doc = postReplayed(t, c, "--only=runtime-ingress-status", "--ingress-host=rt.example.com")
-	expectCheck(t, doc, "runtime-ingress-status", "fail", "no runtime Ingress (codefresh-gitops-runtime or ingress-master) in namespace codefresh")
+	wantStatus(t, doc, "runtime-ingress-status", "fail", "no runtime Ingress (codefresh-gitops-runtime or ingress-master) in namespace codefresh")
 
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(testcluster.RepoRoot(t), "testdata", "istio", "virtualservice-crd.yaml"))
 	c.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/virtualservices.networking.istio.io")
@@ -39,7 +39,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expectCheck(t, doc, "istio-virtualservice", "fail", "no VirtualService in namespace codefresh for host rt.example.com",
+	wantStatus(t, doc, "istio-virtualservice", "fail", "no VirtualService in namespace codefresh for host rt.example.com",
 		"/webhooks is not routed (want internal-router:80)", "/app-proxy is not routed", "/workflows is not routed")
 
 	// The documented VirtualService minus /workflows, and /app-proxy to the
@@ -47,7 +47,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	applyVS(t, c, ns, "internal-router", "rt.example.com", map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "cap-app-proxy:3017"})
 	_, doc = postReplayed(t, c, "--only=istio-virtualservice")
-	ch := expectCheck(t, doc, "istio-virtualservice", "fail", "VirtualService internal-router for host rt.example.com (runtime 0.1.72)",
+	ch := wantStatus(t, doc, "istio-virtualservice", "fail", "VirtualService internal-router for host rt.example.com (runtime 0.1.72)",
 		"/app-proxy goes to cap-app-proxy:3017 (want internal-router:80)", "/workflows is not routed")
 	if strings.Contains(ch.Message, "/webhooks") {
 		t.Fatalf("/webhooks is routed, yet reported: %s", ch.Message)
@@ -55,7 +55,7 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	// A VirtualService for another host does not count.
 	applyVS(t, c, ns, "other", "other.example.com", map[string]string{"/workflows": "internal-router:80"})
 	_, doc = postReplayed(t, c, "--only=istio-virtualservice")
-	expectCheck(t, doc, "istio-virtualservice", "fail", "/workflows is not routed")
+	wantStatus(t, doc, "istio-virtualservice", "fail", "/workflows is not routed")
 
 	applyVS(t, c, ns, "internal-router", "rt.example.com", map[string]string{
 		"/webhooks": "internal-router:80", "/app-proxy": "internal-router:80", "/workflows": "internal-router:80"})
@@ -63,16 +63,16 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0", res.Code)
 	}
-	expectCheck(t, doc, "istio-virtualservice", "pass", "VirtualService internal-router routes host rt.example.com")
+	wantStatus(t, doc, "istio-virtualservice", "pass", "VirtualService internal-router routes host rt.example.com")
 	// The flags name another host: its routes are missing.
 	_, doc = postReplayed(t, c, "--only=istio-virtualservice", "--access-mode=service-mesh", "--ingress-url=https://mesh.example.com")
-	expectCheck(t, doc, "istio-virtualservice", "fail", "for host mesh.example.com")
+	wantStatus(t, doc, "istio-virtualservice", "fail", "for host mesh.example.com")
 
 	// Rollouts: the upstream install alone is one controller.
 	c.CreateNamespace(t, "argo-rollouts")
 	c.Kubectl(t, "apply", "--server-side", "-n", "argo-rollouts", "-f", upstream(t, "argo-rollouts/install.yaml"))
 	_, doc = postReplayed(t, c, "--only=rollouts-controllers")
-	expectCheck(t, doc, "rollouts-controllers", "pass", "one Argo Rollouts controller: argo-rollouts/argo-rollouts")
+	wantStatus(t, doc, "rollouts-controllers", "pass", "one Argo Rollouts controller: argo-rollouts/argo-rollouts")
 	// The runtime's controller makes two: the community one is to delete.
 	labels := map[string]string{"app.kubernetes.io/name": "argo-rollouts"}
 	_, err := c.Kube.AppsV1().Deployments(ns).Create(bg, &appsv1.Deployment{
@@ -88,29 +88,9 @@ func TestPostMeshAndRollouts(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("a warning exits %d, want 0", res.Code)
 	}
-	expectCheck(t, doc, "rollouts-controllers", "warn", "2 Argo Rollouts controllers: the runtime's codefresh/argo-rollouts and argo-rollouts/argo-rollouts",
+	wantStatus(t, doc, "rollouts-controllers", "warn", "2 Argo Rollouts controllers: the runtime's codefresh/argo-rollouts and argo-rollouts/argo-rollouts",
 		"kubectl delete deployment argo-rollouts -n argo-rollouts", "never the CRDs")
 	if res, _ := postReplayed(t, c, "--only=rollouts-controllers", "--fail-on=warn"); res.Code != 1 {
 		t.Fatalf("--fail-on=warn: exit %d, want 1", res.Code)
 	}
-}
-
-// applyVS applies a VirtualService for host with one http route per path
-// prefix to "service:port".
-func applyVS(t *testing.T, c *testcluster.Cluster, ns, name, host string, routes map[string]string) {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("apiVersion: networking.istio.io/v1alpha3\nkind: VirtualService\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
-		"\nspec:\n  hosts: [" + host + "]\n  gateways: [istio-system/internal-router]\n  http:\n")
-	for _, p := range []string{"/webhooks", "/app-proxy", "/workflows"} {
-		dest, ok := routes[p]
-		if !ok {
-			continue
-		}
-		svc, port, _ := strings.Cut(dest, ":")
-		b.WriteString("  - match:\n    - uri:\n        prefix: " + p + "\n    route:\n    - destination:\n        host: " + svc + "\n        port:\n          number: " + port + "\n")
-	}
-	f := filepath.Join(t.TempDir(), name+".yaml")
-	writeFile(t, f, b.String())
-	c.Kubectl(t, "apply", "--server-side", "--force-conflicts", "-f", f)
 }

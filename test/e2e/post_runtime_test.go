@@ -33,15 +33,15 @@ func TestPostRuntime(t *testing.T) {
 	if res.Code != 1 || doc.Mode != "post" {
 		t.Fatalf("exit %d, mode %s; want 1, post\n%s", res.Code, doc.Mode, res.Stderr)
 	}
-	expectCheck(t, doc, "release-deployed", "fail", "release cf-gitops-runtime is not installed in namespace codefresh")
-	expectCheck(t, doc, "validate-values-job", "pass")
-	expectCheck(t, doc, "runtime-workloads", "fail", "no Deployment or StatefulSet of release cf-gitops-runtime")
+	wantStatus(t, doc, "release-deployed", "fail", "release cf-gitops-runtime is not installed in namespace codefresh")
+	wantStatus(t, doc, "validate-values-job", "pass")
+	wantStatus(t, doc, "runtime-workloads", "fail", "no Deployment or StatefulSet of release cf-gitops-runtime")
 
 	// A release installed elsewhere is pointed at.
 	c.CreateNamespace(t, "other")
 	writeRelease(t, c, "other", "cf-gitops-runtime", 1, rspb.StatusDeployed, "Install complete")
 	_, doc = postReplayed(t, c, "--only=release-deployed")
-	expectCheck(t, doc, "release-deployed", "fail", "exists in namespace other", "-n other")
+	wantStatus(t, doc, "release-deployed", "fail", "exists in namespace other", "-n other")
 
 	// A failed upgrade after a good install: the latest revision decides.
 	writeRelease(t, c, ns, "cf-gitops-runtime", 1, rspb.StatusSuperseded, "Install complete")
@@ -110,13 +110,13 @@ func TestPostRuntime(t *testing.T) {
 	if res.Code != 1 {
 		t.Fatalf("exit %d, want 1", res.Code)
 	}
-	expectCheck(t, doc, "release-deployed", "fail", "revision 2 is failed", "chart gitops-runtime-0.30.0", "app version 0.1.72", "pre-upgrade hooks failed", "helm history cf-gitops-runtime -n codefresh")
-	vj := expectCheck(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "log of pod validate-values-x7k2p could not be read",
+	wantStatus(t, doc, "release-deployed", "fail", "revision 2 is failed", "chart gitops-runtime-0.30.0", "app version 0.1.72", "pre-upgrade hooks failed", "helm history cf-gitops-runtime -n codefresh")
+	vj := wantStatus(t, doc, "validate-values-job", "fail", "Job validate-values failed (BackoffLimitExceeded", "log of pod validate-values-x7k2p could not be read",
 		"kubectl logs jobs/validate-values -n codefresh --tail=50")
 	if !hasObject(vj.Objects, "Pod", "validate-values-x7k2p") {
 		t.Fatalf("objects %v lack the pod", vj.Objects)
 	}
-	rw := expectCheck(t, doc, "runtime-workloads", "fail",
+	rw := wantStatus(t, doc, "runtime-workloads", "fail",
 		"4 of 5 runtime workloads not available",
 		"Deployment/gitops-operator: 0/1 available",
 		`container manager: CreateContainerConfigError (secret "codefresh-token" not found)`,
@@ -157,22 +157,20 @@ func TestPostRuntime(t *testing.T) {
 	// Without codefresh-token everything runs but the runtime has not
 	// registered: the first line says that is expected until it does.
 	_, doc = postReplayed(t, c, "--only=runtime-workloads")
-	expectCheck(t, doc, "runtime-workloads", "warn", "Secret codefresh-token is missing in namespace codefresh: expected until the runtime registers with the platform", "\nall 5 runtime workloads are available", "kubectl logs deploy/cap-app-proxy")
+	wantStatus(t, doc, "runtime-workloads", "warn", "Secret codefresh-token is missing in namespace codefresh: expected until the runtime registers with the platform", "\nall 5 runtime workloads are available", "kubectl logs deploy/cap-app-proxy")
 	c.Kubectl(t, "create", "secret", "generic", "codefresh-token", "-n", ns, "--from-literal=token=sup3r-s3cret-t0ken")
 
 	res, doc = postReplayed(t, c, only)
 	if res.Code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", res.Code, res.Stdout)
 	}
-	expectCheck(t, doc, "release-deployed", "pass", "revision 3 is deployed (chart gitops-runtime-0.30.0, app version 0.1.72)")
-	expectCheck(t, doc, "validate-values-job", "pass")
-	expectCheck(t, doc, "runtime-workloads", "pass", "all 5 runtime workloads")
+	wantStatus(t, doc, "release-deployed", "pass", "revision 3 is deployed (chart gitops-runtime-0.30.0, app version 0.1.72)")
+	wantStatus(t, doc, "validate-values-job", "pass")
+	wantStatus(t, doc, "runtime-workloads", "pass", "all 5 runtime workloads")
 	if strings.Contains(res.Stdout+res.Stderr, "sup3r-s3cret-t0ken") {
 		t.Fatal("a secret value was printed")
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func hasObject(objs []checks.ObjectRef, kind, name string) bool {
 	for _, o := range objs {

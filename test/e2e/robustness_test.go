@@ -11,13 +11,6 @@ import (
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
-// isList reports whether r is a LIST of resource (the last path segment of a
-// collection URL, e.g. "nodes" for /api/v1/nodes, "deployments" for
-// /apis/apps/v1/deployments).
-func isList(r *http.Request, resource string) bool {
-	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/"+resource)
-}
-
 // TestSlowOrFailingAPIServer: a hung LIST, latency, 500s and 429s injected by
 // a proxy in front of the real apiserver. The run is bounded by --timeout and
 // reports `error` statuses with a reason (exit 1), never hangs; a 429 with

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,87 +31,12 @@ import (
 // same `helm upgrade` (Helm 3 and Helm 4) and assert that they agree; for
 // "Helm succeeds but breaks or deletes this" they read the cluster back.
 
-var upgradeChecksOnly = "release-upgradable,release-apis,upgrade-path,upgrade-values,upgrade-deletes,upgrade-apply,chart-renders,helm-ownership,argo-crds-ownership"
-
-// chartLine is the path of a fixture chart line: "chart" (0.30.0),
-// "chart-0.27" (0.27.6) or "chart-0.26" (0.26.8).
-func chartLine(t *testing.T, line string) string {
-	t.Helper()
-	return upstream(t, filepath.Join("gitops-runtime", line, "gitops-runtime"))
-}
-
-// upgradePlugin runs the plugin's upgrade checks of the runtime release
-// against chart with args (values flags).
-func upgradePlugin(t *testing.T, c *tc.Cluster, chart string, args ...string) (tc.Result, reporters.Document) {
-	t.Helper()
-	all := append([]string{"--upgrade", "--only", upgradeChecksOnly, "--chart", chart, "-n", runtimeNS, "--release-name", runtimeRelease}, args...)
-	before := survivors(t, c)
-	res, doc := c.RunJSON(t, nil, all...)
-	if after := survivors(t, c); after != before {
-		t.Fatalf("the plugin's --upgrade run changed the cluster (its writes must all be dry runs):\nbefore: %s\nafter:  %s", before, after)
-	}
-	if doc.Mode != "upgrade" {
-		t.Fatalf("mode %q, want upgrade\n%s", doc.Mode, res.Stdout)
-	}
-	return res, doc
-}
-
-// survivors names the Deployments, ConfigMaps and CRDs of the cluster: a
-// real (not dry-run) create or delete of the plugin changes it (status
-// writes of the controllers do not).
-func survivors(t *testing.T, c *tc.Cluster) string {
-	t.Helper()
-	ctx := context.Background()
-	var b strings.Builder
-	deps, err := c.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range deps.Items {
-		fmt.Fprintf(&b, "deployment %s/%s ", d.Namespace, d.Name)
-	}
-	cms, err := c.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range cms.Items {
-		fmt.Fprintf(&b, "configmap %s/%s ", m.Namespace, m.Name)
-	}
-	crds, err := dynamic.NewForConfigOrDie(c.Admin).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
-		List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range crds.Items {
-		fmt.Fprintf(&b, "crd %s ", x.GetName())
-	}
-	return b.String()
-}
-
-// helmUpgrade runs `helm upgrade` of the runtime release to chart with args
-// (no hooks: the scenarios are about what Helm applies and deletes).
-func helmUpgrade(t *testing.T, c *tc.Cluster, helmBin, chart string, args ...string) (string, bool) {
-	t.Helper()
-	out, code := helmCmd(t, c, helmBin, append([]string{"upgrade", runtimeRelease, chart, "-n", runtimeNS, "--no-hooks"}, args...)...)
-	return out, code == 0
-}
-
 // agreeUpgrade fails the test when the plugin's verdict (exit 0 = Helm
 // upgrades) and Helm's disagree.
 func agreeUpgrade(t *testing.T, what string, res tc.Result, helmOut string, helmOK bool) {
 	t.Helper()
 	if (res.Code == cli.ExitOK) != helmOK {
 		t.Errorf("%s: plugin exit %d but helm upgrade ok=%v\nplugin:\n%s\nhelm:\n%s", what, res.Code, helmOK, res.Stdout, helmOut)
-	}
-}
-
-// installLine installs the runtime release from chart with real Helm (no
-// hooks) and the values file v plus extra.
-func installLine(t *testing.T, c *tc.Cluster, helmBin, chart, v string, extra ...string) {
-	t.Helper()
-	args := append([]string{"install", runtimeRelease, chart, "-n", runtimeNS, "--create-namespace", "--no-hooks", "-f", v}, extra...)
-	if out, code := helmCmd(t, c, helmBin, args...); code != 0 {
-		t.Fatalf("helm install %s: %s", chart, out)
 	}
 }
 

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/spf13/pflag"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
+)
+
+// chartFlags are the chart the run renders (--chart, --chart-version, as
+// helm install takes them), helm upgrade's values flags and the Helm major
+// version that will install or upgrade.
+type chartFlags struct {
+	conn                                           *connectionFlags
+	ref, version                                   string
+	reuseValues, resetValues, resetThenReuseValues bool
+	helmMajor                                      int
+}
+
+func newChartFlags(conn *connectionFlags) *chartFlags {
+	return &chartFlags{conn: conn, ref: plan.DefaultChart}
+}
+
+// AddFlags declares the chart flags on fs.
+func (f *chartFlags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.ref, "chart", f.ref, "the gitops-runtime chart to render, as helm install takes it: directory, .tgz, oci:// reference or repo/name")
+	describe(fs, "chart", placement{sectionPlan, 4}, recorded)
+	replayable(fs, "chart", "the chart to render (default: the recorded run's, from the bundle)")
+	fs.StringVar(&f.version, "chart-version", "", "chart version constraint (helm --version; default: the latest)")
+	describe(fs, "chart-version", placement{sectionPlan, 5}, recorded)
+	replayable(fs, "chart-version", "chart version constraint, with --chart")
+	fs.BoolVar(&f.reuseValues, "reuse-values", false, "with --upgrade: as helm upgrade --reuse-values")
+	fs.BoolVar(&f.resetValues, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
+	fs.BoolVar(&f.resetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
+	fs.IntVar(&f.helmMajor, "helm-major", 0, "the Helm major version (3 or 4) that will run helm install or helm upgrade: Helm 4 applies server-side (default: the helm client found)")
+	for i, n := range []string{"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major"} {
+		describe(fs, n, placement{sectionPlan, 13 + i}, recorded)
+	}
+}
+
+// upgradeValues reports whether one of helm upgrade's values flags is given.
+func (f *chartFlags) upgradeValues() bool {
+	return f.reuseValues || f.resetValues || f.resetThenReuseValues
+}
+
+// Validate checks --helm-major.
+func (f *chartFlags) Validate() error {
+	if f.helmMajor != 0 && f.helmMajor != 3 && f.helmMajor != 4 {
+		return usageError("--helm-major must be 3 or 4, not %d", f.helmMajor)
+	}
+	return nil
+}
+
+// ToConfig compiles the chart of the plan, helm upgrade's values flags, the
+// Helm major version and the chart's loader: the chart of --chart and
+// --chart-version, pulled with Helm's environment (HELM_* variables, set by
+// Helm itself under `helm gitops-preflight`) through the --connect-to
+// rules, bounded by --request-timeout (chart.DefaultTimeout when it is not
+// given). It reads the prober (the connection flags compile first).
+func (f *chartFlags) ToConfig(_ context.Context, c *run.Config) error {
+	c.Inputs.Chart, c.Inputs.ChartVersion = f.ref, f.version
+	c.Inputs.ChartVersionSource = plan.ChartVersionSourceOf(f.ref, f.version)
+	c.Upgrade = chart.UpgradeValues{Reuse: f.reuseValues, Reset: f.resetValues, ResetThenReuse: f.resetThenReuseValues}
+	c.HelmMajor = f.helmMajor
+	timeout, given, err := f.conn.requestTimeout()
+	if err != nil {
+		return err
+	}
+	if !given {
+		timeout = 0 // chart.DefaultTimeout bounds the pull
+	}
+	c.Chart = run.ChartLoader(c, chart.Source{Ref: f.ref, Version: f.version, Timeout: timeout, DialContext: c.Probe.DialContext})
+	return nil
+}
