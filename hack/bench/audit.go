@@ -13,6 +13,10 @@ import (
 // auditCount is what the audit log says of one plugin run.
 type auditCount struct {
 	total, pages int
+	// dryRuns counts the writes sent with dryRun=All (the admission
+	// checks' and upgrade-apply's: one per created or changed object and
+	// one per workload).
+	dryRuns int
 	// byKind counts requests per "verb resource" (pages included).
 	byKind map[string]string
 	// duplicates lists any LIST of the same resource, namespace and
@@ -69,9 +73,9 @@ func auditResource(e auditEvent) string {
 
 func readAudit(path string) (map[string]auditCount, error) {
 	type acc struct {
-		total, pages int
-		kinds        map[string]int
-		firstLists   map[string]int
+		total, pages, dryRuns int
+		kinds                 map[string]int
+		firstLists            map[string]int
 	}
 	users := map[string]*acc{}
 	err := eachAuditEvent(path, func(e auditEvent) {
@@ -96,6 +100,9 @@ func readAudit(path string) (map[string]auditCount, error) {
 			what = e.Verb + " " + u
 		}
 		a.kinds[what]++
+		if strings.Contains(e.RequestURI, "dryRun=All") {
+			a.dryRuns++
+		}
 		if strings.Contains(e.RequestURI, "continue=") {
 			a.pages++
 		} else if isList(e) {
@@ -108,7 +115,7 @@ func readAudit(path string) (map[string]auditCount, error) {
 
 	out := map[string]auditCount{}
 	for u, a := range users {
-		c := auditCount{total: a.total, pages: a.pages, byKind: map[string]string{}}
+		c := auditCount{total: a.total, pages: a.pages, dryRuns: a.dryRuns, byKind: map[string]string{}}
 		for k, n := range a.kinds {
 			c.byKind[k] = strconv.Itoa(n)
 		}

@@ -72,7 +72,10 @@ var (
 	pagesOf    = func(s sample) float64 { return float64(s.pages) }
 	auditReqs  = func(s sample) float64 { return float64(s.audit.total - s.audit.pages) }
 	auditPages = func(s sample) float64 { return float64(s.audit.pages) }
-	bytesOf    = func(s sample) float64 { return float64(s.bytes) }
+	// auditReads is a run's requests other than LIST pages and dry runs.
+	auditReads   = func(s sample) float64 { return float64(s.audit.total - s.audit.pages - s.audit.dryRuns) }
+	auditDryRuns = func(s sample) float64 { return float64(s.audit.dryRuns) }
+	bytesOf      = func(s sample) float64 { return float64(s.bytes) }
 )
 
 func (r *results) plugins() []*series { return []*series{&r.chart, &r.pre, &r.post} }
@@ -218,11 +221,15 @@ func targetsTable(all []*results) string {
 		}
 	}
 	for _, r := range all {
-		m := 0.0
-		for _, s := range r.plugins() {
-			m = max(m, s.max(reqsOf), s.max(auditReqs))
+		m, d := 0.0, 0.0
+		runs := r.plugins()
+		if len(r.upgrade.samples) > 0 {
+			runs = append(runs, &r.upgrade)
 		}
-		fmt.Fprintf(&b, "| ≤ 40 API requests per run, pages aside (plugin count and audit log) | %s | %.0f at most | %s |\n", r.sizeLabel(), m, met(m <= 40))
+		for _, s := range runs {
+			m, d = max(m, s.max(auditReads)), max(d, s.max(auditDryRuns))
+		}
+		fmt.Fprintf(&b, "| ≤ 40 reads per run, LIST pages and dry runs aside (audit log; the dry runs are one per created or changed object and one per workload, %.0f at most) | %s | %.0f at most | %s |\n", d, r.sizeLabel(), m, met(m <= 40))
 	}
 	for _, r := range all {
 		dup := "none"

@@ -95,6 +95,20 @@ func (p *Pending) Ignored(ctx context.Context) (*Ignored, error) {
 // called once, from the background goroutine, for the cluster's
 // capabilities (its error is returned by Wait as it is).
 func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals map[string]any, caps func() (Capabilities, error)) *Pending {
+	return start(ctx, l, nil, caps, func(p *Pending, c *helmchart.Chart, cp Capabilities) {
+		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
+		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
+		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
+			return IgnoredValues(ctx, c, releaseName, namespace, vals, cp)
+		}
+	})
+}
+
+// start runs, in the background, what every Pending does first: load the
+// chart through l, call before (if not nil: a step whose error ends the
+// run before the capabilities are asked for), read the capabilities, and
+// then the mode's step with both. An error of any of these is the run's.
+func start(ctx context.Context, l *Loader, before func() error, caps func() (Capabilities, error), step func(p *Pending, c *helmchart.Chart, cp Capabilities)) *Pending {
 	p := &Pending{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -102,16 +116,17 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 		if !ok {
 			return
 		}
+		if before != nil {
+			if p.err = before(); p.err != nil {
+				return
+			}
+		}
 		cp, err := caps()
 		if err != nil {
 			p.err = err
 			return
 		}
-		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
-		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
-		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
-			return IgnoredValues(ctx, c, releaseName, namespace, vals, cp)
-		}
+		step(p, c, cp)
 	}()
 	return p
 }

@@ -3,6 +3,7 @@ package chart
 import (
 	"context"
 
+	helmchart "helm.sh/helm/v3/pkg/chart"
 	rspb "helm.sh/helm/v3/pkg/release"
 )
 
@@ -14,23 +15,11 @@ import (
 // also when the loaded chart is an umbrella chart depending on it.
 func StartUpgradeOrSync(ctx context.Context, l *Loader, name, namespace string, vals map[string]any, opts UpgradeValues,
 	revisions func() ([]*rspb.Release, error), sync func() (*SyncBase, error), caps func() (Capabilities, error)) *Pending {
-	p := &Pending{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		c, ok := p.load(ctx, l)
-		if !ok {
-			return
-		}
-		base, err := sync()
-		if err != nil {
-			p.err = err
-			return
-		}
-		cp, err := caps()
-		if err != nil {
-			p.err = err
-			return
-		}
+	var base *SyncBase
+	return start(ctx, l, func() (err error) {
+		base, err = sync()
+		return err
+	}, caps, func(p *Pending, c *helmchart.Chart, cp Capabilities) {
 		if base != nil {
 			p.up, p.err = PrepareSync(ctx, c, *base, cp)
 		} else {
@@ -45,6 +34,5 @@ func StartUpgradeOrSync(ctx context.Context, l *Loader, name, namespace string, 
 			p.r = p.up.Target
 			p.chart, p.caps, p.vals, p.name, p.ns = c, cp, p.up.Values, name, namespace
 		}
-	}()
-	return p
+	})
 }
