@@ -341,6 +341,11 @@ func TestHostileCluster(t *testing.T) {
 			if strings.Contains(res.Stdout, token) || strings.Contains(res.Stderr, token) {
 				t.Errorf("-o %s printed the planted secret:\n%s", f, res.Stdout)
 			}
+			if f == reporters.FormatSARIF || f == reporters.FormatCodeQuality {
+				// These carry only findings anchored to a line of a file
+				// (docs/ci.md); a release's description is not one.
+				continue
+			}
 			if !strings.Contains(res.Stdout, "spec.password=***") {
 				t.Errorf("-o %s: the masked description is missing:\n%s", f, res.Stdout)
 			}
