@@ -121,6 +121,9 @@ func (d *demo) startCluster(ctx context.Context, assets, title string) (*testclu
 		if live, err = testcluster.StartLive(ctx, assets); err != nil {
 			return err
 		}
+		if err := testcluster.CreateClusterDNS(ctx, live.Kube); err != nil {
+			return err
+		}
 		for _, n := range []string{"worker-1", "worker-2"} {
 			if err := testcluster.CreateKwokNode(ctx, live.Kube, testcluster.NodeSpec{Name: n, CPU: "4", Memory: "8Gi"}); err != nil {
 				return err

@@ -210,8 +210,12 @@ func run(plugin, fixtures, logPath string) error {
 	ctx := context.Background()
 	var live *testcluster.Live
 	if err := d.step("Start a local cluster: etcd, kube-apiserver, controller-manager, scheduler, kwok", func() error {
-		live, err = testcluster.StartLive(ctx, assets)
-		return err
+		if live, err = testcluster.StartLive(ctx, assets); err != nil {
+			return err
+		}
+		// kube-dns, as kubeadm's CoreDNS addon creates it: the runtime's
+		// internal-router resolves names through it.
+		return testcluster.CreateClusterDNS(ctx, live.Kube)
 	}); err != nil {
 		return err
 	}
