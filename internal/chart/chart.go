@@ -173,6 +173,9 @@ type Rendering struct {
 	// ChartImages are the images the Chart.yaml annotations of the chart
 	// and of the subcharts it deploys list (artifacthub.io/images).
 	ChartImages []ChartImage
+	// releaseManifest is the release's manifest without its hooks, as
+	// Helm stores it (what IgnoredValues compares).
+	releaseManifest string
 }
 
 // Render renders c with vals as `helm install RELEASE -n NAMESPACE` would

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"path"
 	"reflect"
@@ -44,6 +45,18 @@ const MaxRenders = 48
 // concurrently; at most MaxRenders in all. vals is not modified. A chart that does not render
 // with vals returns the *RenderError.
 func IgnoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Ignored, error) {
+	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, nil)
+}
+
+// ignoredValuesOf is IgnoredValues for the chart and values that rendered
+// r (Render's result): the render with every value is r's, not done again.
+func ignoredValuesOf(ctx context.Context, r *Rendering, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Ignored, error) {
+	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, &r.releaseManifest)
+}
+
+// ignoredValues is IgnoredValues; base, when not nil, is the manifest of
+// the render with every value (counted among the renders: it was one).
+func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities, base *string) (*Ignored, error) {
 	out := &Ignored{}
 	var mu sync.Mutex
 	// The files the templates cannot read are left out once; each render
@@ -83,9 +96,15 @@ func IgnoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 		p.once.Do(func() { p.base, p.err = renderChart(p.c, vals) })
 		return p
 	}
-	fullBase, err := render(vals)
-	if err != nil {
-		return nil, err
+	var fullBase string
+	if base != nil {
+		fullBase = *base
+		out.Renders++
+	} else {
+		var err error
+		if fullBase, err = render(vals); err != nil {
+			return nil, err
+		}
 	}
 	defaults, err := chartutil.CoalesceValues(c, map[string]any{})
 	if err != nil {
@@ -117,7 +136,7 @@ func IgnoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 		if m, err := render(marked); err == nil {
 			var rest [][]string
 			for i, p := range cands {
-				if mk, ok := markers[i]; !ok || !strings.Contains(m, mk) {
+				if mk, ok := markers[i]; !ok || !markerShows(m, mk) {
 					rest = append(rest, p)
 				}
 			}
@@ -206,6 +225,13 @@ func IgnoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	sort.Strings(out.Paths)
 	sort.Strings(out.Undecided)
 	return out, nil
+}
+
+// markerShows reports whether marker mk shows in the manifest m as it is
+// or encoded by the chart's b64enc, as a Secret's data holds a value (the
+// chart's user token, say): either way the chart reads the value.
+func markerShows(m, mk string) bool {
+	return strings.Contains(m, mk) || strings.Contains(m, strings.TrimRight(base64.StdEncoding.EncodeToString([]byte(mk)), "="))
 }
 
 // partition groups dotted paths (distinct, sorted) by their key at depth;

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -49,6 +50,50 @@ func TestIgnoredValuesByRender(t *testing.T) {
 	t.Logf("%d values, %d renders, %s", len(ValueLeaves(vals)), ig.Renders, time.Since(start))
 	if vals["global"].(map[string]any)["imageRegistry"] != "registry.example.com" {
 		t.Error("IgnoredValues wrote into the caller's values")
+	}
+}
+
+// TestIgnoredValuesReadThroughB64enc: the values a pre-install run usually
+// gets are strings, the user token among them, which chart 0.30.0 writes
+// into a Secret through b64enc: its marker shows encoded, so the render
+// with markers settles every one of them (two renders in all) and none is
+// reported.
+func TestIgnoredValuesReadThroughB64enc(t *testing.T) {
+	c, err := loader.Load(fixtureChart(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]any{"global": map[string]any{
+		"runtime":   map[string]any{"name": "rt1"},
+		"codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}},
+	}}
+	ig, err := IgnoredValues(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ig.Paths) != 0 || len(ig.Undecided) != 0 || ig.Renders != 2 {
+		t.Errorf("ignored %v, undecided %v, %d renders; want none, none, 2", ig.Paths, ig.Undecided, ig.Renders)
+	}
+	// The run reuses Render's manifest as the render with every value:
+	// it is the one IgnoredValues would do.
+	caps := Capabilities{KubeVersion: "v1.30.2"}
+	r, err := Render(context.Background(), c, "rel1", "ns1", vals, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rel, err := renderRelease(context.Background(), pruneFiles(withoutUnreadFiles(c, vals), true), "rel1", "ns1", vals, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel.Manifest != r.releaseManifest || r.releaseManifest == "" {
+		t.Error("Render's release manifest is not the render IgnoredValues does with every value")
+	}
+	of, err := ignoredValuesOf(context.Background(), r, c, "rel1", "ns1", vals, caps)
+	if err != nil || !reflect.DeepEqual(of.Paths, ig.Paths) || of.Renders != ig.Renders {
+		t.Errorf("ignoredValuesOf: %+v, %v; want %+v", of, err, ig)
+	}
+	if !markerShows("data:\n  token: "+base64.StdEncoding.EncodeToString([]byte("gpfmark7x"))+"\n", "gpfmark7x") || markerShows("gpfmark1x", "gpfmark7x") {
+		t.Error("markerShows: an encoded marker is read, another marker is not")
 	}
 }
 

@@ -206,26 +206,42 @@ func (r *Rendering) Images() ([]Pod, []ImageRef, error) {
 }
 
 // ConfigMapData returns the data of the rendered ConfigMap name (hooks
-// included); nil when the release renders none of that name.
-func (r *Rendering) ConfigMapData(name string) map[string]string { return r.configMaps()[name] }
+// included; the markers of a provenance render removed from the names);
+// nil when the release renders none of that name. Only that ConfigMap is
+// decoded: a rendered release holds large ones (dashboards, scripts).
+func (r *Rendering) ConfigMapData(name string) map[string]string {
+	var data map[string]string
+	r.eachConfigMap(func(n string, o Object) {
+		var cm corev1.ConfigMap
+		if n == name && yaml.Unmarshal([]byte(o.Doc), &cm) == nil {
+			data = cm.Data // a later one of the same name is the one applied last
+		}
+	})
+	return data
+}
 
-// configMaps returns the data of every rendered ConfigMap by name (the
-// markers of a provenance render removed from the names: a template may
-// name a ConfigMap it renders under another value's name).
+// configMaps returns the data of every rendered ConfigMap by name.
 func (r *Rendering) configMaps() map[string]map[string]string {
 	out := map[string]map[string]string{}
+	r.eachConfigMap(func(n string, o Object) {
+		var cm corev1.ConfigMap
+		if yaml.Unmarshal([]byte(o.Doc), &cm) == nil {
+			out[n] = cm.Data
+		}
+	})
+	return out
+}
+
+// eachConfigMap calls fn with the name (markers removed) and the object of
+// every rendered ConfigMap, objects then hooks.
+func (r *Rendering) eachConfigMap(fn func(name string, o Object)) {
 	for _, objs := range [][]Object{r.Objects, r.Hooks} {
 		for _, o := range objs {
-			if o.Kind != "ConfigMap" {
-				continue
-			}
-			var cm corev1.ConfigMap
-			if err := yaml.Unmarshal([]byte(o.Doc), &cm); err == nil {
-				out[markerPattern.ReplaceAllString(o.Name, "")] = cm.Data
+			if o.Kind == "ConfigMap" {
+				fn(markerPattern.ReplaceAllString(o.Name, ""), o)
 			}
 		}
 	}
-	return out
 }
 
 // IsImageReference reports whether s, as a whole, is an image reference

@@ -98,8 +98,10 @@ func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals m
 	return start(ctx, l, nil, caps, func(p *Pending, c *helmchart.Chart, cp Capabilities) {
 		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
 		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
-		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
-			return IgnoredValues(ctx, c, releaseName, namespace, vals, cp)
+		if r := p.r; r != nil {
+			p.ignore.run = func(ctx context.Context) (*Ignored, error) {
+				return ignoredValuesOf(ctx, r, c, releaseName, namespace, vals, cp)
+			}
 		}
 	})
 }

@@ -277,6 +277,7 @@ func rendering(md *helmchart.Metadata, rel *rspb.Release) (*Rendering, error) {
 		manifest.WriteString("\n---\n# Source: " + h.Path + "\n" + h.Manifest + "\n")
 	}
 	r.Manifest = manifest.String()
+	r.releaseManifest = rel.Manifest
 	var err error
 	if r.ValidationHooks, err = readHooks(rel.Hooks); err != nil {
 		return nil, fmt.Errorf("rendered hooks: %w", err)

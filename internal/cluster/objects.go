@@ -77,6 +77,9 @@ func (s *Snapshot) Objects(gvr schema.GroupVersionResource, namespace string) (m
 		if s.whole && !NotWhole(gvr.GroupResource()) {
 			return s.objectsFromWhole(gvr, namespace)
 		}
+		if out, ok, err := s.objectsFromNetworkPolicies(gvr, namespace); ok {
+			return out, err
+		}
 		err := s.eachMeta(gvr, namespace, metav1.ListOptions{}, func(m *metav1.PartialObjectMetadata) {
 			out[m.Namespace+"/"+m.Name] = ObjectMeta{
 				Namespace: m.Namespace, Name: m.Name,

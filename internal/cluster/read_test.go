@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -87,6 +88,35 @@ func TestObjectsFromWorkloads(t *testing.T) {
 	sts, err := s.Objects(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}, "cf")
 	if _, ok := sts["cf/redis"]; err != nil || len(sts) != 1 || !ok {
 		t.Errorf("statefulsets in cf: %+v, %v", sts, err)
+	}
+}
+
+// TestObjectsFromNetworkPolicies: the ownership checks' metadata list of a
+// namespace's NetworkPolicies and network-policies' list of their specs are
+// one LIST (no metadata client here: a LIST of its own would panic), the
+// objects with their labels, annotations and resourceVersion.
+func TestObjectsFromNetworkPolicies(t *testing.T) {
+	kube := fake.NewClientset(&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "cf", Name: "argocd-redis", ResourceVersion: "9",
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}, Annotations: map[string]string{"meta.helm.sh/release-name": "cf"}}})
+	lists := 0
+	kube.PrependReactor("list", "networkpolicies", func(k8stesting.Action) (bool, runtime.Object, error) {
+		lists++
+		return false, nil, nil
+	})
+	s := NewSnapshot(context.Background(), &Clients{Kube: kube})
+	objs, err := s.Objects(NetworkPolicyResource, "cf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := objs["cf/argocd-redis"]
+	if len(objs) != 1 || !ok || o.ResourceVersion != "9" || o.Labels["app.kubernetes.io/managed-by"] != "Helm" || o.Annotations["meta.helm.sh/release-name"] != "cf" {
+		t.Errorf("networkpolicies in cf: %+v", objs)
+	}
+	if ps, err := s.NetworkPolicies("cf"); err != nil || len(ps) != 1 || ps[0].Name != "argocd-redis" {
+		t.Errorf("NetworkPolicies(cf) = %+v, %v", ps, err)
+	}
+	if lists != 1 {
+		t.Errorf("%d LISTs of the NetworkPolicies of cf, want 1", lists)
 	}
 }
 
