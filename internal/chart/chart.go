@@ -187,12 +187,18 @@ func Render(ctx context.Context, c *helmchart.Chart, releaseName, namespace stri
 }
 
 func renderWith(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Rendering, error) {
-	r, _, err := renderRelease(ctx, c, releaseName, namespace, vals, caps)
-	return r, err
+	rel, err := installRelease(ctx, c, releaseName, namespace, vals, caps)
+	if err != nil {
+		return nil, err
+	}
+	return rendering(c.Metadata, rel)
 }
 
-// renderRelease is renderWith that also returns the release Helm rendered.
-func renderRelease(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Rendering, *release.Release, error) {
+// installRelease is the release Helm's install action renders (client
+// only, a dry run): its manifest and hooks as text, not yet parsed into
+// objects (rendering does that), for the callers that compare manifests
+// or parse them under another chart's metadata.
+func installRelease(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*release.Release, error) {
 	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	inst.ClientOnly = true
 	inst.DryRun = true
@@ -203,7 +209,7 @@ func renderRelease(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	if caps.KubeVersion != "" {
 		kv, err := chartutil.ParseKubeVersion(caps.KubeVersion)
 		if err != nil {
-			return nil, nil, fmt.Errorf("kubernetes version %q: %w", caps.KubeVersion, err)
+			return nil, fmt.Errorf("kubernetes version %q: %w", caps.KubeVersion, err)
 		}
 		inst.KubeVersion = kv
 	}
@@ -213,10 +219,9 @@ func renderRelease(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	}
 	rel, err := inst.RunWithContext(ctx, c, copyValues(vals))
 	if err != nil {
-		return nil, nil, &RenderError{Raw: err.Error()}
+		return nil, &RenderError{Raw: err.Error()}
 	}
-	r, err := rendering(c.Metadata, rel)
-	return r, rel, err
+	return rel, nil
 }
 
 // copyValues deep-copies vals: Helm's dependency processing writes into

@@ -67,7 +67,7 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 		mu.Lock()
 		out.Renders++
 		mu.Unlock()
-		_, rel, err := renderRelease(ctx, pruneFiles(c, true), releaseName, namespace, v, caps)
+		rel, err := installRelease(ctx, pruneFiles(c, true), releaseName, namespace, v, caps)
 		if err != nil {
 			return "", err
 		}

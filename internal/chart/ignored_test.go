@@ -81,7 +81,7 @@ func TestIgnoredValuesReadThroughB64enc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rel, err := renderRelease(context.Background(), pruneFiles(withoutUnreadFiles(c, vals), true), "rel1", "ns1", vals, caps)
+	rel, err := installRelease(context.Background(), pruneFiles(withoutUnreadFiles(c, vals), true), "rel1", "ns1", vals, caps)
 	if err != nil {
 		t.Fatal(err)
 	}
