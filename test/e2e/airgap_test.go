@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -192,9 +193,13 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 	// A StatefulSet whose pod never became Ready is not rolled by an
 	// upgrade (its controller waits on that pod): start again, as a user
 	// whose install failed would.
-	if out, code := helmCmd(t, c, tc.HelmBinary(t), "uninstall", runtimeRelease, "-n", runtimeNS, "--no-hooks", "--wait"); code != 0 {
+	// Helm's own --wait is left out: it waits for every object of the
+	// release and says nothing of the one it waits for when its time runs
+	// out; what the next install needs gone are the pods.
+	if out, code := helmCmd(t, c, tc.HelmBinary(t), "uninstall", runtimeRelease, "-n", runtimeNS, "--no-hooks"); code != 0 {
 		t.Fatalf("helm uninstall: exit %d\n%s", code, out)
 	}
+	waitNoWorkloadPods(t, c, runtimeNS, 3*time.Minute)
 	step("helm uninstall")
 	if out, code := helmCmd(t, c, tc.HelmBinary(t), append([]string{"install", runtimeRelease, fixtureChart(t), "-n", runtimeNS, "-f", values, "--wait", "--timeout", "2m"}, sets...)...); code != 0 {
 		t.Fatalf("helm install with the printed values: exit %d\n%s", code, out)
@@ -382,4 +387,35 @@ func registryOf(t *testing.T, img string) string {
 		t.Fatal(err)
 	}
 	return r.Context().RegistryStr()
+}
+
+// waitNoWorkloadPods waits until namespace ns holds no pod of a
+// workload (the garbage collector and kwok delete them after an
+// uninstall), failing with what remains. The pods of hook Jobs are left
+// out: hooks are not part of the release, and the next install's hooks
+// replace their Jobs (before-hook-creation).
+func waitNoWorkloadPods(t *testing.T, c *tc.Cluster, ns string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := c.Kube.CoreV1().Pods(ns).List(bg, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []string
+		for _, p := range list.Items {
+			if len(p.OwnerReferences) == 1 && p.OwnerReferences[0].Kind == "Job" {
+				continue
+			}
+			left = append(left, fmt.Sprintf("%s (phase %s, node %s, deletionTimestamp %v, finalizers %v)",
+				p.Name, p.Status.Phase, p.Spec.NodeName, p.DeletionTimestamp, p.Finalizers))
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pods left in %s %s after the uninstall: %s", len(left), ns, timeout, strings.Join(left, "; "))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
