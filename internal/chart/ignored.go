@@ -45,18 +45,24 @@ const MaxRenders = 48
 // concurrently; at most MaxRenders in all. vals is not modified. A chart that does not render
 // with vals returns the *RenderError.
 func IgnoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Ignored, error) {
-	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, nil)
+	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, nil, nil)
 }
 
-// ignoredValuesOf is IgnoredValues for the chart and values that rendered
-// r (Render's result): the render with every value is r's, not done again.
-func ignoredValuesOf(ctx context.Context, r *Rendering, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Ignored, error) {
-	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, &r.releaseManifest)
+// ignoredValuesOf is IgnoredValues for the chart and values whose render
+// with every value is under way elsewhere (the run's own, Start's): base
+// waits for that render's release manifest (its error is the render's), so
+// the renders that do not compare against it (the one with markers, those
+// of a part of the chart) run beside it, and it is not done again.
+// judge, when not nil, says which leaves of vals (by key path) are the
+// user's to judge; the others are rendered with but never reported.
+func ignoredValuesOf(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities, base func() (string, error), judge func(key []string) bool) (*Ignored, error) {
+	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, base, judge)
 }
 
-// ignoredValues is IgnoredValues; base, when not nil, is the manifest of
-// the render with every value (counted among the renders: it was one).
-func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities, base *string) (*Ignored, error) {
+// ignoredValues is IgnoredValues; base, when not nil, returns the manifest
+// of the render with every value (counted among the renders: it was one),
+// waited for only when a comparison needs it.
+func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities, base func() (string, error), judge func(key []string) bool) (*Ignored, error) {
 	out := &Ignored{}
 	var mu sync.Mutex
 	// The files the templates cannot read are left out once; each render
@@ -74,6 +80,27 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 		return rel.Manifest, nil
 	}
 	render := func(v map[string]any) (string, error) { return renderChart(pruned, v) }
+	// fullBase is the manifest of the whole chart with every value: the
+	// caller's render, or one of its own, waited for (once) by the first
+	// comparison that needs it.
+	var (
+		baseOnce sync.Once
+		fullBase string
+		baseErr  error
+	)
+	full := func() (string, error) {
+		baseOnce.Do(func() {
+			if base != nil {
+				fullBase, baseErr = base()
+				mu.Lock()
+				out.Renders++
+				mu.Unlock()
+				return
+			}
+			fullBase, baseErr = render(vals)
+		})
+		return fullBase, baseErr
+	}
 	// A group of values under one key is judged on the part of the chart
 	// tree that can see them (reduceFor), against that part's own base,
 	// rendered once per part.
@@ -86,6 +113,10 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	parts := map[string]*part{}
 	partFor := func(group [][]string) *part {
 		c, key := reduceFor(pruned, group)
+		if key == "" {
+			// The whole chart: its render with every value is fullBase.
+			return &part{c: pruned, base: fullBase}
+		}
 		mu.Lock()
 		p, ok := parts[key]
 		if !ok {
@@ -96,13 +127,10 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 		p.once.Do(func() { p.base, p.err = renderChart(p.c, vals) })
 		return p
 	}
-	var fullBase string
-	if base != nil {
-		fullBase = *base
-		out.Renders++
-	} else {
-		var err error
-		if fullBase, err = render(vals); err != nil {
+	if base == nil {
+		// Without a caller's render, a chart that does not render with
+		// vals is said before anything else is tried.
+		if _, err := full(); err != nil {
 			return nil, err
 		}
 	}
@@ -112,6 +140,9 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	}
 	var cands [][]string
 	for _, p := range leafPaths(vals) {
+		if judge != nil && !judge(p) {
+			continue
+		}
 		v, _ := lookup(vals, p)
 		if d, ok := lookup(defaults, p); ok && reflect.DeepEqual(d, v) {
 			continue // the chart's own default: removing it changes nothing, yet it is read
@@ -122,25 +153,46 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 		return out, nil
 	}
 
-	// Markers: a string value whose marker shows in the manifest is read.
+	// Markers: a string value, or a list of them, whose marker shows in
+	// the manifest is read.
 	marked := copyValues(vals)
-	markers := map[int]string{}
+	markers := map[int][]string{}
 	for i, p := range cands {
-		if v, _ := lookup(vals, p); isString(v) {
+		v, _ := lookup(vals, p)
+		switch t := v.(type) {
+		case string:
 			m := fmt.Sprintf("gpfmark%dx", i)
-			markers[i] = m
+			markers[i] = []string{m}
 			set(marked, p, m)
+		case []any:
+			l, _ := lookup(marked, p)
+			ml, _ := l.([]any)
+			for j, x := range t {
+				if isString(x) && j < len(ml) {
+					m := fmt.Sprintf("gpfmark%dx%dx", i, j)
+					markers[i] = append(markers[i], m)
+					ml[j] = m
+				}
+			}
 		}
 	}
 	if len(markers) > 0 {
 		if m, err := render(marked); err == nil {
 			var rest [][]string
 			for i, p := range cands {
-				if mk, ok := markers[i]; !ok || !markerShows(m, mk) {
+				if !anyMarkerShows(m, markers[i]) {
 					rest = append(rest, p)
 				}
 			}
 			cands = rest
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	if len(cands) > 0 {
+		// The comparisons below need the whole chart's render.
+		if _, err := full(); err != nil {
+			return nil, err
 		}
 	}
 
@@ -225,6 +277,16 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	sort.Strings(out.Paths)
 	sort.Strings(out.Undecided)
 	return out, nil
+}
+
+// anyMarkerShows reports whether any of the markers shows in m.
+func anyMarkerShows(m string, markers []string) bool {
+	for _, mk := range markers {
+		if markerShows(m, mk) {
+			return true
+		}
+	}
+	return false
 }
 
 // markerShows reports whether marker mk shows in the manifest m as it is

@@ -3,13 +3,18 @@ package chart
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // TestIgnoredValuesByRender: on the real chart 0.30.0, a values file with
@@ -88,9 +93,15 @@ func TestIgnoredValuesReadThroughB64enc(t *testing.T) {
 	if rel.Manifest != r.releaseManifest || r.releaseManifest == "" {
 		t.Error("Render's release manifest is not the render IgnoredValues does with every value")
 	}
-	of, err := ignoredValuesOf(context.Background(), r, c, "rel1", "ns1", vals, caps)
-	if err != nil || !reflect.DeepEqual(of.Paths, ig.Paths) || of.Renders != ig.Renders {
-		t.Errorf("ignoredValuesOf: %+v, %v; want %+v", of, err, ig)
+	// Beside the run's render, the markers settle every value: the run's
+	// render is not even waited for, and one render is done in all.
+	waited := false
+	of, err := ignoredValuesOf(context.Background(), c, "rel1", "ns1", vals, caps, func() (string, error) {
+		waited = true
+		return r.releaseManifest, nil
+	}, nil)
+	if err != nil || !reflect.DeepEqual(of.Paths, ig.Paths) || of.Renders != 1 || waited {
+		t.Errorf("ignoredValuesOf: %+v, %v, waited for the run's render: %v; want %+v in 1 render, not waiting", of, err, waited, ig)
 	}
 	if !markerShows("data:\n  token: "+base64.StdEncoding.EncodeToString([]byte("gpfmark7x"))+"\n", "gpfmark7x") || markerShows("gpfmark1x", "gpfmark7x") {
 		t.Error("markerShows: an encoded marker is read, another marker is not")
@@ -164,5 +175,102 @@ func TestIgnoredValuesKeysWithDots(t *testing.T) {
 	}
 	if want := []string{"unused.a.b", "unused.a.b"}; !reflect.DeepEqual(ig.Paths, want) {
 		t.Errorf("ignored %v, want %v (both unused leaves)", ig.Paths, want)
+	}
+}
+
+// TestIgnoredValuesIngressShortcuts: the values an ingress-mode run gives
+// chart 0.30.0 (strings, a list of hosts, a bool under global): the hosts
+// list is settled by its elements' markers with the strings, and the bool,
+// under global, is judged against the whole chart's render with every
+// value, not rendered again: three renders in all, nothing reported.
+func TestIgnoredValuesIngressShortcuts(t *testing.T) {
+	c, err := loader.Load(fixtureChart(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]any{"global": map[string]any{
+		"runtime": map[string]any{"name": "rt1", "ingress": map[string]any{
+			"enabled": true, "hosts": []any{"rt1.example.com"}, "className": "internal-nginx"}},
+		"codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}},
+	}}
+	ig, err := IgnoredValues(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ig.Paths) != 0 || len(ig.Undecided) != 0 || ig.Renders != 3 {
+		t.Errorf("ignored %v, undecided %v, %d renders; want none, none, 3 (with every value, with markers, without the bool)", ig.Paths, ig.Undecided, ig.Renders)
+	}
+	// A hosts list the chart never reads (a misspelt parent key) is
+	// still reported: its marker does not show and removing it changes
+	// nothing.
+	vals["global"].(map[string]any)["runtime"].(map[string]any)["ingres"] = map[string]any{"hosts": []any{"rt1.example.com"}}
+	ig, err = IgnoredValues(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ig.Paths, []string{"global.runtime.ingres.hosts"}) {
+		t.Errorf("ignored %v, want [global.runtime.ingres.hosts]", ig.Paths)
+	}
+	// The keys a judge leaves out (a shortcut flag's) are rendered with
+	// but neither tried nor reported: the strings' markers decide the
+	// rest in one render beside the run's.
+	shortcut := map[string]bool{"global.runtime.ingress.enabled": true, "global.runtime.ingress.hosts": true, "global.runtime.ingress.className": true, "global.runtime.ingres.hosts": true}
+	caps := Capabilities{KubeVersion: "v1.30.2"}
+	r, err := Render(context.Background(), c, "rel1", "ns1", vals, caps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ig, err = ignoredValuesOf(context.Background(), c, "rel1", "ns1", vals, caps, func() (string, error) { return r.releaseManifest, nil },
+		func(key []string) bool { return !shortcut[strings.Join(key, ".")] })
+	if err != nil || len(ig.Paths) != 0 || ig.Renders != 1 {
+		t.Errorf("with a judge: %+v, %v; want nothing ignored in 1 render", ig, err)
+	}
+}
+
+// TestShortcutKeysAreRead: the plugin's shortcut flags write chart keys
+// the plugin chooses, and a run does not judge them among the user's
+// values (they are not the user's to misspell). This holds them to the
+// chart lines the tests carry instead: every key that selects what the
+// shortcut asks for is read by each line. What IgnoredValues may report
+// of them, which a run judging shortcut keys would wrongly report as a
+// value the user gives and the chart ignores: keys that switch off a
+// feature a line lacks (ingress mode's httpRoute.enabled=false before
+// 0.30), and keys only the hooks read (--skip-ingress-validation's, read
+// by the validate-values hook, which the comparison leaves out).
+func TestShortcutKeysAreRead(t *testing.T) {
+	cases := []struct {
+		line string
+		sc   plan.Shortcuts
+		// mayIgnore are the keys the line ignores or only its hooks read.
+		mayIgnore []string
+	}{
+		{"chart", plan.Shortcuts{AccessMode: "ingress", IngressHost: "rt1.example.com", IngressClass: "internal-nginx", SkipIngressValidation: true}, []string{"global.runtime.ingress.skipValidation"}},
+		{"chart-0.27", plan.Shortcuts{IngressHost: "rt1.example.com", IngressClass: "internal-nginx"}, []string{"global.runtime.httpRoute.enabled"}},
+		{"chart-0.26", plan.Shortcuts{IngressHost: "rt1.example.com", IngressClass: "internal-nginx"}, []string{"global.runtime.httpRoute.enabled"}},
+		{"chart", plan.Shortcuts{IngressURL: "https://rt1.example.com", ExistingArgoCD: true}, nil},
+		{"chart", plan.Shortcuts{AccessMode: "tunnel"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s %+v", tc.line, tc.sc), func(t *testing.T) {
+			t.Parallel()
+			c, err := loader.Load(fixtureLine(t, tc.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals := map[string]any{"global": map[string]any{"runtime": map[string]any{"name": "rt1"},
+				"codefresh": map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}}}
+			if err := plan.ApplyShortcuts(vals, tc.sc); err != nil {
+				t.Fatal(err)
+			}
+			ig, err := IgnoredValues(context.Background(), c, "rel1", "ns1", vals, Capabilities{KubeVersion: "v1.30.2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range append(ig.Paths, ig.Undecided...) {
+				if !slices.Contains(tc.mayIgnore, p) {
+					t.Errorf("chart %s ignores the shortcut's key %s (ignored %v, undecided %v)", tc.line, p, ig.Paths, ig.Undecided)
+				}
+			}
+		})
 	}
 }

@@ -78,6 +78,55 @@ func (p *Pending) Ignored(ctx context.Context) (*Ignored, error) {
 	if _, err := p.Wait(ctx); err != nil {
 		return nil, err
 	}
+	p.decideIgnored(ctx)
+	return p.ignore.v, p.ignore.err
+}
+
+// Start loads (through l) and renders the chart in the background. caps is
+// called once, from the background goroutine, for the cluster's
+// capabilities (its error is returned by Wait as it is).
+func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals map[string]any, caps func() (Capabilities, error)) *Pending {
+	return StartDeciding(ctx, l, releaseName, namespace, vals, caps, nil)
+}
+
+// StartDeciding is Start for a run whose user gave values: it also starts,
+// beside the render, deciding which of them the chart ignores (what
+// Ignored returns), so that the renders that do not compare against the
+// run's own render use the time the run waits for the cluster. judge says
+// which leaves of vals (by key path) are the user's to judge: those a
+// values file or --set gave, not the keys the plugin's shortcut flags
+// write. With judge nil nothing starts early and Ignored judges every
+// leaf.
+func StartDeciding(ctx context.Context, l *Loader, releaseName, namespace string, vals map[string]any, caps func() (Capabilities, error), judge func(key []string) bool) *Pending {
+	return start(ctx, l, nil, caps, func(p *Pending, c *helmchart.Chart, cp Capabilities) {
+		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
+		rendered := make(chan struct{})
+		var manifest string
+		var renderErr error
+		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
+			return ignoredValuesOf(ctx, c, releaseName, namespace, vals, cp, func() (string, error) {
+				select {
+				case <-rendered:
+					return manifest, renderErr
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			}, judge)
+		}
+		if judge != nil {
+			go p.decideIgnored(ctx)
+		}
+		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
+		if p.r != nil {
+			manifest = p.r.releaseManifest
+		}
+		renderErr = p.err
+		close(rendered)
+	})
+}
+
+// decideIgnored decides the ignored values once (Ignored's result).
+func (p *Pending) decideIgnored(ctx context.Context) {
 	p.ignore.once.Do(func() {
 		switch {
 		case p.up != nil:
@@ -86,22 +135,6 @@ func (p *Pending) Ignored(ctx context.Context) (*Ignored, error) {
 			p.ignore.v, p.ignore.err = p.ignore.run(ctx)
 		default:
 			p.ignore.v = &Ignored{}
-		}
-	})
-	return p.ignore.v, p.ignore.err
-}
-
-// Start loads (through l) and renders the chart in the background. caps is
-// called once, from the background goroutine, for the cluster's
-// capabilities (its error is returned by Wait as it is).
-func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals map[string]any, caps func() (Capabilities, error)) *Pending {
-	return start(ctx, l, nil, caps, func(p *Pending, c *helmchart.Chart, cp Capabilities) {
-		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
-		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)
-		if r := p.r; r != nil {
-			p.ignore.run = func(ctx context.Context) (*Ignored, error) {
-				return ignoredValuesOf(ctx, r, c, releaseName, namespace, vals, cp)
-			}
 		}
 	})
 }

@@ -97,6 +97,22 @@ func (s Sources) Of(path string) (Source, bool) {
 	return src, ok
 }
 
+// OfKey is Of for a key path given by its segments (a list item as "[i]"),
+// for keys that hold dots themselves.
+func (s Sources) OfKey(key []string) (Source, bool) {
+	src, ok := s.m[strings.Join(key, sep)]
+	return src, ok
+}
+
+// Shortcut reports whether the value came from one of the plugin's
+// shortcut flags (--access-mode, --ingress-host, --ingress-class,
+// --ingress-url, --existing-argocd, ...), which write keys the plugin
+// chooses, rather than from a values file or a --set flag, whose keys are
+// the user's.
+func (s Source) Shortcut() bool {
+	return s.File == "" && s.Flag != "" && !strings.HasPrefix(s.Flag, "--set")
+}
+
 // splitSourcePath splits "a.b[0].c" into a, b, [0], c.
 func splitSourcePath(p string) []string {
 	var out []string

@@ -202,7 +202,18 @@ func startRender(ctx context.Context, c *Config, snap *cluster.Snapshot) *chart.
 			return checks.ArgoSyncBase(snap, in, c.ArgoCD.App)
 		}, caps)
 	}
-	return chart.Start(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, caps)
+	// chart-renders says which of the user's values the chart ignores:
+	// deciding that starts beside the render.
+	var judge func(key []string) bool
+	if in.HasValues() {
+		// The keys the shortcut flags write are the plugin's, not the
+		// user's: they are rendered with, not judged.
+		judge = func(key []string) bool {
+			src, ok := in.Sources.OfKey(key)
+			return !ok || !src.Shortcut()
+		}
+	}
+	return chart.StartDeciding(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, caps, judge)
 }
 
 // upgradeInfo names what an --upgrade run judged: the release, its latest
