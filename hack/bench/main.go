@@ -23,7 +23,9 @@
 //     TCP proxy that adds that round-trip time to every request, beside
 //     the local figures, with their request counts;
 //   - at the first size only (-kubectl-every-scale: all), the by-hand path:
-//     kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json.
+//     kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json,
+//     after every plugin measurement of the size (its gigabytes of JSON
+//     leave the API server's garbage collector busy for what runs next).
 //
 // It prints the tables and writes them, with the machine and date, to -out,
 // the sweep's figures to sweep.json beside it, draws them with the hack/plot

@@ -262,9 +262,9 @@ func markdown(c config, all []*results, total time.Duration) string {
 	fmt.Fprintf(&b, "Two floors, each fetched with concurrent `curl`s to /dev/null, one unpaginated LIST per kind and selector, nothing decoded: the **JSON floor** (every kind the checks read, as JSON: %s) and the **cheapest-encoding floor** (the LISTs the pre-install run with the chart made, taken from the audit log of an untimed run, without limit and continue, in the cheapest encoding the apiserver offers: protobuf for built-in kinds, metadata-only `PartialObjectMetadataList` for CustomResourceDefinitions, Secrets, ConfigMaps and custom resources). The discovery, GET and SelfSubjectAccessReview requests the plugin makes are in neither floor. ",
 		"`"+strings.Join(floorKinds, "`, `")+"`")
 	if c.kubectlEvery {
-		b.WriteString("The `kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json` dump is timed at every size.\n\n")
+		b.WriteString("The `kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json` dump is timed at every size, after the plugin runs of that size: its gigabytes of JSON leave the API server busy collecting garbage for whatever runs next.\n\n")
 	} else {
-		fmt.Fprintf(&b, "The `kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json` dump is timed at %dx only (`-kubectl-every-scale` for all).\n\n", first.factor)
+		fmt.Fprintf(&b, "The `kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json` dump is timed at %dx only (`-kubectl-every-scale` for all), after the plugin runs of that size: its gigabytes of JSON leave the API server busy collecting garbage for whatever runs next.\n\n", first.factor)
 	}
 
 	b.WriteString("## Sweep\n\n")

@@ -177,10 +177,19 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 		}
 	}
 	if len(markers) > 0 {
-		if m, err := render(marked); err == nil {
+		// Through Helm's engine alone (renderFiles): only the text counts.
+		mu.Lock()
+		out.Renders++
+		mu.Unlock()
+		files, err := renderFiles(ctx, pruneFiles(pruned, true), releaseName, namespace, marked, caps)
+		var shown map[int]bool
+		if err == nil {
+			shown, err = markersShown(files, markers)
+		}
+		if err == nil {
 			var rest [][]string
 			for i, p := range cands {
-				if !anyMarkerShows(m, markers[i]) {
+				if !shown[i] {
 					rest = append(rest, p)
 				}
 			}
@@ -375,15 +384,25 @@ func remove(m map[string]any, keys []string) {
 // Application's helm values over them, the paths as the umbrella holds
 // them ("gitops-runtime.global.imageRegistry").
 func (u *Upgrade) IgnoredValues(ctx context.Context) (*Ignored, error) {
-	if u.Sync == nil {
-		return IgnoredValues(ctx, u.Chart, u.Last.Name, u.Last.Namespace, u.Values, u.caps)
+	c, name, ns, vals := u.Chart, u.Last.Name, u.Last.Namespace, u.Values
+	if u.Sync != nil {
+		// The umbrella's values.yaml is the user's: judge it with the rest,
+		// as values over a copy of the chart that has none of its own.
+		cp := *u.Chart
+		cp.Values = map[string]any{}
+		c, name, ns = &cp, u.Sync.ReleaseName, u.Sync.Namespace
+		vals = chartutil.CoalesceTables(copyValues(u.Values), copyValues(u.Chart.Values))
 	}
-	// The umbrella's values.yaml is the user's: judge it with the rest,
-	// as values over a copy of the chart that has none of its own.
-	c := *u.Chart
-	c.Values = map[string]any{}
-	vals := chartutil.CoalesceTables(copyValues(u.Values), copyValues(u.Chart.Values))
-	return IgnoredValues(ctx, &c, u.Sync.ReleaseName, u.Sync.Namespace, vals, u.caps)
+	// The target rendered already (as the upgrade renders it): the render
+	// with every value, as an install, is done only when a comparison
+	// needs it, not when the markers settle every value.
+	return ignoredValuesOf(ctx, c, name, ns, vals, u.caps, func() (string, error) {
+		rel, err := installRelease(ctx, pruneFiles(withoutUnreadFiles(c, vals), true), name, ns, vals, u.caps)
+		if err != nil {
+			return "", err
+		}
+		return rel.Manifest, nil
+	}, nil)
 }
 
 // reduceFor returns the part of chart c whose output can change with the

@@ -274,3 +274,63 @@ func TestShortcutKeysAreRead(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkersThroughTheEngineAsThroughTheInstall: the render with markers
+// goes through Helm's engine alone (renderFiles, markersShown); on the
+// three chart lines, with markers in every kind of place (a value the
+// release prints, one only a hook reads, one the chart encodes, one it
+// never reads, a list of hosts), the markers it finds are those the
+// install action's release manifest holds, hooks left out.
+func TestMarkersThroughTheEngineAsThroughTheInstall(t *testing.T) {
+	for _, line := range []string{"chart", "chart-0.27", "chart-0.26"} {
+		t.Run(line, func(t *testing.T) {
+			c, err := loader.Load(fixtureLine(t, line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			markers := map[int][]string{0: {"gpfmark0x"}, 1: {"gpfmark1x"}, 2: {"gpfmark2x"}, 3: {"gpfmark3x"}, 4: {"gpfmark4x0x"}, 5: {"gpfmark5x"}, 6: {"gpfmark6x"}}
+			vals := map[string]any{"global": map[string]any{
+				"runtime": map[string]any{"name": "gpfmark0x", "ingress": map[string]any{
+					"enabled": true, "hosts": []any{"gpfmark4x0x"}, "className": "gpfmark5x"}},
+				"codefresh":     map[string]any{"accountId": "gpfmark1x", "userToken": map[string]any{"token": "gpfmark2x"}},
+				"imageRegistyr": "gpfmark3x",
+			}, "argo-cd": map[string]any{"configs": map[string]any{"cm": map[string]any{"url": "gpfmark6x"}}}}
+			caps := Capabilities{KubeVersion: "v1.30.2", APIVersions: []string{"monitoring.coreos.com/v1"}}
+			p := pruneFiles(withoutUnreadFiles(c, vals), true)
+			rel, err := installRelease(context.Background(), pruneFiles(p, true), "rel1", "ns1", vals, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]bool{}
+			for i, ms := range markers {
+				if anyMarkerShows(rel.Manifest, ms) {
+					want[i] = true
+				}
+			}
+			files, err := renderFiles(context.Background(), pruneFiles(p, true), "rel1", "ns1", vals, caps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := markersShown(files, markers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("through the engine %v, through the install %v", got, want)
+			}
+			// The test could fail: the release shows some markers and not
+			// others (the misspelt key's), and a hook holds one the release
+			// does not (the helm-values-config hook copies every value).
+			if !want[0] || want[3] {
+				t.Errorf("the release shows %v: want the runtime name's and not the misspelt key's", want)
+			}
+			hooks := ""
+			for _, h := range rel.Hooks {
+				hooks += h.Manifest
+			}
+			if line == "chart" && !strings.Contains(hooks, "gpfmark3x") {
+				t.Error("no hook of chart 0.30.0 holds the misspelt key's marker: the hooks are not told apart")
+			}
+		})
+	}
+}

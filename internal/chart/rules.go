@@ -10,7 +10,6 @@ import (
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	rspb "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
 	goyaml "sigs.k8s.io/yaml/goyaml.v3"
@@ -201,7 +200,7 @@ func ReleaseShape(rel *rspb.Release) (RuntimeShape, error) {
 	if x, err := vals.PathValue("global.runtime.singleNamespace"); err == nil {
 		s.SingleNamespace, _ = x.(bool)
 	}
-	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
+	for _, doc := range splitDocuments(rel.Manifest) {
 		// Only the head of each document is decoded (goyaml.v3 into a
 		// struct of two fields: no JSON conversion of a whole CRD schema).
 		var head struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 
@@ -14,7 +13,6 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	kubefake "helm.sh/helm/v3/pkg/kube/fake"
 	rspb "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
@@ -212,16 +210,17 @@ func (u *Upgrade) InCurrent() (func(Object) bool, error) {
 
 // ManifestObjects parses a release manifest (YAML documents separated by
 // "---", as Helm stores them) into its objects, in Helm's manifest order.
+// A manifest is parsed once per process (the last few are kept): the
+// caller gets its own slice.
 func ManifestObjects(manifest string) ([]Object, error) {
-	docs := releaseutil.SplitManifests(manifest)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	return manifestObjectsOnce(manifest)
+}
+
+// parseManifest is ManifestObjects' parse: the documents split as Helm's
+// releaseutil.SplitManifests splits them (splitDocuments), in order.
+func parseManifest(manifest string) ([]Object, error) {
 	var out []Object
-	for _, k := range keys {
-		m := docs[k]
+	for _, m := range splitDocuments(manifest) {
 		o, ok, err := parse(m)
 		if err != nil {
 			return nil, err
