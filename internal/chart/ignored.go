@@ -48,20 +48,14 @@ func IgnoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, nil, nil)
 }
 
-// ignoredValuesOf is IgnoredValues for the chart and values whose render
-// with every value is under way elsewhere (the run's own, Start's): base
-// waits for that render's release manifest (its error is the render's), so
-// the renders that do not compare against it (the one with markers, those
-// of a part of the chart) run beside it, and it is not done again.
-// judge, when not nil, says which leaves of vals (by key path) are the
-// user's to judge; the others are rendered with but never reported.
-func ignoredValuesOf(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities, base func() (string, error), judge func(key []string) bool) (*Ignored, error) {
-	return ignoredValues(ctx, c, releaseName, namespace, vals, caps, base, judge)
-}
-
 // ignoredValues is IgnoredValues; base, when not nil, returns the manifest
 // of the render with every value (counted among the renders: it was one),
-// waited for only when a comparison needs it.
+// waited for only when a comparison needs it: a render under way elsewhere
+// (the run's own, Start's; its error is that render's), so that the renders
+// that do not compare against it (the one with markers, those of a part of
+// the chart) run beside it and it is not done again. judge, when not nil,
+// says which leaves of vals (by key path) are the user's to judge; the
+// others are rendered with but never reported.
 func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities, base func() (string, error), judge func(key []string) bool) (*Ignored, error) {
 	out := &Ignored{}
 	var mu sync.Mutex
@@ -396,7 +390,7 @@ func (u *Upgrade) IgnoredValues(ctx context.Context) (*Ignored, error) {
 	// The target rendered already (as the upgrade renders it): the render
 	// with every value, as an install, is done only when a comparison
 	// needs it, not when the markers settle every value.
-	return ignoredValuesOf(ctx, c, name, ns, vals, u.caps, func() (string, error) {
+	return ignoredValues(ctx, c, name, ns, vals, u.caps, func() (string, error) {
 		rel, err := installRelease(ctx, pruneFiles(withoutUnreadFiles(c, vals), true), name, ns, vals, u.caps)
 		if err != nil {
 			return "", err

@@ -96,12 +96,12 @@ func TestIgnoredValuesReadThroughB64enc(t *testing.T) {
 	// Beside the run's render, the markers settle every value: the run's
 	// render is not even waited for, and one render is done in all.
 	waited := false
-	of, err := ignoredValuesOf(context.Background(), c, "rel1", "ns1", vals, caps, func() (string, error) {
+	of, err := ignoredValues(context.Background(), c, "rel1", "ns1", vals, caps, func() (string, error) {
 		waited = true
 		return r.releaseManifest, nil
 	}, nil)
 	if err != nil || !reflect.DeepEqual(of.Paths, ig.Paths) || of.Renders != 1 || waited {
-		t.Errorf("ignoredValuesOf: %+v, %v, waited for the run's render: %v; want %+v in 1 render, not waiting", of, err, waited, ig)
+		t.Errorf("ignoredValues with the run's render: %+v, %v, waited for the run's render: %v; want %+v in 1 render, not waiting", of, err, waited, ig)
 	}
 	if !markerShows("data:\n  token: "+base64.StdEncoding.EncodeToString([]byte("gpfmark7x"))+"\n", "gpfmark7x") || markerShows("gpfmark1x", "gpfmark7x") {
 		t.Error("markerShows: an encoded marker is read, another marker is not")
@@ -220,7 +220,7 @@ func TestIgnoredValuesIngressShortcuts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ig, err = ignoredValuesOf(context.Background(), c, "rel1", "ns1", vals, caps, func() (string, error) { return r.releaseManifest, nil },
+	ig, err = ignoredValues(context.Background(), c, "rel1", "ns1", vals, caps, func() (string, error) { return r.releaseManifest, nil },
 		func(key []string) bool { return !shortcut[strings.Join(key, ".")] })
 	if err != nil || len(ig.Paths) != 0 || ig.Renders != 1 {
 		t.Errorf("with a judge: %+v, %v; want nothing ignored in 1 render", ig, err)

@@ -104,7 +104,7 @@ func StartDeciding(ctx context.Context, l *Loader, releaseName, namespace string
 		var manifest string
 		var renderErr error
 		p.ignore.run = func(ctx context.Context) (*Ignored, error) {
-			return ignoredValuesOf(ctx, c, releaseName, namespace, vals, cp, func() (string, error) {
+			return ignoredValues(ctx, c, releaseName, namespace, vals, cp, func() (string, error) {
 				select {
 				case <-rendered:
 					return manifest, renderErr
