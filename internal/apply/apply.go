@@ -155,7 +155,9 @@ func dryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Met
 // out: Helm logs their failures and goes on, so they decide nothing.
 func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original, target kube.ResourceList, clientSide bool) ([]Refusal, error) {
 	errs := make([]error, len(target))
-	e.Go(ctx, len(target), func(_ context.Context, i int) {
+	order := sendOrder(target)
+	e.Go(ctx, len(target), func(_ context.Context, k int) {
+		i := order[k]
 		info := target[i]
 		var orig kube.ResourceList
 		if o := original.Get(info); o != nil {
@@ -275,7 +277,9 @@ func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.Resource
 	// Each object is its own request: up to dryrun.Limit at once, the
 	// refusals in the target's order.
 	reasons := make([]string, len(target))
-	e.Go(ctx, len(target), func(_ context.Context, i int) {
+	order := sendOrder(target)
+	e.Go(ctx, len(target), func(_ context.Context, k int) {
+		i := order[k]
 		info := target[i]
 		func() {
 			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(manager).DryRun(true)
@@ -430,4 +434,16 @@ func argoTracking(app string) resource.VisitorFunc {
 		a.SetAnnotations(ann)
 		return nil
 	}
+}
+
+// sendOrder is the order in which the dry runs of target are sent
+// (dryrun.Order: the cluster-scoped objects first, each group from the
+// largest); the results stay in target's order.
+func sendOrder(target kube.ResourceList) []int {
+	return dryrun.Order(len(target), func(i int) bool { return !target[i].Namespaced() }, func(i int) int {
+		if u, ok := target[i].Object.(*unstructured.Unstructured); ok {
+			return dryrun.Size(u.Object)
+		}
+		return 0
+	})
 }

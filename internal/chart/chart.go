@@ -183,7 +183,7 @@ type Rendering struct {
 // On a template failure the error is *RenderError carrying the chart's own
 // message.
 func Render(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Rendering, error) {
-	return renderWith(ctx, withoutUnreadFiles(c, vals), releaseName, namespace, vals, caps)
+	return renderWith(ctx, withoutUnreadFiles(c, vals, false), releaseName, namespace, vals, caps)
 }
 
 func renderWith(ctx context.Context, c *helmchart.Chart, releaseName, namespace string, vals map[string]any, caps Capabilities) (*Rendering, error) {

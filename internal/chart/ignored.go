@@ -62,7 +62,7 @@ func ignoredValues(ctx context.Context, c *helmchart.Chart, releaseName, namespa
 	// The files the templates cannot read are left out once; each render
 	// gets its own copy of the tree (Helm's dependency processing writes
 	// into it).
-	pruned := withoutUnreadFiles(c, vals)
+	pruned := withoutUnreadFiles(c, vals, false)
 	renderChart := func(c *helmchart.Chart, v map[string]any) (string, error) {
 		mu.Lock()
 		out.Renders++
@@ -391,7 +391,7 @@ func (u *Upgrade) IgnoredValues(ctx context.Context) (*Ignored, error) {
 	// with every value, as an install, is done only when a comparison
 	// needs it, not when the markers settle every value.
 	return ignoredValues(ctx, c, name, ns, vals, u.caps, func() (string, error) {
-		rel, err := installRelease(ctx, pruneFiles(withoutUnreadFiles(c, vals), true), name, ns, vals, u.caps)
+		rel, err := installRelease(ctx, pruneFiles(withoutUnreadFiles(c, vals, false), true), name, ns, vals, u.caps)
 		if err != nil {
 			return "", err
 		}

@@ -86,7 +86,7 @@ func TestIgnoredValuesReadThroughB64enc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := installRelease(context.Background(), pruneFiles(withoutUnreadFiles(c, vals), true), "rel1", "ns1", vals, caps)
+	rel, err := installRelease(context.Background(), pruneFiles(withoutUnreadFiles(c, vals, false), true), "rel1", "ns1", vals, caps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestMarkersThroughTheEngineAsThroughTheInstall(t *testing.T) {
 				"imageRegistyr": "gpfmark3x",
 			}, "argo-cd": map[string]any{"configs": map[string]any{"cm": map[string]any{"url": "gpfmark6x"}}}}
 			caps := Capabilities{KubeVersion: "v1.30.2", APIVersions: []string{"monitoring.coreos.com/v1"}}
-			p := pruneFiles(withoutUnreadFiles(c, vals), true)
+			p := pruneFiles(withoutUnreadFiles(c, vals, false), true)
 			rel, err := installRelease(context.Background(), pruneFiles(p, true), "rel1", "ns1", vals, caps)
 			if err != nil {
 				t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 )
 
 // TestWithoutUnreadFiles: of the real chart 0.30.0, each chart keeps only
-// its crds/ files and the files its templates read: sealed-secrets its
+// the files its templates read (and its crds/ files when asked): sealed-secrets its
 // dashboards/*.json (.Files.Glob), redis-ha none of its files (it reads
 // certs/* that the chart does not ship); a values string mentioning Files
 // keeps every file. The rendering itself is compared with real `helm
@@ -35,27 +35,35 @@ func TestWithoutUnreadFiles(t *testing.T) {
 		walk(c, "")
 		return n
 	}
-	before, after := files(c), files(withoutUnreadFiles(c, nil))
-	if len(after) != len(before) {
-		t.Fatalf("charts %v, want %v", after, before)
-	}
-	dashboards := 0
-	for path, names := range before {
-		var want []string
-		for _, n := range names {
-			if strings.HasPrefix(n, "crds/") || strings.HasSuffix(path, "/sealed-secrets") && strings.HasPrefix(n, "dashboards/") && strings.HasSuffix(n, ".json") {
-				want = append(want, n)
-				dashboards++
+	before := files(c)
+	dashboards, crds := 0, 0
+	for _, withCRDs := range []bool{false, true} {
+		after := files(withoutUnreadFiles(c, nil, withCRDs))
+		if len(after) != len(before) {
+			t.Fatalf("charts %v, want %v", after, before)
+		}
+		for path, names := range before {
+			var want []string
+			for _, n := range names {
+				isCRD := strings.HasPrefix(n, "crds/")
+				if isCRD && withCRDs || strings.HasSuffix(path, "/sealed-secrets") && strings.HasPrefix(n, "dashboards/") && strings.HasSuffix(n, ".json") {
+					want = append(want, n)
+				}
+				if isCRD {
+					crds++
+				} else if strings.HasPrefix(n, "dashboards/") {
+					dashboards++
+				}
+			}
+			if strings.Join(after[path], ",") != strings.Join(want, ",") {
+				t.Errorf("withCRDs %v: %s kept %v, want %v", withCRDs, path, after[path], want)
 			}
 		}
-		if strings.Join(after[path], ",") != strings.Join(want, ",") {
-			t.Errorf("%s kept %v, want %v", path, after[path], want)
-		}
 	}
-	if dashboards == 0 {
-		t.Error("no sealed-secrets dashboards in the fixture chart")
+	if dashboards == 0 || crds == 0 {
+		t.Errorf("the fixture chart has %d dashboards and %d crds/ files, want both", dashboards, crds)
 	}
-	all := files(withoutUnreadFiles(c, map[string]any{"x": `{{ .Files.Get "README.md" }}`}))
+	all := files(withoutUnreadFiles(c, map[string]any{"x": `{{ .Files.Get "README.md" }}`}, false))
 	for path, names := range before {
 		if len(all[path]) != len(names) {
 			t.Errorf("values mention Files: %s kept %d of %d", path, len(all[path]), len(names))

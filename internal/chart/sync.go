@@ -136,7 +136,7 @@ func PrepareSync(ctx context.Context, c *helmchart.Chart, base SyncBase, caps Ca
 	if err != nil {
 		return nil, err
 	}
-	rel, err := installRelease(ctx, withoutUnreadFiles(c, vals), base.ReleaseName, base.Namespace, vals, caps)
+	rel, err := installRelease(ctx, withoutUnreadFiles(c, vals, true), base.ReleaseName, base.Namespace, vals, caps)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ func PrepareUpgrade(ctx context.Context, c *helmchart.Chart, name, namespace str
 	}
 	// The files a template may read are judged over every value the
 	// templates can see: the given ones and the previous revision's.
-	target := withoutUnreadFiles(c, map[string]any{"given": vals, "previous": prev})
+	target := withoutUnreadFiles(c, map[string]any{"given": vals, "previous": prev}, false)
 	rel, err := u.RunWithContext(ctx, name, target, copyValues(vals))
 	if err != nil {
 		if errors.Is(err, driver.ErrNoDeployedReleases) || err.Error() == errPendingText {

@@ -3,6 +3,7 @@ package dryrun
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -79,10 +80,17 @@ type Answer struct {
 }
 
 // Create sends each request as a dry-run create and returns the answers in
-// the requests' order.
+// the requests' order. The cluster-scoped requests are sent first, as Helm
+// creates them first, and within each of the two groups the largest object
+// first (SendOrder): a dry run changes nothing, so the order of sending
+// cannot change an answer, and the API server's slowest dry runs (the
+// CustomResourceDefinitions of megabytes, whose schemas it validates) then
+// overlap the many small ones instead of ending the batch.
 func (e *Engine) Create(ctx context.Context, reqs []Request) []Answer {
 	out := make([]Answer, len(reqs))
-	e.Go(ctx, len(reqs), func(ctx context.Context, i int) {
+	order := SendOrder(reqs)
+	e.Go(ctx, len(reqs), func(ctx context.Context, k int) {
+		i := order[k]
 		r := reqs[i]
 		ctx, warnings := withWarnings(ctx)
 		var res dynamic.ResourceInterface = e.dyn.Resource(r.Resource)
@@ -96,6 +104,69 @@ func (e *Engine) Create(ctx context.Context, reqs []Request) []Answer {
 		}
 	})
 	return out
+}
+
+// SendOrder returns the indices of reqs in the order Create sends them: the
+// cluster-scoped requests (Namespace "") before the namespaced ones, each
+// group by the object's size (Size) from the largest, ties in the requests'
+// order.
+func SendOrder(reqs []Request) []int {
+	return Order(len(reqs), func(i int) bool { return reqs[i].Namespace == "" }, func(i int) int {
+		if reqs[i].Object == nil {
+			return 0
+		}
+		return Size(reqs[i].Object.Object)
+	})
+}
+
+// Order returns the indices [0, n) in the order a batch of dry runs is
+// best sent: those for which clusterScoped is true first, each group by
+// size (bytes, Size) from the largest, ties in index order.
+func Order(n int, clusterScoped func(i int) bool, size func(i int) int) []int {
+	type key struct {
+		i, size int
+		cluster bool
+	}
+	keys := make([]key, n)
+	for i := range keys {
+		keys[i] = key{i: i, size: size(i), cluster: clusterScoped(i)}
+	}
+	sort.SliceStable(keys, func(a, b int) bool {
+		if keys[a].cluster != keys[b].cluster {
+			return keys[a].cluster
+		}
+		return keys[a].size > keys[b].size
+	})
+	out := make([]int, n)
+	for k, x := range keys {
+		out[k] = x.i
+	}
+	return out
+}
+
+// Size is an estimate of v's JSON encoding in bytes, without encoding it:
+// the lengths of its strings and keys, and a few bytes per other value.
+// v is an unstructured object's content (maps, slices, strings, numbers,
+// booleans, nil).
+func Size(v any) int {
+	switch t := v.(type) {
+	case map[string]any:
+		n := 2
+		for k, x := range t {
+			n += len(k) + 4 + Size(x)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, x := range t {
+			n += 1 + Size(x)
+		}
+		return n
+	case string:
+		return len(t) + 2
+	default:
+		return 4
+	}
 }
 
 // Go calls f(ctx, i) for i in [0, n), at most Limit at once across the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -99,5 +100,40 @@ func TestReplayKey(t *testing.T) {
 	}
 	if d := ReplayKey("/api/v1/namespaces/x/services", secret("s", "dG9rZW4=", "1")); d == ReplayKey("/api/v1/namespaces/x/services", secret("s", "KioqKg==", "1")) {
 		t.Errorf("the data of a kind other than Secret and ConfigMap does not change the key")
+	}
+}
+
+// TestSendOrder: the cluster-scoped requests go first, each group from the
+// largest object, equal sizes in the requests' order; Size is within a
+// quarter of the object's JSON encoding.
+func TestSendOrder(t *testing.T) {
+	obj := func(name string, pad int) *unstructured.Unstructured {
+		data := map[string]any{}
+		for i := range pad {
+			data["k"+strconv.Itoa(i)] = []any{"some value", int64(i), true, nil, map[string]any{"x": 1.5}}
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name}, "data": data}}
+	}
+	reqs := []Request{
+		{Namespace: "ns", Object: obj("small-namespaced", 1)},
+		{Object: obj("small-cluster", 1)},
+		{Namespace: "ns", Object: obj("large-namespaced", 50)},
+		{Object: obj("large-cluster", 40)},
+		{Object: obj("small-cluster", 1)},
+		{Namespace: "ns", Object: obj("medium-namespaced", 10)},
+	}
+	got, want := SendOrder(reqs), []int{3, 1, 4, 2, 5, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("send order %v, want %v", got, want)
+	}
+	for _, r := range reqs {
+		b, err := json.Marshal(r.Object.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := Size(r.Object.Object); s < len(b)*3/4 || s > len(b)*5/4 {
+			t.Errorf("%s: Size %d, JSON %d bytes", r.Object.GetName(), s, len(b))
+		}
 	}
 }
