@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -431,6 +432,7 @@ func dryRunObjects(ctx context.Context, env *Env, p *admissionPlan) (*objectRuns
 		var reqs []dryrun.Request
 		var idx []int
 		crds := plannedCRDs(p)
+		exists := existingObjects(ctx, env, p)
 		for i, o := range p.Objects {
 			switch {
 			case !o.Served && crds[o.Obj.Group()+"/"+o.Obj.Kind]:
@@ -441,6 +443,9 @@ func dryRunObjects(ctx context.Context, env *Env, p *admissionPlan) (*objectRuns
 				continue
 			case o.Namespaced && !p.NamespaceExists:
 				runs.verdicts[i].NotJudged = "namespace " + o.Namespace + " does not exist yet"
+				continue
+			case exists(o):
+				runs.verdicts[i].NotJudged = "it exists already, and Helm does not create an object that exists (helm-ownership judges whether Helm may take it over)"
 				continue
 			}
 			reqs = append(reqs, dryrun.Request{Resource: o.Resource, Namespace: namespaceIf(o), Object: o.U})
@@ -466,6 +471,69 @@ func dryRunObjects(ctx context.Context, env *Env, p *admissionPlan) (*objectRuns
 		}
 		return runs, nil
 	})
+}
+
+// existingObjects returns whether a planned object that is not a hook
+// exists in the cluster, from the run's shared lists of its kinds (the
+// lists helm-ownership reads, metadata only; CRDs from the run's one list
+// of them), read at once. Helm creates no object that exists: it fails on
+// it, or takes it over with a patch (helm-ownership), so a dry-run create
+// of it judges a request Helm never sends (for a CRD of megabytes, the API
+// server's costliest). A hook is created whether or not an object of its
+// name exists (its delete policy decides), and an object whose kind cannot
+// be listed counts as not existing: both are sent.
+func existingObjects(ctx context.Context, env *Env, p *admissionPlan) func(plannedObject) bool {
+	candidate := func(o plannedObject) bool {
+		return o.Hook == "" && o.Served && (!o.Namespaced || p.NamespaceExists)
+	}
+	seen := map[kindList]bool{}
+	var kinds []kindList
+	for _, o := range p.Objects {
+		if k := (kindList{o.Resource, namespaceIf(o)}); candidate(o) && !seen[k] {
+			seen[k] = true
+			kinds = append(kinds, k)
+		}
+	}
+	lists := listKinds(ctx, env, kinds)
+	byKind := map[kindList]map[string]cluster.ObjectMeta{}
+	for i, k := range kinds {
+		byKind[k] = lists[i]
+	}
+	return func(o plannedObject) bool {
+		if !candidate(o) {
+			return false
+		}
+		_, ok := byKind[kindList{o.Resource, namespaceIf(o)}][namespaceIf(o)+"/"+o.Obj.Name]
+		return ok
+	}
+}
+
+// kindList is the objects of one kind in one namespace ("" for
+// cluster-wide).
+type kindList struct {
+	gvr schema.GroupVersionResource
+	ns  string
+}
+
+// listKinds reads the run's shared list (Snapshot.Objects: metadata, by
+// "namespace/name") of each of kinds at once, at most 8 at a time, instead
+// of one after another (each list is a round trip), and returns them in
+// kinds' order; a list that failed is nil (its error stays memoized for
+// whoever reads it again).
+func listKinds(ctx context.Context, env *Env, kinds []kindList) []map[string]cluster.ObjectMeta {
+	out := make([]map[string]cluster.ObjectMeta, len(kinds))
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i, k := range kinds {
+		g.Go(func() error {
+			if ctx.Err() == nil {
+				out[i], _ = env.Cluster.Objects(k.gvr, k.ns)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return out
 }
 
 func namespaceIf(o plannedObject) string {

@@ -95,3 +95,30 @@ func TestParseRefusal(t *testing.T) {
 		t.Errorf("quota resources %v", r.Resources)
 	}
 }
+
+// TestAdmissionObjectsLeavesExistingObjects: an object of the release that
+// already exists is not sent (Helm creates no object that exists:
+// helm-ownership judges it) and is named as not judged; a hook whose name
+// exists is still sent (Helm creates hooks whatever exists).
+func TestAdmissionObjectsLeavesExistingObjects(t *testing.T) {
+	f := &fakeAdmission{}
+	existing := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gitops-operator-config\n  namespace: codefresh\n---\n" +
+		"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: validate-values-cr\n"
+	o := admissionKit(t, f, strings.Split(existing, "---\n")...).outcome(AdmissionObjects())
+	outcome{StatusPass, []string{"not judged: ConfigMap gitops-operator-config", "exists already"}}.expect(t, o.Result)
+	sent := map[string]bool{}
+	for _, r := range f.requests {
+		md, _ := r.Object["metadata"].(map[string]any)
+		if name, _ := md["name"].(string); name != "" {
+			sent[r.Path+"/"+name] = true
+		}
+	}
+	if sent["/api/v1/namespaces/codefresh/configmaps/gitops-operator-config"] {
+		t.Error("the existing ConfigMap was sent as a dry-run create")
+	}
+	for _, want := range []string{"/apis/rbac.authorization.k8s.io/v1/clusterroles/validate-values-cr", "/apis/apps/v1/namespaces/codefresh/deployments/gitops-operator"} {
+		if !sent[want] {
+			t.Errorf("%s not sent (sent: %v)", want, sent)
+		}
+	}
+}

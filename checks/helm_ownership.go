@@ -220,7 +220,7 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 	if err != nil {
 		return nil, "", err
 	}
-	refused, err := apply.DryRunExisting(ctx, e, env.Cluster.ObjectsJSON, apply.Existing{Release: env.Inputs.ReleaseName, Namespace: env.Inputs.Namespace,
+	refused, err := apply.DryRunExisting(ctx, e, env.Cluster, apply.Existing{Release: env.Inputs.ReleaseName, Namespace: env.Inputs.Namespace,
 		Manifest: strings.Join(docs, "\n---\n")})
 	if err != nil {
 		return nil, "", fmt.Errorf("trying the existing objects with server-side apply: %w", err)
@@ -269,11 +269,12 @@ func HelmOwnershipConflicts(ctx context.Context, env *Env, r *chart.Rendering) (
 	checked := 0
 	missingSeen := map[string]bool{}
 	objs := append(append([]chart.Object(nil), r.Objects...), r.Hooks...)
+	judged := func(o chart.Object) bool {
+		return (o.Kind != "CustomResourceDefinition" || !strings.HasSuffix(o.Name, "."+ArgoGroup)) && (o.Hook || created(o))
+	}
+	listOwnedKinds(ctx, env, api, objs, judged)
 	for _, o := range objs {
-		if o.Kind == "CustomResourceDefinition" && strings.HasSuffix(o.Name, "."+ArgoGroup) {
-			continue
-		}
-		if !o.Hook && !created(o) {
+		if !judged(o) {
 			continue
 		}
 		checked++
@@ -408,4 +409,33 @@ func planHelmOwnership(ctx context.Context, env *Env) ([]Change, error) {
 		out = append(out, ch)
 	}
 	return out, nil
+}
+
+// listOwnedKinds lists, at once (listKinds), every kind and namespace of
+// the objects judged holds, into the run's snapshot, where the ownership
+// loop then finds them: one round trip for all instead of one per kind in
+// turn. Errors are left for the loop, which reads the same memoized lists.
+func listOwnedKinds(ctx context.Context, env *Env, api *cluster.APIResources, objs []chart.Object, judged func(chart.Object) bool) {
+	seen := map[kindList]bool{}
+	var kinds []kindList
+	for _, o := range objs {
+		if !judged(o) {
+			continue
+		}
+		gvr, namespaced, ok := api.Resource(o.APIVersion, o.Kind)
+		if !ok {
+			continue
+		}
+		k := kindList{gvr: gvr}
+		if namespaced {
+			if k.ns = o.Namespace; k.ns == "" {
+				k.ns = env.Inputs.Namespace
+			}
+		}
+		if !seen[k] {
+			seen[k] = true
+			kinds = append(kinds, k)
+		}
+	}
+	listKinds(ctx, env, kinds)
 }

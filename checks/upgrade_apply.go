@@ -60,7 +60,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if up.Sync != nil {
 		u.TrackingApp = up.Sync.TrackingApp
 	}
-	refused, err := apply.DryRun(ctx, e, env.Cluster.ObjectsJSON, u, method)
+	refused, err := apply.DryRun(ctx, e, env.Cluster, u, method)
 	if _, ok := cluster.AsNotRecorded(err); ok {
 		// A replay without the answer: an error naming the request.
 		return Result{}, err

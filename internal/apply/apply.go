@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
 )
 
@@ -91,28 +92,37 @@ type Upgrade struct {
 // write a dry run) with method m, and returns the refusals (none: the API
 // server takes it). Each changed or created object is its own request, up
 // to dryrun.Limit at once; the objects Helm reads before it writes are read
-// once, by kind and namespace, through list (the run's shared lists; nil:
-// each object read once by itself). The error is a failure to try at all
-// (the manifests do not build against the cluster's API, the API server
-// is unreachable, a replay had no answer).
-func DryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Method) ([]Refusal, error) {
-	refused, err := dryRun(ctx, e, list, u, m)
+// once, by kind and namespace, through the run's shared lists, and the
+// kinds mapped with the run's discovery document, both of c (nil: each
+// object read once by itself, discovery read again). The error is a failure
+// to try at all (the manifests do not build against the cluster's API, the
+// API server is unreachable, a replay had no answer).
+func DryRun(ctx context.Context, e *dryrun.Engine, c Cluster, u Upgrade, m Method) ([]Refusal, error) {
+	refused, err := dryRun(ctx, e, c, u, m)
 	if err := e.Unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
 }
 
-func dryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Method) ([]Refusal, error) {
-	c, l, err := newClient(e, u.Namespace)
+func dryRun(ctx context.Context, e *dryrun.Engine, cl Cluster, u Upgrade, m Method) ([]Refusal, error) {
+	c, l, list, err := newClient(e, cl, u.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	original, err := c.Build(strings.NewReader(u.Current), false)
-	if err != nil {
-		return nil, fmt.Errorf("building the objects of the deployed manifest: %w", err)
-	}
+	// The two manifests (megabytes of CRDs each) are decoded at once.
+	var original kube.ResourceList
+	var origErr error
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		original, origErr = c.Build(strings.NewReader(u.Current), false)
+	}()
 	target, err := c.Build(strings.NewReader(u.Target), false)
+	<-built
+	if origErr != nil {
+		return nil, fmt.Errorf("building the objects of the deployed manifest: %w", origErr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("building the objects of the target manifest: %w", err)
 	}
@@ -124,7 +134,7 @@ func dryRun(ctx context.Context, e *dryrun.Engine, list Lister, u Upgrade, m Met
 	} else if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
 		return nil, err
 	}
-	if err := l.prefetch(ctx, e, list, original, target); err != nil {
+	if err := l.prefetch(ctx, list, target, original); err != nil {
 		return nil, err
 	}
 	switch m {
@@ -198,18 +208,51 @@ func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original,
 }
 
 // newClient is Helm's kube client over e's REST config, its reads of live
-// objects answered by the returned live.
-func newClient(e *dryrun.Engine, namespace string) (*kube.Client, *live, error) {
+// objects answered by the returned live, and the lister of cl (nil without
+// cl). With cl's discovery document the client maps kinds from it.
+func newClient(e *dryrun.Engine, cl Cluster, namespace string) (*kube.Client, *live, Lister, error) {
 	cfg := e.RESTConfig()
 	l := newLive(cfg)
 	cfg.Wrap(l.wrap)
 	getter, err := newGetter(cfg, namespace)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	var list Lister
+	if cl != nil {
+		list = cl.ObjectsJSON
+		if doc, err := cl.APIResources(); err == nil && doc != nil && len(doc.Groups) > 0 {
+			getter.mapper = restmapper.NewDiscoveryRESTMapper(groupResources(doc))
+		}
 	}
 	c := kube.New(getter)
 	c.Namespace = namespace
-	return c, l, nil
+	return c, l, list, nil
+}
+
+// groupResources is the discovery document doc as the REST mapper takes it
+// (restmapper.GetAPIGroupResources' assembly).
+func groupResources(doc *cluster.APIResources) []*restmapper.APIGroupResources {
+	byGV := map[string]*metav1.APIResourceList{}
+	for _, r := range doc.Resources {
+		if r != nil {
+			byGV[r.GroupVersion] = r
+		}
+	}
+	var out []*restmapper.APIGroupResources
+	for _, g := range doc.Groups {
+		if g == nil {
+			continue
+		}
+		gr := &restmapper.APIGroupResources{Group: *g, VersionedResources: map[string][]metav1.APIResource{}}
+		for _, v := range g.Versions {
+			if r, ok := byGV[v.GroupVersion]; ok {
+				gr.VersionedResources[v.Version] = r.APIResources
+			}
+		}
+		out = append(out, gr)
+	}
+	return out
 }
 
 // refusals splits Helm's joined update errors ("cannot patch \"x\" with
@@ -243,16 +286,16 @@ type Existing struct {
 // refusals, each with the API server's reason ("Apply failed with 1
 // conflict: conflict with \"kubectl\" ...: .spec.versions"); the error is
 // a failure to try.
-func DryRunExisting(ctx context.Context, e *dryrun.Engine, list Lister, ex Existing) ([]Refusal, error) {
-	refused, err := dryRunExisting(ctx, e, list, ex)
+func DryRunExisting(ctx context.Context, e *dryrun.Engine, c Cluster, ex Existing) ([]Refusal, error) {
+	refused, err := dryRunExisting(ctx, e, c, ex)
 	if err := e.Unanswered(); err != nil {
 		return nil, err
 	}
 	return refused, err
 }
 
-func dryRunExisting(ctx context.Context, e *dryrun.Engine, list Lister, ex Existing) ([]Refusal, error) {
-	c, l, err := newClient(e, ex.Namespace)
+func dryRunExisting(ctx context.Context, e *dryrun.Engine, cl Cluster, ex Existing) ([]Refusal, error) {
+	c, l, list, err := newClient(e, cl, ex.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +306,7 @@ func dryRunExisting(ctx context.Context, e *dryrun.Engine, list Lister, ex Exist
 	if err := objs.Visit(releaseMetadata(ex.Release, ex.Namespace)); err != nil {
 		return nil, err
 	}
-	if err := l.prefetch(ctx, e, list, objs); err != nil {
+	if err := l.prefetch(ctx, list, objs); err != nil {
 		return nil, err
 	}
 	return serverSideApply(ctx, e, objs, false, FieldManager, false)
@@ -348,6 +391,8 @@ type getter struct {
 	cfg       *rest.Config
 	disc      discovery.CachedDiscoveryInterface
 	namespace string
+	// mapper, when set, maps kinds from the run's discovery document.
+	mapper meta.RESTMapper
 }
 
 func newGetter(cfg *rest.Config, namespace string) (*getter, error) {
@@ -363,6 +408,9 @@ func (g *getter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g
 func (g *getter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) { return g.disc, nil }
 
 func (g *getter) ToRESTMapper() (meta.RESTMapper, error) {
+	if g.mapper != nil {
+		return g.mapper, nil
+	}
 	return restmapper.NewDeferredDiscoveryRESTMapper(g.disc), nil
 }
 

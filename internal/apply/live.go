@@ -11,12 +11,14 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v3/pkg/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 // live answers the GETs Helm's kube client makes of the objects it
@@ -140,9 +142,24 @@ func collectionPath(gvr schema.GroupVersionResource, ns string) string {
 // read one object at a time.
 type Lister func(gvr schema.GroupVersionResource, namespace string) (map[string][]byte, error)
 
-// prefetch lists, through list (concurrently, bounded by e), every kind
-// and namespace that holds two or more of infos, and keeps the objects.
-func (l *live) prefetch(ctx context.Context, e *dryrun.Engine, list Lister, infos ...kube.ResourceList) error {
+// Cluster is what the run has already read that a dry run reuses
+// (*cluster.Snapshot): its shared lists (ObjectsJSON, a Lister) and its
+// discovery document (APIResources), from which Helm's kube client maps
+// the manifests' kinds to resources instead of reading discovery again.
+type Cluster interface {
+	ObjectsJSON(gvr schema.GroupVersionResource, namespace string) (map[string][]byte, error)
+	APIResources() (*cluster.APIResources, error)
+}
+
+// prefetch lists, through list (concurrently, at most readLimit at once),
+// every kind and namespace that holds two or more of the objects of target
+// and others, and keeps the objects; then it reads, the same way, each
+// object of target that no list holds (the kinds list refuses: Secrets,
+// CRDs; a kind with one object), with the GET Helm's kube client sends for
+// it (resource.Helper), so that Helm finds the answer kept instead of
+// sending it from inside a dry run's slot.
+func (l *live) prefetch(ctx context.Context, list Lister, target kube.ResourceList, others ...kube.ResourceList) error {
+	infos := append([]kube.ResourceList{target}, others...)
 	type group struct {
 		gvr schema.GroupVersionResource
 		ns  string
@@ -161,24 +178,58 @@ func (l *live) prefetch(ctx context.Context, e *dryrun.Engine, list Lister, info
 			}
 		}
 	}
-	if list == nil || len(groups) == 0 {
-		return nil
+	if list == nil {
+		groups = nil
 	}
-	// A kind that cannot be listed is read one object at a time.
-	e.Go(ctx, len(groups), func(_ context.Context, i int) {
-		g := groups[i]
-		objs, err := list(g.gvr, g.ns)
-		if err != nil {
-			return
+	// A kind that cannot be listed is read one object at a time. The reads
+	// do not wait for the dry runs' slots (the admission checks' dry runs
+	// may hold them all), only for one another's.
+	var reads errgroup.Group
+	reads.SetLimit(readLimit)
+	for _, g := range groups {
+		reads.Go(func() error {
+			if ctx.Err() != nil {
+				return nil
+			}
+			objs, err := list(g.gvr, g.ns)
+			if err != nil {
+				return nil
+			}
+			coll := collectionPath(g.gvr, g.ns)
+			l.mu.Lock()
+			for k, v := range objs {
+				_, name, _ := strings.Cut(k, "/")
+				l.objects[coll+"/"+name] = v
+			}
+			l.listed[coll] = true
+			l.mu.Unlock()
+			return nil
+		})
+	}
+	_ = reads.Wait()
+	for _, info := range target {
+		ns := ""
+		if info.Namespaced() {
+			ns = info.Namespace
 		}
-		coll := collectionPath(g.gvr, g.ns)
+		coll := collectionPath(info.Mapping.Resource, ns)
 		l.mu.Lock()
-		for k, v := range objs {
-			_, name, _ := strings.Cut(k, "/")
-			l.objects[coll+"/"+name] = v
-		}
-		l.listed[coll] = true
+		_, kept := l.objects[coll+"/"+info.Name]
+		listed := l.listed[coll]
 		l.mu.Unlock()
-	})
+		if kept || listed {
+			continue
+		}
+		reads.Go(func() error {
+			if ctx.Err() == nil {
+				_, _ = resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+			}
+			return nil
+		})
+	}
+	_ = reads.Wait()
 	return ctx.Err()
 }
+
+// readLimit bounds the reads prefetch sends at once.
+const readLimit = 8
