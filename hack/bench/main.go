@@ -20,8 +20,9 @@
 //     cheapest encoding (protobuf; metadata-only for CRDs, Secrets,
 //     ConfigMaps and custom resources);
 //   - the remote mode (-rtt, default 50 ms): the plugin runs again through a
-//     TCP proxy that adds that round-trip time to every request, beside
-//     the local figures, with their request counts;
+//     TCP proxy that adds that round-trip time to every request, each
+//     remote run just after a local run of the same arguments, the
+//     difference taken pair by pair, with their request counts;
 //   - at the first size only (-kubectl-every-scale: all), the by-hand path:
 //     kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json,
 //     after every plugin measurement of the size (its gigabytes of JSON

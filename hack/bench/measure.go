@@ -85,9 +85,12 @@ type results struct {
 	pre, chart, post, floor, cheap, kubectl series
 	upgrade                                 series
 	// remote are the plugin runs through the latency proxy (-rtt), by the
-	// local series they repeat (pre, chart, post, upgrade).
-	remote map[*series]*series
-	rtt    time.Duration
+	// local series they repeat (pre, chart, post, upgrade); paired are the
+	// local runs made just before each of them, the same way (the
+	// difference is taken pair by pair, so that the machine's load, which
+	// drifts over a bench, cancels out).
+	remote, paired map[*series]*series
+	rtt            time.Duration
 	// fleet are the --all-contexts runs (first scale only), one per
 	// --parallel of fleetParallels.
 	fleet                 []fleetSample
@@ -126,7 +129,7 @@ var (
 func (m *measurer) measure() (*results, error) {
 	r := &results{pre: series{name: "pre-install run"}, chart: series{name: "pre-install run with --chart"}, post: series{name: "--post run"},
 		floor: series{name: "JSON floor (curl)"}, cheap: series{name: "cheapest-encoding floor (curl)"}, kubectl: series{name: "kubectl get -o json"},
-		remote: map[*series]*series{}, rtt: m.c.rtt}
+		remote: map[*series]*series{}, paired: map[*series]*series{}, rtt: m.c.rtt}
 	r.server = m.admin.Host
 	r.loadBefore = loadavg()
 	vcmd := exec.Command(m.plugin, "--version")
@@ -377,7 +380,8 @@ type remoteRun struct {
 }
 
 // measureRemote repeats runs through a latency proxy of m.c.rtt, -runs
-// times each, interleaved.
+// times each, interleaved, each remote run just after a local run of the
+// same arguments (its pair).
 func (m *measurer) measureRemote(r *results, runs []remoteRun) error {
 	target, err := serverAddr(m.admin)
 	if err != nil {
@@ -391,17 +395,23 @@ func (m *measurer) measureRemote(r *results, runs []remoteRun) error {
 	suffix := fmt.Sprintf(" through a %s round trip", m.c.rtt)
 	for _, run := range runs {
 		r.remote[run.local] = &series{name: run.local.name + suffix}
+		r.paired[run.local] = &series{name: run.local.name}
 	}
 	for i := 0; i < m.c.runs; i++ {
 		fmt.Printf("remote run %d/%d:", i+1, m.c.runs)
 		for k, run := range runs {
+			l, err := m.runPlugin(fmt.Sprintf("paired-%d-%d-%d", len(r.remote), k, i), run.args)
+			if err != nil {
+				return err
+			}
 			s, err := m.runPluginVia(fmt.Sprintf("remote-%d-%d-%d", len(r.remote), k, i), run.args, p.Addr())
 			if err != nil {
 				return err
 			}
+			r.paired[run.local].samples = append(r.paired[run.local].samples, l)
 			rs := r.remote[run.local]
 			rs.samples = append(rs.samples, s)
-			fmt.Printf(" %s %s", run.local.name, s.wall.Round(time.Millisecond))
+			fmt.Printf(" %s %s (local %s)", run.local.name, s.wall.Round(time.Millisecond), l.wall.Round(time.Millisecond))
 		}
 		fmt.Println()
 	}

@@ -216,7 +216,7 @@ func targetsTable(all []*results) string {
 			fmt.Fprintf(&b, "| `--upgrade` ≤ 1.5× the pre-install run with the chart | %s | %s (%s vs %s) | %s |\n", r.sizeLabel(), ratio(u, w), secs(u), secs(w), met(u <= 1.5*w))
 		}
 		for _, s := range r.remoteRows() {
-			extra := (s.remote.median(wallOf) - s.local.median(wallOf)) / r.rtt.Seconds()
+			extra := s.difference() / r.rtt.Seconds()
 			fmt.Fprintf(&b, "| %s within 10 round trips of its local time at %s | %s | %+.1f round trips | %s |\n", s.local.name, r.rtt, r.sizeLabel(), extra, met(extra <= 10))
 		}
 	}
@@ -355,14 +355,25 @@ func markdown(c config, all []*results, total time.Duration) string {
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
-// remotePair is a local series and the same runs through the latency proxy.
+// remotePair is a local series and the same runs through the latency
+// proxy, run by run (local[i] just before remote[i]).
 type remotePair struct{ local, remote *series }
+
+// difference is the median of the pairs' differences in wall time
+// (seconds): remote[i] - local[i].
+func (p remotePair) difference() float64 {
+	d := series{}
+	for i := range min(len(p.local.samples), len(p.remote.samples)) {
+		d.samples = append(d.samples, sample{wall: p.remote.samples[i].wall - p.local.samples[i].wall})
+	}
+	return d.median(wallOf)
+}
 
 func (r *results) remoteRows() []remotePair {
 	var out []remotePair
 	for _, s := range []*series{&r.pre, &r.chart, &r.post, &r.upgrade} {
-		if rs, ok := r.remote[s]; ok && len(rs.samples) > 0 && len(s.samples) > 0 {
-			out = append(out, remotePair{s, rs})
+		if rs, ps := r.remote[s], r.paired[s]; rs != nil && ps != nil && len(rs.samples) > 0 && len(ps.samples) > 0 {
+			out = append(out, remotePair{ps, rs})
 		}
 	}
 	return out
@@ -377,11 +388,11 @@ func remoteTable(r *results) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Remote mode: the same runs through a TCP proxy on 127.0.0.1 that adds %s to every round trip (half each way), as against an API server that far away; medians of %d runs.\n\n", r.rtt, len(rows[0].remote.samples))
-	b.WriteString("| run | local | remote | difference | in round trips | API requests (local / remote) |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Remote mode: the same runs through a TCP proxy on 127.0.0.1 that adds %s to every round trip (half each way), as against an API server that far away, each just after a local run of the same arguments; %d pairs, the difference the median of the pairs' differences (the machine's load drifts over a bench and cancels out within a pair).\n\n", r.rtt, len(rows[0].remote.samples))
+	b.WriteString("| run | local (median of the pairs) | remote (median) | difference (median of the pairs) | in round trips | API requests (local / remote) |\n|---|---|---|---|---|---|\n")
 	for _, p := range rows {
-		l, m := p.local.median(wallOf), p.remote.median(wallOf)
-		fmt.Fprintf(&b, "| %s | %s | %s | %+.2f s | %+.1f | %.0f / %.0f |\n", p.local.name, secs(l), secs(m), m-l, (m-l)/r.rtt.Seconds(), p.local.median(reqsOf), p.remote.median(reqsOf))
+		l, m, d := p.local.median(wallOf), p.remote.median(wallOf), p.difference()
+		fmt.Fprintf(&b, "| %s | %s | %s | %+.2f s | %+.1f | %.0f / %.0f |\n", p.local.name, secs(l), secs(m), d, d/r.rtt.Seconds(), p.local.median(reqsOf), p.remote.median(reqsOf))
 	}
 	b.WriteString("\n")
 	return b.String()
