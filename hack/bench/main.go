@@ -21,8 +21,9 @@
 //     ConfigMaps and custom resources);
 //   - the remote mode (-rtt, default 50 ms): the plugin runs again through a
 //     TCP proxy that adds that round-trip time to every request, each
-//     remote run just after a local run of the same arguments, the
-//     difference taken pair by pair, with their request counts;
+//     remote run beside a local run of the same arguments (the order
+//     alternating), the difference taken pair by pair, with their request
+//     counts;
 //   - at the first size only (-kubectl-every-scale: all), the by-hand path:
 //     kubectl get nodes,ns,svc,deploy,ds,sts,crd,ingressclass,pods -A -o json,
 //     after every plugin measurement of the size (its gigabytes of JSON

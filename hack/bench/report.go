@@ -388,7 +388,7 @@ func remoteTable(r *results) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Remote mode: the same runs through a TCP proxy on 127.0.0.1 that adds %s to every round trip (half each way), as against an API server that far away, each just after a local run of the same arguments; %d pairs, the difference the median of the pairs' differences (the machine's load drifts over a bench and cancels out within a pair).\n\n", r.rtt, len(rows[0].remote.samples))
+	fmt.Fprintf(&b, "Remote mode: the same runs through a TCP proxy on 127.0.0.1 that adds %s to every round trip (half each way), as against an API server that far away, each beside a local run of the same arguments (in every other pair the local run first: the second run of a pair pays for the API server's garbage collection after the first); %d pairs, the difference the median of the pairs' differences (the machine's load drifts over a bench and cancels out within a pair).\n\n", r.rtt, len(rows[0].remote.samples))
 	b.WriteString("| run | local (median of the pairs) | remote (median) | difference (median of the pairs) | in round trips | API requests (local / remote) |\n|---|---|---|---|---|---|\n")
 	for _, p := range rows {
 		l, m, d := p.local.median(wallOf), p.remote.median(wallOf), p.difference()
