@@ -220,7 +220,7 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 	if err != nil {
 		return nil, "", err
 	}
-	refused, err := apply.DryRunExisting(ctx, e, env.Cluster, apply.Existing{Release: env.Inputs.ReleaseName, Namespace: env.Inputs.Namespace,
+	refused, err := apply.DryRunExisting(ctx, e, applyCluster{env.Cluster}, apply.Existing{Release: env.Inputs.ReleaseName, Namespace: env.Inputs.Namespace,
 		Manifest: strings.Join(docs, "\n---\n")})
 	if err != nil {
 		return nil, "", fmt.Errorf("trying the existing objects with server-side apply: %w", err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
@@ -60,7 +62,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if up.Sync != nil {
 		u.TrackingApp = up.Sync.TrackingApp
 	}
-	refused, err := apply.DryRun(ctx, e, env.Cluster, u, method)
+	refused, err := apply.DryRun(ctx, e, applyCluster{env.Cluster}, u, method)
 	if _, ok := cluster.AsNotRecorded(err); ok {
 		// A replay without the answer: an error naming the request.
 		return Result{}, err
@@ -90,4 +92,18 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	}
 	return Fail("%s: %s refused by the API server (%s): %s", what, plural(len(refused), "change"), who, strings.Join(first(parts, 4), "; ")).
 		WithHint(hint).WithObjects(refs...), nil
+}
+
+// applyCluster is the run's snapshot as the apply package reads it: its
+// shared lists and its discovery document.
+type applyCluster struct{ *cluster.Snapshot }
+
+// APIGroupsAndResources is the snapshot's discovery document (read once
+// per run).
+func (c applyCluster) APIGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error) {
+	doc, err := c.APIResources()
+	if err != nil {
+		return nil, nil, err
+	}
+	return doc.Groups, doc.Resources, nil
 }

@@ -32,7 +32,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
 )
 
@@ -221,8 +220,8 @@ func newClient(e *dryrun.Engine, cl Cluster, namespace string) (*kube.Client, *l
 	var list Lister
 	if cl != nil {
 		list = cl.ObjectsJSON
-		if doc, err := cl.APIResources(); err == nil && doc != nil && len(doc.Groups) > 0 {
-			getter.mapper = restmapper.NewDiscoveryRESTMapper(groupResources(doc))
+		if groups, resources, err := cl.APIGroupsAndResources(); err == nil && len(groups) > 0 {
+			getter.mapper = restmapper.NewDiscoveryRESTMapper(groupResources(groups, resources))
 		}
 	}
 	c := kube.New(getter)
@@ -230,17 +229,17 @@ func newClient(e *dryrun.Engine, cl Cluster, namespace string) (*kube.Client, *l
 	return c, l, list, nil
 }
 
-// groupResources is the discovery document doc as the REST mapper takes it
+// groupResources is a discovery document as the REST mapper takes it
 // (restmapper.GetAPIGroupResources' assembly).
-func groupResources(doc *cluster.APIResources) []*restmapper.APIGroupResources {
+func groupResources(groups []*metav1.APIGroup, resources []*metav1.APIResourceList) []*restmapper.APIGroupResources {
 	byGV := map[string]*metav1.APIResourceList{}
-	for _, r := range doc.Resources {
+	for _, r := range resources {
 		if r != nil {
 			byGV[r.GroupVersion] = r
 		}
 	}
 	var out []*restmapper.APIGroupResources
-	for _, g := range doc.Groups {
+	for _, g := range groups {
 		if g == nil {
 			continue
 		}

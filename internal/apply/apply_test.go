@@ -10,8 +10,6 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/restmapper"
 	clienttesting "k8s.io/client-go/testing"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 func TestRefusalsNameTheObjects(t *testing.T) {
@@ -38,7 +36,7 @@ func TestGroupResourcesAsRestmapper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := groupResources(&cluster.APIResources{Groups: groups, Resources: resources})
+	got := groupResources(groups, resources)
 	byName := func(l []*restmapper.APIGroupResources) map[string]restmapper.APIGroupResources {
 		m := map[string]restmapper.APIGroupResources{}
 		for _, g := range l {

@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 // live answers the GETs Helm's kube client makes of the objects it
@@ -142,13 +140,15 @@ func collectionPath(gvr schema.GroupVersionResource, ns string) string {
 // read one object at a time.
 type Lister func(gvr schema.GroupVersionResource, namespace string) (map[string][]byte, error)
 
-// Cluster is what the run has already read that a dry run reuses
-// (*cluster.Snapshot): its shared lists (ObjectsJSON, a Lister) and its
-// discovery document (APIResources), from which Helm's kube client maps
-// the manifests' kinds to resources instead of reading discovery again.
+// Cluster is what the run has already read that a dry run reuses (the
+// run's snapshot): its shared lists (ObjectsJSON, a Lister) and its
+// discovery document (APIGroupsAndResources: the groups and the resources
+// of each group/version, as discovery's ServerGroupsAndResources returns
+// them), from which Helm's kube client maps the manifests' kinds to
+// resources instead of reading discovery again.
 type Cluster interface {
 	ObjectsJSON(gvr schema.GroupVersionResource, namespace string) (map[string][]byte, error)
-	APIResources() (*cluster.APIResources, error)
+	APIGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error)
 }
 
 // prefetch lists, through list (concurrently, at most readLimit at once),
