@@ -221,7 +221,8 @@ func TestChartOwnershipAgreesWithHelm4(t *testing.T) {
 //     the kind HTTPRoute, and Helm fails;
 //  2. community Argo CD and Argo Rollouts installed from their upstream
 //     manifests: the plugin fails on the Argo CD CRDs only (chart 0.30
-//     renders no Argo Rollouts CRD), Helm fails; after --fix --yes the
+//     renders no Argo Rollouts CRD; admission-objects leaves the existing
+//     CRDs out of its dry runs), Helm fails; after --fix --yes the
 //     plugin passes, the Rollouts CRDs are untouched, and Helm installs.
 func TestChartArgoAndGatewayAgreeWithHelm(t *testing.T) {
 	c := tc.Start(t)
@@ -269,6 +270,13 @@ func TestChartArgoAndGatewayAgreeWithHelm(t *testing.T) {
 	}
 	if own := tc.Check(t, doc, "helm-ownership"); strings.Contains(own.Message, "argoproj.io") {
 		t.Errorf("helm-ownership reports Argo CRDs too: %s", own.Message)
+	}
+	// admission-objects sends no dry-run create of the Argo CD CRDs that
+	// exist (Helm never creates them: argo-crds-ownership judges them) and
+	// names them as not judged.
+	ares, adoc := c.RunJSON(t, nil, "--only", "admission-objects", "--chart", fixtureChart(t), "-f", values, "--release-name", "cf-gitops-runtime", "-n", "codefresh")
+	if adm := tc.Check(t, adoc, "admission-objects"); adm.Status == "fail" || !strings.Contains(adm.Message, "CustomResourceDefinition applications.argoproj.io: it exists already") {
+		t.Errorf("admission-objects with the Argo CD CRDs installed (exit %d): %s %s", ares.Code, adm.Status, adm.Message)
 	}
 	out, ok = helmInstall(t, c, helm, "cf-gitops-runtime", "codefresh", values)
 	agree(t, "community Argo CD", res, out, ok)
