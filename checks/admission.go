@@ -494,17 +494,14 @@ func existingObjects(ctx context.Context, env *Env, p *admissionPlan) func(plann
 			kinds = append(kinds, k)
 		}
 	}
-	lists := listKinds(ctx, env, kinds)
-	byKind := map[kindList]map[string]cluster.ObjectMeta{}
-	for i, k := range kinds {
-		byKind[k] = lists[i]
-	}
+	listKinds(ctx, env, kinds)
 	return func(o plannedObject) bool {
 		if !candidate(o) {
 			return false
 		}
-		_, ok := byKind[kindList{o.Resource, namespaceIf(o)}][namespaceIf(o)+"/"+o.Obj.Name]
-		return ok
+		objs, err := env.Cluster.Objects(o.Resource, namespaceIf(o))
+		_, ok := objs[namespaceIf(o)+"/"+o.Obj.Name]
+		return err == nil && ok
 	}
 }
 
@@ -516,24 +513,21 @@ type kindList struct {
 }
 
 // listKinds reads the run's shared list (Snapshot.Objects: metadata, by
-// "namespace/name") of each of kinds at once, at most 8 at a time, instead
-// of one after another (each list is a round trip), and returns them in
-// kinds' order; a list that failed is nil (its error stays memoized for
-// whoever reads it again).
-func listKinds(ctx context.Context, env *Env, kinds []kindList) []map[string]cluster.ObjectMeta {
-	out := make([]map[string]cluster.ObjectMeta, len(kinds))
+// "namespace/name", memoized) of each of kinds at once, at most 8 at a
+// time, instead of one after another (each list is a round trip); the
+// callers then read them, and their errors, from the snapshot.
+func listKinds(ctx context.Context, env *Env, kinds []kindList) {
 	var g errgroup.Group
 	g.SetLimit(8)
-	for i, k := range kinds {
+	for _, k := range kinds {
 		g.Go(func() error {
 			if ctx.Err() == nil {
-				out[i], _ = env.Cluster.Objects(k.gvr, k.ns)
+				_, _ = env.Cluster.Objects(k.gvr, k.ns)
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
-	return out
 }
 
 func namespaceIf(o plannedObject) string {
