@@ -2,9 +2,10 @@
 #
 #   make demo           the stories on local clusters: install (report, --fix, helm install, --post), upgrade 0.26 → 0.30, a runtime Argo CD syncs (a commit judged), then fleet
 #                       (--all-contexts on two clusters, --bundle and replay; about two and a half minutes once built)
-#   make test           vet, lint, unit tests, fuzz targets (5 s each) and end-to-end tests (builds the control plane on first use);
-#                       a line per phase, per end-to-end test and at least one a minute (full e2e output: bin/e2e.log)
-#   make lint           golangci-lint (pinned, built once into bin/) with .golangci.yaml
+#   make test           vet, lint, unit tests, fuzz targets and end-to-end tests, 4 at a time (builds the control plane on first use);
+#                       a line per phase, per end-to-end test and at least one a minute (full output: bin/unit.log, bin/e2e.log),
+#                       then a table of each phase's seconds and the ten slowest tests
+#   make lint           golangci-lint (pinned, built once per machine into the tool cache) with .golangci.yaml
 #   make fuzz           each fuzz target for FUZZTIME (default 3000x: executions), from its checked-in seeds
 #   make build          bin/kubectl-gitops_preflight
 #   make install        copy the binary to $(go env GOPATH)/bin
@@ -13,9 +14,10 @@
 #   make docs           regenerate docs/checks.md and the tables of the README and docs/*.md from docs/checks/*.md, the registry and the flags
 #   make fixtures       download the upstream manifests and charts the tests, demo and bench read into .fixtures/upstream
 #                       (checked against hack/fixtures/fixtures.lock.json; not needed where ../shared/fixtures/upstream exists)
-#   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into bin/k8s (cached)
+#   make test-binaries  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok once per machine into the
+#                       tool cache (~/.cache/kubectl-gitops-preflight on Linux), linked as bin/k8s
 #   make distclean      make clean, and everything built or fetched for the tests and the demo: bin/, .fixtures/ and the
-#                       Helm 3 and 4 clients in the user cache (~/.cache/kubectl-gitops-preflight on Linux)
+#                       tool cache (the control plane, golangci-lint, the Helm 3 and 4 clients; shared by every clone)
 #   make bench          Go benchmarks, then time the plugin on a large seeded cluster (not part of make test; BENCH_FLAGS=-runs 7 ...)
 
 # bash: the recipes use pipefail and $${PIPESTATUS}.
@@ -27,9 +29,22 @@ BIN       := bin
 PROGRESS  := hack/progress.sh
 PLUGIN    := $(BIN)/kubectl-gitops_preflight
 K8S_BIN   := $(BIN)/k8s
-# The test control plane: kube-apiserver from k8s.io/kubernetes, etcd from
-# go.etcd.io/etcd/server/v3, both built from the Go module proxy by hack/tools.
-K8S_VERSION := v1.36.3
+# The tools make builds from the Go module proxy (the test control plane,
+# golangci-lint; the tests build Helm 3 and 4 there too) live in the user cache
+# directory (internal/toolcache: $$XDG_CACHE_HOME or ~/.cache on Linux,
+# ~/Library/Caches on macOS), each under its version, so that every clone on
+# the machine shares one build of each.
+TOOL_CACHE := $(shell $(GO) run ./hack/toolcache)
+# The test control plane: kube-apiserver, kube-controller-manager and
+# kube-scheduler from k8s.io/kubernetes and etcd from go.etcd.io/etcd/server/v3
+# (one module set, hack/tools/go.mod), and kwok (hack/tools/kwok/go.mod): the
+# versions are those the modules require.
+K8S_VERSION  := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' hack/tools/go.mod)
+ETCD_VERSION := $(shell awk '$$1 == "go.etcd.io/etcd/server/v3" { print $$2 }' hack/tools/go.mod)
+KWOK_VERSION := $(shell awk '$$1 == "sigs.k8s.io/kwok" || ($$1 == "require" && $$2 == "sigs.k8s.io/kwok") { print $$NF }' hack/tools/kwok/go.mod)
+# Built once per machine into K8S_ASSETS; bin/k8s in the checkout is a link to
+# it (what `go test ./test/e2e/...`, make bench and the demo read).
+K8S_ASSETS   := $(TOOL_CACHE)/control-plane-k8s-$(K8S_VERSION)-etcd-$(ETCD_VERSION)-kwok-$(KWOK_VERSION)
 
 # A v-semver (krew and the Helm plugin need one): the nearest vX.Y.Z tag, else v0.0.0-dev.
 VERSION   ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-dev)
@@ -44,7 +59,7 @@ all: build
 
 build:
 	@echo "go build -o $(PLUGIN) ($(VERSION) $(COMMIT))"
-	@$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
+	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
 
 install: build
 	install -m 0755 $(PLUGIN) "$$($(GO) env GOPATH)/bin/kubectl-gitops_preflight"
@@ -77,43 +92,52 @@ FIXTURES_FLAGS ?=
 fixtures:
 	$(GO) run ./hack/fixtures fetch $(FIXTURES_FLAGS)
 
-$(K8S_BIN)/etcd:
-	@mkdir -p $(K8S_BIN)
-	@echo "building etcd (once; cached in $(K8S_BIN))"
-	@$(PROGRESS) "build etcd" bash -c 'cd hack/tools && $(GO) build -o $(CURDIR)/$(K8S_BIN)/etcd go.etcd.io/etcd/server/v3'
+# Each tool is built into a temporary file beside its place and renamed
+# into it: a build that stops half-way leaves nothing a later make takes for
+# built, and two clones building at once each rename a whole binary.
+$(K8S_ASSETS)/etcd:
+	@mkdir -p $(K8S_ASSETS)
+	@echo "building etcd $(ETCD_VERSION) (once per machine; cached in $(K8S_ASSETS))"
+	@$(PROGRESS) "build etcd" bash -c 'cd hack/tools && $(GO) build -o $@.tmp.$$$$ go.etcd.io/etcd/server/v3 && mv -f $@.tmp.$$$$ $@'
 
 # kube-apiserver, kube-controller-manager and kube-scheduler: one module set
 # (hack/tools/go.mod), one version stamp.
-K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36
+K8S_MINOR   := $(word 2,$(subst ., ,$(K8S_VERSION)))
+K8S_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(K8S_MINOR)
+
+$(K8S_ASSETS)/kube-apiserver:
+	@mkdir -p $(K8S_ASSETS)
+	@echo "building kube-apiserver $(K8S_VERSION) (once per machine, ~5-8 minutes on 2 cores; cached in $(K8S_ASSETS))"
+	@$(PROGRESS) "build kube-apiserver" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $@.tmp.$$$$ k8s.io/kubernetes/cmd/kube-apiserver && mv -f $@.tmp.$$$$ $@"
+
+$(K8S_ASSETS)/kube-controller-manager:
+	@mkdir -p $(K8S_ASSETS)
+	@echo "building kube-controller-manager $(K8S_VERSION) (once per machine; cached in $(K8S_ASSETS))"
+	@$(PROGRESS) "build kube-controller-manager" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $@.tmp.$$$$ k8s.io/kubernetes/cmd/kube-controller-manager && mv -f $@.tmp.$$$$ $@"
+
+$(K8S_ASSETS)/kube-scheduler:
+	@mkdir -p $(K8S_ASSETS)
+	@echo "building kube-scheduler $(K8S_VERSION) (once per machine; cached in $(K8S_ASSETS))"
+	@$(PROGRESS) "build kube-scheduler" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
+		-o $@.tmp.$$$$ k8s.io/kubernetes/cmd/kube-scheduler && mv -f $@.tmp.$$$$ $@"
+
 # kwok ("Kubernetes WithOut Kubelet") keeps the tests' simulated nodes Ready and moves
 # scheduled pods through their phases; its own module (hack/tools/kwok/go.mod).
-KWOK_VERSION := v0.8.0
+$(K8S_ASSETS)/kwok:
+	@mkdir -p $(K8S_ASSETS)
+	@echo "building kwok $(KWOK_VERSION) (once per machine; cached in $(K8S_ASSETS))"
+	@$(PROGRESS) "build kwok" bash -c 'cd hack/tools/kwok && $(GO) build -o $@.tmp.$$$$ sigs.k8s.io/kwok/cmd/kwok && mv -f $@.tmp.$$$$ $@'
 
-$(K8S_BIN)/kube-apiserver:
-	@mkdir -p $(K8S_BIN)
-	@echo "building kube-apiserver $(K8S_VERSION) (once, ~5-8 minutes on 2 cores; cached in $(K8S_BIN))"
-	@$(PROGRESS) "build kube-apiserver" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
-		-o $(CURDIR)/$(K8S_BIN)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver"
+K8S_TOOLS := $(addprefix $(K8S_ASSETS)/,etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
-$(K8S_BIN)/kube-controller-manager:
-	@mkdir -p $(K8S_BIN)
-	@echo "building kube-controller-manager $(K8S_VERSION) (once; cached in $(K8S_BIN))"
-	@$(PROGRESS) "build kube-controller-manager" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
-		-o $(CURDIR)/$(K8S_BIN)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager"
-
-$(K8S_BIN)/kube-scheduler:
-	@mkdir -p $(K8S_BIN)
-	@echo "building kube-scheduler $(K8S_VERSION) (once; cached in $(K8S_BIN))"
-	@$(PROGRESS) "build kube-scheduler" bash -c "cd hack/tools && $(GO) build -ldflags '$(K8S_LDFLAGS)' \
-		-o $(CURDIR)/$(K8S_BIN)/kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler"
-
-$(K8S_BIN)/kwok:
-	@mkdir -p $(K8S_BIN)
-	@echo "building kwok $(KWOK_VERSION) (once; cached in $(K8S_BIN))"
-	@$(PROGRESS) "build kwok" bash -c 'cd hack/tools/kwok && $(GO) build \
-		-o $(CURDIR)/$(K8S_BIN)/kwok sigs.k8s.io/kwok/cmd/kwok'
-
-test-binaries: $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kwok
+# bin/k8s: a link to the machine's build (a folder of an older checkout's
+# own build is replaced by it).
+test-binaries: $(K8S_TOOLS)
+	@mkdir -p $(BIN)
+	@if [ -d $(K8S_BIN) ] && [ ! -L $(K8S_BIN) ]; then rm -rf $(K8S_BIN); fi
+	@ln -sfn $(K8S_ASSETS) $(K8S_BIN)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -122,18 +146,36 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@$(PROGRESS) vet $(GO) vet ./...
 
-# go test prints "ok <package>" as each package passes.
-unit:
-	@$(PROGRESS) "unit tests" $(GO) test -race -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+# hack/testreport turns go test -json into what the terminal shows and
+# records each top-level test's time for the summary that ends make test.
+TESTREPORT := $(BIN)/testreport
+TEST_TIMES := $(BIN)/test-times.tsv
+$(TESTREPORT): $(wildcard hack/testreport/*.go)
+	@mkdir -p $(BIN)
+	@$(GO) build -o $@ ./hack/testreport
 
-# The end-to-end tests run with -v; the terminal gets each test's RUN and
-# PASS/FAIL lines, the tests' log lines (file.go:line: ...) and the Helm
-# builds, and bin/e2e.log all of it.
-E2E_LINES := ^(=== RUN|[[:space:]]*--- (PASS|FAIL|SKIP)|ok |FAIL|PASS$$|panic:|testcluster: )|[a-z_]+\.go:[0-9]+: 
-e2e: test-binaries build
+# The terminal gets "ok <package>" as each package passes and the whole
+# output of a test that fails; bin/unit.log all of it.
+unit: $(TESTREPORT)
+	@$(PROGRESS) "unit tests (full output: $(BIN)/unit.log)" bash -c 'set -o pipefail; \
+		$(GO) test -json -race -count=1 $$($(GO) list ./... | grep -v /test/e2e) 2>&1 \
+		| $(TESTREPORT) stream -mode unit -log $(BIN)/unit.log -times $(TEST_TIMES)'
+
+# The end-to-end tests: each test that starts its own control plane runs in
+# parallel with E2E_PARALLEL-1 others (go test -parallel; chosen from the
+# suite's wall time measured at 2, 3, 4 and 6 on 2 cores: docs/development.md).
+# The terminal gets each test's RUN and PASS/FAIL lines, the tests' log lines
+# (file.go:line: ..., with the test's name while tests run in parallel) and
+# the Helm builds; bin/e2e.log all of it. E2E_FLAGS adds go test flags
+# (E2E_FLAGS='-shuffle on -run TestGate').
+E2E_PARALLEL ?= 4
+E2E_TIMEOUT  ?= 40m
+E2E_FLAGS    ?=
+e2e: test-binaries build $(TESTREPORT)
 	@$(PROGRESS) "end-to-end tests (full output: $(BIN)/e2e.log)" bash -c 'set -o pipefail; \
-		KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -v -count=1 -timeout 40m ./test/e2e/... 2>&1 \
-		| tee $(BIN)/e2e.log | { grep --line-buffered -E "$(E2E_LINES)" || true; }'
+		KUBEBUILDER_ASSETS=$(K8S_ASSETS) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -json -count=1 \
+			-parallel $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./test/e2e/... 2>&1 \
+		| $(TESTREPORT) stream -mode e2e -log $(BIN)/e2e.log -times $(TEST_TIMES)'
 
 # Fuzz targets (go test -fuzz takes one target of one package at a time): the
 # seeds in each target run with the unit tests; here each target also
@@ -152,29 +194,39 @@ FUZZ_TARGETS := \
 	./checks:FuzzHelmVersionOutput \
 	./checks:FuzzServerSemver
 
+# One phase in make test's table; a line per target.
 fuzz:
-	@echo "== fuzz"
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@$(PROGRESS) "fuzz ($(words $(FUZZ_TARGETS)) targets, $(FUZZTIME) each)" bash -c 'set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
-		$(PROGRESS) "fuzz $$name ($$pkg, $(FUZZTIME))" $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
-	done
+		PROGRESS_LOG= $(PROGRESS) "fuzz $$name ($$pkg)" $(GO) test -run "^\$$" -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done'
 
-# golangci-lint, pinned, built once from the Go module proxy into bin/ by
-# `go install ...@version` with GOBIN: the project's go.mod is untouched.
-# The linters and their rules are in .golangci.yaml.
+# golangci-lint, pinned, built once per machine from the Go module proxy into
+# the tool cache by `go install ...@version` with GOBIN (into a temporary
+# folder, then renamed): the project's go.mod is untouched. The linters and
+# their rules are in .golangci.yaml.
 GOLANGCI_LINT_VERSION := v2.15.0
-GOLANGCI_LINT_DIR     := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+GOLANGCI_LINT_DIR     := $(TOOL_CACHE)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GOLANGCI_LINT         := $(GOLANGCI_LINT_DIR)/golangci-lint
 
 $(GOLANGCI_LINT):
 	@mkdir -p $(GOLANGCI_LINT_DIR)
-	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (once, a few minutes; cached in $(GOLANGCI_LINT_DIR))"
-	@GOBIN=$(CURDIR)/$(GOLANGCI_LINT_DIR) $(PROGRESS) "build golangci-lint" $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) (once per machine, a few minutes; cached in $(GOLANGCI_LINT_DIR))"
+	@GOBIN=$(GOLANGCI_LINT_DIR)/tmp.$$$$ $(PROGRESS) "build golangci-lint" bash -c '$(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) \
+		&& mv -f $$GOBIN/golangci-lint $@ && rmdir $$GOBIN'
 
 lint: $(GOLANGCI_LINT)
 	@$(PROGRESS) lint $(GOLANGCI_LINT) run ./...
 
-test: vet lint unit fuzz e2e
+# make test: its phases, then (whether they passed or not) the table of
+# each phase's seconds and of the ten slowest tests. hack/progress.sh
+# appends each phase to PROGRESS_LOG.
+TEST_PHASES := $(BIN)/test-phases.tsv
+test:
+	@mkdir -p $(BIN) && rm -f $(TEST_PHASES) $(TEST_TIMES)
+	@PROGRESS_LOG=$(CURDIR)/$(TEST_PHASES) $(MAKE) --no-print-directory vet lint unit fuzz e2e; rc=$$?; \
+		$(MAKE) --no-print-directory $(TESTREPORT) >/dev/null && \
+		$(TESTREPORT) summary -phases $(TEST_PHASES) -times $(TEST_TIMES) -top 10; exit $$rc
 
 # make bench: first the Go benchmarks of the per-object work at that scale
 # (BENCH_GO_PKGS; make test compiles them but never runs them), then, for each
@@ -185,19 +237,17 @@ test: vet lint unit fuzz e2e
 BENCH_GO_PKGS ?= ./internal/cluster ./checks ./internal/chart
 bench: test-binaries build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_PKGS)
-	$(GO) run ./hack/bench -assets $(abspath $(K8S_BIN)) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme docs/performance.md $(BENCH_FLAGS)
+	$(GO) run ./hack/bench -assets $(K8S_ASSETS) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme docs/performance.md $(BENCH_FLAGS)
 
 demo: test-binaries build
-	@KUBEBUILDER_ASSETS=$(CURDIR)/$(K8S_BIN) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
+	@KUBEBUILDER_ASSETS=$(K8S_ASSETS) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
 
 clean:
 	rm -rf $(PLUGIN) dist
 
-# Everything the tests and the demo built: bin/ (the control plane, the
-# linter, the plugin) and the Helm 3 and 4 clients in the user cache
-# (Go's os.UserCacheDir: $$XDG_CACHE_HOME or ~/.cache on Linux,
-# ~/Library/Caches on macOS).
-TOOL_CACHE = $(shell $(GO) run ./hack/demo -tool-cache 2>/dev/null)
+# Everything the tests and the demo built: bin/ (the plugin, the logs) and
+# the tool cache (the control plane, golangci-lint, the Helm 3 and 4
+# clients), which every clone on the machine shares.
 distclean: clean
 	rm -rf $(BIN) .fixtures
 	@if [ -n "$(TOOL_CACHE)" ]; then echo "rm -rf $(TOOL_CACHE)"; rm -rf "$(TOOL_CACHE)"; fi

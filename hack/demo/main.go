@@ -41,18 +41,8 @@ func main() {
 	plugin := flag.String("plugin", "bin/kubectl-gitops_preflight", "path of the built plugin")
 	fixtureDir := flag.String("fixtures", "", "upstream fixtures folder: argo-cd/install.yaml, argo-rollouts/install.yaml and the gitops-runtime charts (default: $"+fixtures.EnvVar+", ../shared/fixtures/upstream, then the cache of `make fixtures`)")
 	logPath := flag.String("log", filepath.Join("bin", "demo.log"), "where the full output of the helm and kubectl commands goes, Helm's chart warnings included")
-	toolCache := flag.Bool("tool-cache", false, "print the folder the demo and the tests build Helm into, and exit (make distclean)")
 	story := flag.String("story", "all", "which story: install, upgrade, argocd, fleet or all (install, upgrade, argocd, then fleet)")
 	flag.Parse()
-	if *toolCache {
-		dir, err := testcluster.ToolCacheDir()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "demo:", err)
-			os.Exit(1)
-		}
-		fmt.Println(dir)
-		return
-	}
 	var err error
 	if *fixtureDir == "" {
 		*fixtureDir, err = fixtures.Dir("argo-cd/install.yaml", "argo-rollouts/install.yaml",

@@ -31,6 +31,7 @@ var allowedImports = map[string][]string{
 	"hack/fixtures":                {"internal/fixtures"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
+	"hack/toolcache":               {"internal/toolcache"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
 	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
 	"internal/apply":               {"internal/dryrun"},
@@ -40,6 +41,6 @@ var allowedImports = map[string][]string{
 	"internal/chart":               {"internal/plan"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
-	"internal/testcluster":         {"checks", "reporters"},
+	"internal/testcluster":         {"checks", "internal/toolcache", "reporters"},
 	"reporters":                    {"checks", "internal/redact"},
 }

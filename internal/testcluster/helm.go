@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/toolcache"
 )
 
 // HelmVersion is the Helm 3 client the end-to-end tests use: the Helm module
@@ -82,16 +84,9 @@ func buildHelm(module, version, envVar string) (string, error) {
 }
 
 // ToolCacheDir is where the tests and the demo keep the tools they build
-// (the Helm 3 and 4 clients): kubectl-gitops-preflight in the user cache
-// directory (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux,
-// ~/Library/Caches on macOS). `make distclean` removes it.
-func ToolCacheDir() (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(cache, "kubectl-gitops-preflight"), nil
-}
+// (the Helm 3 and 4 clients; make keeps the control plane and golangci-lint
+// there too): internal/toolcache.Dir. `make distclean` removes it.
+func ToolCacheDir() (string, error) { return toolcache.Dir() }
 
 func helmReports(path, version string) bool {
 	out, err := exec.Command(path, "version", "--short").Output()
