@@ -92,7 +92,7 @@ func streamCmd(args []string) error {
 
 func newStream(e2e bool, out, log, times io.Writer) *stream {
 	return &stream{e2e: e2e, out: out, log: log, times: times, held: map[string][]string{},
-		started: map[string]time.Time{}, pausedAt: map[string]time.Time{}, waited: map[string]time.Duration{}, slotWaited: map[string]time.Duration{}}
+		started: map[string]time.Time{}, pausedAt: map[string]time.Time{}, waited: map[string]time.Duration{}, slotWaited: map[string]time.Duration{}, slotRan: map[string]time.Duration{}}
 }
 
 // event is one line of cmd/test2json's output.
@@ -115,8 +115,8 @@ type stream struct {
 	// go test's parallel slot, how long it waited for one, and how long it
 	// then waited for the suite's slots (testcluster.Parallel, inside the
 	// test: go test's Elapsed counts it).
-	started, pausedAt  map[string]time.Time
-	waited, slotWaited map[string]time.Duration
+	started, pausedAt           map[string]time.Time
+	waited, slotWaited, slotRan map[string]time.Duration
 }
 
 // shown is what e2e mode prints of a test's output: a test's start (RUN)
@@ -128,6 +128,13 @@ var shown = regexp.MustCompile(`^(=== (RUN|CONT)|\s*--- (PASS|FAIL|SKIP)|ok |FAI
 // its slots (after go test's own pause and cont): that wait is not the
 // test's time either.
 var slotWait = regexp.MustCompile(`testcluster: waited (\S+) for \d+ of \d+ slots`)
+
+// slotRan is the line testcluster.Parallel logs when a test ends: how long
+// it held its slots, from admission to the end of its cleanups. When a test
+// logs it, that is its time (go test's Elapsed of a test with parallel
+// subtests leaves them out, and the event of its end can come later than
+// its end).
+var slotRan = regexp.MustCompile(`testcluster: ran (\S+) in \d+ of \d+ slots`)
 
 var logLine = regexp.MustCompile(`^\s+[a-z_0-9]+\.go:[0-9]+: `)
 
@@ -161,9 +168,16 @@ func (s *stream) handle(ev event) error {
 		if _, err := io.WriteString(s.log, ev.Output); err != nil {
 			return err
 		}
-		if m := slotWait.FindStringSubmatch(ev.Output); m != nil && ev.Test != "" && !strings.Contains(ev.Test, "/") {
-			if d, err := time.ParseDuration(m[1]); err == nil {
-				s.slotWaited[ev.Package+" "+ev.Test] += d
+		if ev.Test != "" && !strings.Contains(ev.Test, "/") {
+			if m := slotWait.FindStringSubmatch(ev.Output); m != nil {
+				if d, err := time.ParseDuration(m[1]); err == nil {
+					s.slotWaited[ev.Package+" "+ev.Test] += d
+				}
+			}
+			if m := slotRan.FindStringSubmatch(ev.Output); m != nil {
+				if d, err := time.ParseDuration(m[1]); err == nil {
+					s.slotRan[ev.Package+" "+ev.Test] = d
+				}
 			}
 		}
 		return s.show(ev)
@@ -224,7 +238,11 @@ func (s *stream) ran(ev event) time.Duration {
 		delete(s.waited, key)
 		delete(s.pausedAt, key)
 		delete(s.slotWaited, key)
+		delete(s.slotRan, key)
 	}()
+	if d, ok := s.slotRan[key]; ok {
+		return d
+	}
 	elapsed := time.Duration(ev.Elapsed*float64(time.Second)) - s.slotWaited[key]
 	if !ok || start.IsZero() || ev.Time.IsZero() {
 		return elapsed

@@ -190,4 +190,12 @@ func TestSlotWaitIsNotTheTestsTime(t *testing.T) {
 	if want := "e2e\tTestLong\t30.00\tpass\n"; times != want {
 		t.Errorf("times %q, want %q (95 s less 5 s paused and 60 s waiting for slots)", times, want)
 	}
+	// With the line of its end (the suite's slots released after its
+	// cleanups), that is its time, whenever go test reports its end.
+	input = strings.Replace(input, ev(95*time.Second, "pass", "TestLong", ""),
+		ev(93*time.Second, "output", "TestLong", "    x_test.go:3: testcluster: ran 28.3s in 1 of 4 slots\n")+ev(120*time.Second, "pass", "TestLong", ""), 1)
+	_, _, times = streamOf(t, []byte(input), true)
+	if want := "e2e\tTestLong\t28.30\tpass\n"; times != want {
+		t.Errorf("times %q, want %q (the time of its slots)", times, want)
+	}
 }

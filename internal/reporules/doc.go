@@ -8,7 +8,9 @@
 // field of plan.Install says how the run was invoked); one meaning per exit
 // number (exit numbers only in the command's exit table, no reporter
 // parsing a check's message); and every registered check complete (impact,
-// docs page, its own test file). The import test reads the import graph
+// docs page, its own test file); and every end-to-end test either in the
+// suite's parallel slots (testcluster.Parallel) or saying why it runs alone.
+// The import test reads the import graph
 // from `go list -json ./...` and names the file that adds an edge the table
 // does not allow; the others parse the Go files or reflect on the types.
 // Each rule has a test that plants a violation and finds it.

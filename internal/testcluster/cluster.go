@@ -186,6 +186,14 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 	if full {
 		configureFullAPIServer(env)
 	}
+	// etcd's data on tmpfs and no fsync: a test's cluster is thrown away
+	// with it, and its writes waited on the disk (on 2 cores the suite spent
+	// as long in I/O wait as it computed).
+	env.ControlPlane.Etcd = &envtest.Etcd{}
+	if shm := etcdOnTmpfs(env); shm != "" {
+		t.Cleanup(func() { _ = os.RemoveAll(shm) }) // after env.Stop, registered below
+	}
+	env.ControlPlane.Etcd.Configure().Set("unsafe-no-fsync", "true")
 	dir := t.TempDir()
 	var auditLog string
 	if audit {

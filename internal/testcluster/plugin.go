@@ -32,8 +32,9 @@ func Binary(t testing.TB) string {
 			return "", err
 		}
 		path := filepath.Join(dir, "kubectl-gitops_preflight")
-		cmd := exec.Command("go", "build", "-o", path, "./cmd/kubectl-gitops_preflight")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", path, "./cmd/kubectl-gitops_preflight")
 		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build and make dist build it
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", errors.New("go build: " + err.Error() + "\n" + string(out))
 		}

@@ -57,11 +57,7 @@ func StartBareLive(opts BareOptions) (*Live, error) {
 	env.ControlPlane.APIServer = &envtest.APIServer{}
 	l := &Live{Env: env, Dir: dir}
 	if opts.EtcdOnTmpfs {
-		// envtest leaves a DataDir it was given in place; Stop removes it.
-		if shm, err := os.MkdirTemp("/dev/shm", "gitops-preflight-etcd-"); err == nil {
-			env.ControlPlane.Etcd.DataDir = shm
-			l.etcdDir = shm
-		}
+		l.etcdDir = etcdOnTmpfs(env)
 	}
 	etcd := env.ControlPlane.Etcd.Configure()
 	for k, v := range opts.EtcdFlags {
@@ -81,6 +77,19 @@ func StartBareLive(opts BareOptions) (*Live, error) {
 	}
 	l.Kube = kubernetes.NewForConfigOrDie(l.Admin)
 	return l, nil
+}
+
+// etcdOnTmpfs gives env's etcd (env.ControlPlane.Etcd, set) a data
+// directory under /dev/shm when it is writable and returns it ("" when it is
+// not, and envtest's temporary directory on disk serves). envtest leaves a
+// DataDir it was given in place: the caller removes it after stopping.
+func etcdOnTmpfs(env *envtest.Environment) string {
+	shm, err := os.MkdirTemp("/dev/shm", "gitops-preflight-etcd-")
+	if err != nil {
+		return ""
+	}
+	env.ControlPlane.Etcd.DataDir = shm
+	return shm
 }
 
 func orDefault(d, def time.Duration) time.Duration {

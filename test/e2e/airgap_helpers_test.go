@@ -406,7 +406,7 @@ func helmTemplate(t *testing.T, ns, values string, extra ...string) string {
 	t.Helper()
 	home := t.TempDir()
 	cmd := exec.Command(tc.HelmBinary(t), append([]string{"template", "cf-gitops-runtime", fixtureChart(t), "-n", ns, "-f", values}, extra...)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "HELM_CACHE_HOME=" + home + "/cache", "HELM_CONFIG_HOME=" + home + "/config", "HELM_DATA_HOME=" + home + "/data"}
+	cmd.Env = helmClientEnv(home)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -26,6 +26,7 @@ const airgapMirror = "registry.airgap.example"
 // proxy and live NetworkPolicies and DNS Services; each step says what
 // decides it.
 func TestAirGappedAndProxiedClusters(t *testing.T) {
+	tc.Parallel(t, tc.Long)
 	start := time.Now()
 	c := tc.Start(t)
 	for _, n := range []string{"airgap-1", "airgap-2"} {

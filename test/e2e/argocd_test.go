@@ -37,6 +37,7 @@ import (
 // OutOfSync with objects that require pruning, a stale release record,
 // Degraded, a failed apply and a failed PreSync hook.
 func TestArgoCDManagedRuntime(t *testing.T) {
+	tc.Parallel(t, tc.Long)
 	c := tc.Start(t)
 	for _, n := range []string{"worker-1", "worker-2"} {
 		c.AddNode(t, tc.NodeSpec{Name: n, CPU: "8", Memory: "16Gi"})
@@ -192,7 +193,9 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 // the hook's range decides the real helm upgrade.
 func hookRangeFails(t *testing.T, chart, values, version string) bool {
 	t.Helper()
-	out, err := exec.Command(tc.HelmBinary(t), "template", "r", chart, "-f", values, "--show-only", "templates/hooks/pre-install/validate-values.yaml").Output()
+	cmd := exec.Command(tc.HelmBinary(t), "template", "r", chart, "-f", values, "--show-only", "templates/hooks/pre-install/validate-values.yaml")
+	cmd.Env = helmClientEnv(t.TempDir())
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, out)
 	}
@@ -241,6 +244,7 @@ func renamedRegistryChart(t *testing.T) string {
 // that the target ignores global.imageRegistry and that the pods pull from
 // quay.io instead: after helm upgrade the images read back say so.
 func TestUpgradeHookRangeAndRenamedKey(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	c.AddNode(t, tc.NodeSpec{Name: "worker-1", CPU: "8", Memory: "16Gi"})
 	const ns = "argocd"

@@ -28,6 +28,7 @@ import (
 // the event, masked; the replay of the checks equals the live
 // run; no planted credential is in any byte of the bundle.
 func TestBundlePostKeepsTheHookJob(t *testing.T) {
+	testcluster.Parallel(t)
 	// Bare: the Job and its pod are written by hand, in the state the Job
 	// controller leaves a failed hook, and no controller changes them.
 	c := testcluster.StartBare(t)
@@ -113,6 +114,7 @@ func TestBundlePostKeepsTheHookJob(t *testing.T) {
 // them, masked, each under its own pod; neither planted value is in any byte
 // of the bundle or of the output; the replay of the checks equals the live run.
 func TestBundlePostKeepsTheHookLog(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "worker-1", CPU: "4", Memory: "8Gi"})
 	const ns = "codefresh"
@@ -249,6 +251,7 @@ func failedHookJob(t *testing.T, c *testcluster.Cluster, ns, name string) string
 // TestBundleOfANewerFormat: a bundle whose manifest says a format newer than
 // the plugin reads is refused in one line, exit 2.
 func TestBundleOfANewerFormat(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.StartBare(t)
 	file := filepath.Join(t.TempDir(), "run.tgz")
 	c.RunJSON(t, nil, "--only=kubernetes-version", "--bundle", file)

@@ -21,6 +21,7 @@ var notRecordedRequest = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /\S+`
 // code; the values' token is in no byte of the bundle; --bundle with --fix,
 // and a bundle damaged, are one line and exit 2.
 func TestBundleReplayPreInstall(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.StartBare(t)
 	v := runtimeValues(t, "")
 	file := filepath.Join(t.TempDir(), "run.tgz")
@@ -93,6 +94,7 @@ const plantedValues = `extraCredentials:
 // --upgrade run to 0.30.0 written with --bundle replays to the same JSON
 // report and exit code, and no planted credential is in the bundle.
 func TestBundleReplayUpgrade(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	v := runtimeValues(t, plantedValues)
 	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.27"), v)

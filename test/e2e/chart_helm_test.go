@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
 )
@@ -57,14 +59,26 @@ func objectNamed(doc reporters.CheckDocument, kind, name string) bool {
 	return false
 }
 
-// clusterScopedVersions returns the resourceVersions of the ClusterRoles,
-// ClusterRoleBindings and CRDs carrying release rel's ownership annotation.
-func ownedVersions(t *testing.T, c *tc.Cluster, rel string) map[string]string {
+// ownedState returns, for each ClusterRole and CRD carrying release rel's
+// ownership annotation, what a --fix of it would change: its generation,
+// labels and annotations, and whether the plugin's field manager
+// (checks.FieldManager) owns a field of it. Not its resourceVersion: the API
+// server's own controllers write a new CRD's status (NamesAccepted,
+// Established) and aggregate ClusterRoles' rules when they come to it,
+// which on a loaded machine is after the test read them.
+func ownedState(t *testing.T, c *tc.Cluster, rel string) map[string]string {
 	t.Helper()
+	state := func(m metav1.ObjectMeta) string {
+		fixed := false
+		for _, f := range m.ManagedFields {
+			fixed = fixed || f.Manager == checks.FieldManager
+		}
+		return fmt.Sprintf("generation %d, labels %v, annotations %v, fields of %s: %v", m.Generation, m.Labels, m.Annotations, checks.FieldManager, fixed)
+	}
 	out := map[string]string{}
 	for name, m := range crdVersions(t, c) {
 		if m.Annotations["meta.helm.sh/release-name"] == rel {
-			out["crd/"+name] = m.ResourceVersion
+			out["crd/"+name] = state(m.ObjectMeta)
 		}
 	}
 	kube := kubernetes.NewForConfigOrDie(c.Admin)
@@ -74,7 +88,7 @@ func ownedVersions(t *testing.T, c *tc.Cluster, rel string) map[string]string {
 	}
 	for _, r := range crs.Items {
 		if r.Annotations["meta.helm.sh/release-name"] == rel {
-			out["clusterrole/"+r.Name] = r.ResourceVersion
+			out["clusterrole/"+r.Name] = state(r.ObjectMeta)
 		}
 	}
 	return out
@@ -88,7 +102,8 @@ func ownedVersions(t *testing.T, c *tc.Cluster, rel string) map[string]string {
 //     installs release rel1 in ns1;
 //  3. a second runtime (rel2 in ns2) beside the deployed rel1: the plugin
 //     fails, --fix refuses every object of rel1 and changes none of them
-//     (resourceVersions equal), exit 1; Helm fails;
+//     (their generation, labels and annotations equal, no field of the
+//     plugin's field manager), exit 1; Helm fails;
 //  4. rel1 uninstalled, its kept CRDs left: the plugin fails for rel2 (owner
 //     gone), --fix adopts, Helm installs rel2.
 //
@@ -153,7 +168,7 @@ func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string)
 	}
 
 	// 3. A second runtime beside the deployed one.
-	before := ownedVersions(t, c, "rel1")
+	before := ownedState(t, c, "rel1")
 	if len(before) < 10 {
 		t.Fatalf("release rel1 owns only %d cluster-scoped objects: %v", len(before), before)
 	}
@@ -168,10 +183,10 @@ func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string)
 	if !strings.Contains(res.Stdout, "refused") || !strings.Contains(res.Stdout, "deployed release rel1") {
 		t.Errorf("fix does not refuse the objects of rel1:\n%s", res.Stdout)
 	}
-	after := ownedVersions(t, c, "rel1")
+	after := ownedState(t, c, "rel1")
 	for k, v := range before {
 		if after[k] != v {
-			t.Errorf("--fix changed %s of the deployed release (resourceVersion %s → %q)", k, v, after[k])
+			t.Errorf("--fix changed %s of the deployed release:\n before: %s\n after:  %s", k, v, after[k])
 		}
 	}
 
@@ -179,7 +194,7 @@ func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string)
 	if out, code := helmCmd(t, c, helm, "uninstall", "rel1", "-n", "ns1", "--no-hooks"); code != 0 {
 		t.Fatalf("helm uninstall: %s", out)
 	}
-	kept := ownedVersions(t, c, "rel1")
+	kept := ownedState(t, c, "rel1")
 	if len(kept) == 0 {
 		t.Fatal("no object of rel1 kept after uninstall: the scenario needs the chart's kept CRDs")
 	}
@@ -208,11 +223,13 @@ func dryRunHelm(t *testing.T, c *tc.Cluster, helm, rel, ns, values string) bool 
 }
 
 func TestChartOwnershipAgreesWithHelm3(t *testing.T) {
+	tc.Parallel(t, tc.Long)
 	ownershipChain(t, tc.HelmBinary(t), "3")
 }
 
 // Helm 4 installs with server-side apply; its ownership rule is the same.
 func TestChartOwnershipAgreesWithHelm4(t *testing.T) {
+	tc.Parallel(t, tc.Long)
 	ownershipChain(t, tc.Helm4Binary(t), "4", "--force-conflicts", "--replace")
 }
 
@@ -225,6 +242,7 @@ func TestChartOwnershipAgreesWithHelm4(t *testing.T) {
 //     CRDs out of its dry runs), Helm fails; after --fix --yes the
 //     plugin passes, the Rollouts CRDs are untouched, and Helm installs.
 func TestChartArgoAndGatewayAgreeWithHelm(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	helm := tc.HelmBinary(t)
 
@@ -297,6 +315,7 @@ func TestChartArgoAndGatewayAgreeWithHelm(t *testing.T) {
 // the chart accepts and refuses: the verdicts must agree, and on a refusal
 // the plugin's message must be Helm's (the chart's own words).
 func TestChartRendersAgreesWithHelmTemplate(t *testing.T) {
+	tc.Parallel(t, tc.Long)
 	c := tc.Start(t)
 	helm := tc.HelmBinary(t)
 

@@ -61,6 +61,7 @@ func createArgoCDServer(t *testing.T, c *tc.Cluster, ns, image string) {
 // verdicts flip with the chart, each message naming the chart version the
 // range came from; --argocd-version-range replaces the range and says so.
 func TestArgoCDVersionFollowsTheChart(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	c.CreateNamespace(t, "argocd")
 	createArgoCDServer(t, c, "argocd", "quay.io/argoproj/argocd:v3.1.8")
@@ -109,6 +110,7 @@ func TestArgoCDVersionFollowsTheChart(t *testing.T) {
 // installs (server-side dry run): Helm does not enforce a subchart's
 // kubeVersion. With Argo CD disabled the rule is not the install's.
 func TestSubchartKubeVersionAgreesWithHelm(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	kc := c.Proxy(t, tc.FakeVersion("v1.24.17", "1", "24"))
 	values := chartValues(t, renderingValues)
@@ -140,6 +142,7 @@ func TestSubchartKubeVersionAgreesWithHelm(t *testing.T) {
 // naming the chart (exit 0; 1 with --fail-on warn), the token never printed;
 // with a secretKeyRef and the hooks on, both pass.
 func TestValidationHooksAndPlainToken(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	const token = "plain-e2e-token-7c1d"
 	plain := chartValues(t, `global:
@@ -191,6 +194,7 @@ func TestValidationHooksAndPlainToken(t *testing.T) {
 // Helm installs; cluster-wide (the chart's defaults), the plugin fails naming
 // the rule and Helm fails.
 func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
+	tc.Parallel(t, tc.Long)
 	c := tc.Start(t)
 	helm := tc.HelmBinary(t)
 	dir := fixtureChart(t)
@@ -231,6 +235,7 @@ func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
 // answering it warns, naming both outcomes. The token is sent to the stub
 // and never printed; deleted, the check passes.
 func TestLeftoverRuntimeToken(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	c.CreateNamespace(t, "cf")
 	const token = "leftover-e2e-token-3b2a"
@@ -330,6 +335,7 @@ func (p *platformAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // does for each case; the verdict quotes the hook's error, a timeout is a
 // skip, and the token reaches the stub but never the output.
 func TestPlatformUserTokenAgainstAStub(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	const token = "platform-e2e-token-8d7e"
 	values := chartValues(t, `global:
@@ -386,6 +392,7 @@ func TestPlatformUserTokenAgainstAStub(t *testing.T) {
 // cluster does not meet: the plugin fails kubernetes-version (install-fails)
 // and real Helm refuses the install; met, both go ahead.
 func TestChartKubeVersionAgreesWithHelm(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	helm := tc.HelmBinary(t)
 	dir := filepath.Join(t.TempDir(), "gitops-runtime")

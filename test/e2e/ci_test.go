@@ -31,6 +31,7 @@ const gateSA = "system:serviceaccount:codefresh:gitops-preflight"
 //     subjectaccessreviews; "dry-run" grants the dry-run verbs and the
 //     impersonation the installer's dry runs need, which "review" lacks.
 func TestCIOutputsAndAccessTiers(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.StartBare(t)
 	c.CreateNamespace(t, "codefresh")
 	dir := t.TempDir()

@@ -17,6 +17,7 @@ import (
 // testcluster.Start the controllers, the scheduler and kwok do what a cluster
 // does, and the fault stages fail pods the way real ones fail.
 func TestClusterBehaves(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "n1", CPU: "2", Memory: "4Gi"})
 	n, err := c.Kube.CoreV1().Nodes().Get(bg, "n1", metav1.GetOptions{})
@@ -101,6 +102,7 @@ func jobCondition(j *batchv1.Job, typ batchv1.JobConditionType) bool {
 // tailLines applies; a container ServeLogs did not name has none; the node
 // kwok manages has InternalIP 127.0.0.1 and kwok's port as kubelet port.
 func TestServeLogs(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "worker-1", CPU: "4", Memory: "8Gi"})
 	const ns = "logs"

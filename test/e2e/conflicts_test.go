@@ -32,6 +32,7 @@ func adopted(m metav1.PartialObjectMetadata, release, ns string) bool {
 // the real Argo CD, Argo Rollouts, SealedSecrets and Traefik manifests, on one
 // control plane, step by step.
 func TestConflictChecksAndFix(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	only := []string{"--only", conflictChecks}
 
@@ -194,6 +195,7 @@ func TestConflictChecksAndFix(t *testing.T) {
 // Helm's own storage driver), its codefresh-cm ConfigMap and its
 // cap-app-proxy Deployment.
 func TestExistingRuntime(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	ctx := context.Background()
 	c.CreateNamespace(t, "codefresh")

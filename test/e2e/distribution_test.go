@@ -21,16 +21,20 @@ const versionPkg = "github.com/gitops-preflight/kubectl-gitops-preflight/interna
 // kubectl_complete-gitops_preflight helper from the repository root.
 // No control plane: neither command reads the cluster.
 func TestKubectlPlugin(t *testing.T) {
+	testcluster.Parallel(t)
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		t.Fatal("kubectl is not on PATH; the kubectl plugin test needs the real kubectl")
 	}
 	root := testcluster.RepoRoot(t)
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-ldflags",
+	// Built as make build and make dist build it (static, -trimpath), so
+	// that the Go build cache already holds every package.
+	build := exec.Command("go", "build", "-trimpath", "-ldflags",
 		"-X "+versionPkg+".Version=v9.8.7-e2e -X "+versionPkg+".Commit=abc1234 -X "+versionPkg+".Date=2026-01-02T03:04:05Z",
 		"-o", filepath.Join(dir, "kubectl-gitops_preflight"), "./cmd/kubectl-gitops_preflight")
 	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -80,6 +84,7 @@ func TestKubectlPlugin(t *testing.T) {
 // HELM_NAMESPACE and KUBECONFIG), that explicit plugin flags win, that Helm
 // passes the exit code through, and that HELM_BIN feeds helm-version.
 func TestHelmPlugin(t *testing.T) {
+	testcluster.Parallel(t)
 	helm := testcluster.HelmBinary(t)
 	root := testcluster.RepoRoot(t)
 	c := testcluster.Start(t)

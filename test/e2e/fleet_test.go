@@ -83,6 +83,7 @@ func fleetJSON(t *testing.T, res tc.Result) reporters.FleetDocument {
 // own server, and the API servers' audit logs show that each was sent
 // requests only with its own context's user, and only when selected.
 func TestFleet(t *testing.T) {
+	tc.Parallel(t)
 	// The three start at once: about the time of one.
 	started := tc.StartBareAuditedN(t, 3)
 	empty, nodes, small := started[0], started[1], started[2]

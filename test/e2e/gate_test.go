@@ -49,6 +49,7 @@ const gateNS = "codefresh"
 // termination message is the file --termination-log wrote in that run (a
 // kubelet would read it from the container).
 func TestGate(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "node-1", CPU: "8", Memory: "32Gi"})
 	if _, err := c.Kube.CoreV1().Namespaces().Create(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: gateNS,

@@ -20,6 +20,7 @@ import (
 // HELM_PLUGINS points elsewhere, so that a Helm run with that HELM_PLUGINS
 // does not list it (the README says so).
 func TestHelm4Plugin(t *testing.T) {
+	testcluster.Parallel(t)
 	helm := testcluster.Helm4Binary(t)
 	root := testcluster.RepoRoot(t)
 	c := testcluster.Start(t)
@@ -143,6 +144,7 @@ func TestHelm4Plugin(t *testing.T) {
 // (v<x.y>, no patch). The real Helm 3 and 4 clients are TestHelmPlugin's and
 // TestHelm4Plugin's; these are the forms those builds do not print.
 func TestHelmVersionForms(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	for out, want := range map[string]string{
 		"v4.3":             "pass",

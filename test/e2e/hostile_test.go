@@ -156,6 +156,9 @@ func wantGone(t *testing.T, pidFile string) {
 }
 
 // TestHostileInputsWithoutCluster: the cases that need no API server.
+//
+// Runs alone: it bounds the plugin's time on each input (--timeout plus a
+// few seconds) and its peak RSS, measured on a machine no other test loads.
 func TestHostileInputsWithoutCluster(t *testing.T) {
 	const server = "https://127.0.0.1:1" // refused at once
 
@@ -300,6 +303,9 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 }
 
 // TestHostileCluster: the cases against the real API server.
+//
+// Runs alone: it bounds the time and peak RSS of runs that read 760 MB
+// answers, measured on a machine no other test loads.
 func TestHostileCluster(t *testing.T) {
 	c := tc.Start(t)
 	c.CreateNamespace(t, "codefresh")

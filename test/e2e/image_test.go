@@ -25,6 +25,7 @@ import (
 // (make dist builds both static, CGO_ENABLED=0, for linux/amd64 and
 // linux/arm64; here they are the binaries the other tests run.)
 func TestImage(t *testing.T) {
+	testcluster.Parallel(t)
 	spec := image.Spec{
 		Platform: v1.Platform{OS: "linux", Architecture: runtime.GOARCH},
 		Plugin:   testcluster.Binary(t), Helm: testcluster.HelmBinary(t), CACerts: caBundle(t),

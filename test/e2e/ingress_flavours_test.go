@@ -9,6 +9,7 @@ import (
 // NGINX by F5 (nginx.org, with its CRDs), Traefik and the AWS Load Balancer
 // Controller in one cluster (their IngressClasses are nginx, traefik, alb).
 func TestIngressFlavours(t *testing.T) {
+	testcluster.Parallel(t)
 	// The controllers come up for real once a node joins; only their
 	// Services' load balancer addresses are written by the test
 	// (setLoadBalancer: no cloud controller runs here).

@@ -65,6 +65,7 @@ func setIngressAddress(t *testing.T, c *testcluster.Cluster, ns, name string, ip
 // served by the istio-ingressgateway, with an Istio Gateway and the
 // documented VirtualService, before and after install.
 func TestIstioIngressClass(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	root := testcluster.RepoRoot(t)
 	for _, f := range []string{"gateway-crd.yaml", "virtualservice-crd.yaml"} {
@@ -139,6 +140,7 @@ spec:
 // TestAmbassadorIngress: Ambassador / Emissary-ingress
 // (getambassador.io/ingress-controller), found by its image.
 func TestAmbassadorIngress(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	controllerWorkload(t, c, "ambassador", "getambassador.io/ingress-controller", "ambassador", "ambassador",
 		"docker.io/emissaryingress/emissary:3.9.1", nil, map[string]string{"app.kubernetes.io/name": "emissary-ingress"})
@@ -181,6 +183,7 @@ func TestAmbassadorIngress(t *testing.T) {
 // without spec.reportIngressStatus.enable; the operator's resource decides,
 // whatever the Deployment's args.
 func TestNginxIngressOperator(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
 	c.Kubectl(t, "apply", "--server-side", "-f", filepath.Join(testcluster.RepoRoot(t), "testdata", "nginx-ingress-operator", "nginxingresscontroller-crd.yaml"))

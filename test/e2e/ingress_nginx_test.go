@@ -12,6 +12,7 @@ import (
 // controller, external address, TCP annotations, report-status, and TLS /
 // reachability of the host through --connect-to to local HTTPS servers.
 func TestIngressNginxCommunity(t *testing.T) {
+	testcluster.Parallel(t)
 	// The controller comes up for real once a node joins; only the Service's
 	// load balancer address is written by the test (setLoadBalancer: no cloud
 	// controller runs here).
@@ -74,6 +75,7 @@ func TestIngressNginxCommunity(t *testing.T) {
 // and the bare-metal manifest (a NodePort Service, which never gets an
 // external address): class, controller, external address and TCP.
 func TestIngressNginxCloudAndBaremetal(t *testing.T) {
+	testcluster.Parallel(t)
 	only := []string{"--access-mode", "ingress", "--ingress-host", "runtime.example.test", "--skip-ingress-validation",
 		"--only", "ingress-class,ingress-controller,ingress-external-address,ingress-tcp,ingress-report-status"}
 

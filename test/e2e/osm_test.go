@@ -24,6 +24,7 @@ import (
 //     warns before install and fails with --post; the hint's YAML, applied as
 //     it is, makes both pass.
 func TestOSMIngress(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "node", CPU: "4", Memory: "16Gi"})
 	applyUpstream(t, c, "ingress-nginx/cloud.yaml")

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -52,6 +51,7 @@ func onlyWarn(t *testing.T, doc reporters.Document, warn ...string) {
 // rollout of cap-app-proxy that crash-loops is reported with its waiting
 // reason and restarts.
 func TestRuntimeChartHealthyThenCrashLoop(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "worker-1", CPU: "4", Memory: "8Gi"})
 	c.AddNode(t, testcluster.NodeSpec{Name: "worker-2", CPU: "4", Memory: "8Gi"})
@@ -117,6 +117,7 @@ var validateValuesLog = []string{
 // too small for the runtime (pods Pending with the scheduler's reasons), then
 // `--post --wait` passing once a node with room joins.
 func TestRuntimeChartBroken(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "small-1", CPU: "1", Memory: "1Gi"})
 	// Too small: runtime-schedulable fails before the install, naming pods
@@ -235,9 +236,10 @@ func pendingPods(t *testing.T, c *testcluster.Cluster) []string {
 // pods against what real Helm renders from the chart 0.30.0 with the same
 // values: the same workloads, replicas, effective requests and nodeSelectors.
 func TestRuntimePodsMatchChart(t *testing.T) {
+	testcluster.Parallel(t)
 	cmd := exec.Command(testcluster.HelmBinary(t), "template", runtimeRelease, upstream(t, "gitops-runtime/chart/gitops-runtime"),
 		"-n", runtimeNS, "-f", runtimeValues(t, ""))
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir())
+	cmd.Env = helmClientEnv(t.TempDir())
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
@@ -276,6 +278,7 @@ func TestRuntimePodsMatchChart(t *testing.T) {
 // Unknown and the pods there not ready. runtime-workloads says so rather than
 // "Running".
 func TestRuntimeWorkloadsSilentNode(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.AddNode(t, testcluster.NodeSpec{Name: "n1", CPU: "4", Memory: "8Gi"})
 	c.CreateNamespace(t, runtimeNS)

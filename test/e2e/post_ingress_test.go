@@ -18,6 +18,7 @@ import (
 // TestPostIngress covers runtime-ingress-status (with --wait), nginx-tls-secret
 // on the real NGINX by F5 IngressClass, and alb-dns-alias.
 func TestPostIngress(t *testing.T) {
+	testcluster.Parallel(t)
 	// Bare: an Ingress's status.loadBalancer is written by an ingress
 	// controller, which does not run here; the test writes it.
 	c := testcluster.StartBare(t)

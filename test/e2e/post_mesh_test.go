@@ -16,6 +16,7 @@ import (
 // inferred from codefresh-cm, then given by flag) and rollouts-controllers
 // with the upstream Argo Rollouts install beside the runtime's own.
 func TestPostMeshAndRollouts(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	const ns = "codefresh"
 	c.CreateNamespace(t, ns)

@@ -18,6 +18,7 @@ import (
 // runtime-workloads from a missing runtime, through a failed install with
 // broken pods and a failed validation hook, to a healthy runtime.
 func TestPostRuntime(t *testing.T) {
+	testcluster.Parallel(t)
 	// Bare: this scene holds many failure states at once, written by hand, as a
 	// regression test of the messages (the failed-release history, a hook Job
 	// whose pod log cannot be read, CreateContainerConfigError). The same

@@ -25,6 +25,7 @@ import (
 // values and Kubernetes version: the same documents, byte for byte, over
 // the chart's own CI values files layered on a minimal values file.
 func TestRenderIsHelmTemplate(t *testing.T) {
+	tc.Parallel(t)
 	helm := tc.HelmBinary(t)
 	dir := fixtureChart(t)
 	home := t.TempDir()

@@ -16,6 +16,9 @@ import (
 // reports `error` statuses with a reason (exit 1), never hangs; a 429 with
 // Retry-After is retried by client-go and the check passes. One control
 // plane; each subtest has its own proxy.
+//
+// Runs alone: it bounds each run by --timeout plus a few seconds, measured
+// on a machine no other test loads.
 func TestSlowOrFailingAPIServer(t *testing.T) {
 	c := tc.Start(t)
 	c.AddNode(t, tc.NodeSpec{Name: "node-a", CPU: "4", Memory: "16Gi"})

@@ -20,6 +20,7 @@ import (
 // cluster-level checks judge, asserting each check's JSON status and the exit
 // code through the built binary.
 func TestSpineChecks(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	ctx := context.Background()
 	helm := fakeHelm(t, "v3.14.2+gc309b6f")
@@ -184,6 +185,10 @@ func TestSpineChecks(t *testing.T) {
 
 // TestUnreachable: a refused connection and a server that never answers both
 // exit 3, within --request-timeout plus a few seconds.
+//
+// Runs alone: that bound is measured on a machine no other test loads, and
+// the refused address is a port it closed, which no control plane starting
+// beside it may take meanwhile.
 func TestUnreachable(t *testing.T) {
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -236,6 +241,7 @@ func TestUnreachable(t *testing.T) {
 
 // TestUsageErrors: bad input exits 2 with a one-line error, before any request.
 func TestUsageErrors(t *testing.T) {
+	tc.Parallel(t)
 	tests := []struct {
 		args    []string
 		wantErr string
@@ -271,6 +277,7 @@ func TestUsageErrors(t *testing.T) {
 // TestListChecks: the catalogue as a table (ID, mode, category, docs link),
 // wide (with the title, no trailing blanks) and JSON, without a cluster.
 func TestListChecks(t *testing.T) {
+	tc.Parallel(t)
 	res := tc.Run(t, nil, "--list-checks", "-o", "json")
 	wantCode(t, res, 0)
 	var list []struct{ ID, Category, Mode, Title, Docs string }

@@ -94,6 +94,8 @@ func (b *breakingWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter 
 // --request-timeout (plus the process's own start and the other checks),
 // the checks that need that list end error naming the resource, and the
 // others still report.
+//
+// Runs alone: that bound is measured on a machine no other test loads.
 func TestStreamedListCut(t *testing.T) {
 	c := tc.Start(t)
 	c.AddNode(t, tc.NodeSpec{Name: "node-a", CPU: "4", Memory: "16Gi"})

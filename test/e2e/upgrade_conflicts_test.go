@@ -33,11 +33,15 @@ const upgradeClusterChecks = "existing-runtime,argo-components,sealed-secrets,ru
 // `helm upgrade` succeeds, and the scheduler leaves exactly those pods
 // Pending. The plugin's runs are recorded and replayed (the replay must
 // agree).
-func TestUpgradeClusterAndConflicts(t *testing.T) { upgradeClusterAndConflicts(t, tc.HelmBinary(t)) }
+func TestUpgradeClusterAndConflicts(t *testing.T) {
+	tc.Parallel(t)
+	upgradeClusterAndConflicts(t, tc.HelmBinary(t))
+}
 
 // TestUpgradeClusterAndConflictsHelm4 is TestUpgradeClusterAndConflicts with
 // Helm 4 installing and upgrading the release.
 func TestUpgradeClusterAndConflictsHelm4(t *testing.T) {
+	tc.Parallel(t)
 	upgradeClusterAndConflicts(t, tc.Helm4Binary(t))
 }
 

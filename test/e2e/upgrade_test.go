@@ -67,9 +67,15 @@ func editRelease(t *testing.T, c *tc.Cluster, edit func(r *rspb.Release)) {
 // latest revision left pending-upgrade, and a deployed manifest with an API
 // version the cluster does not serve, are refused by both; no values flag
 // reuses the previous values.
-func TestUpgradeAgreesWithHelm3(t *testing.T) { upgradeAgrees(t, tc.HelmBinary(t), "3") }
+func TestUpgradeAgreesWithHelm3(t *testing.T) {
+	tc.Parallel(t, tc.Long)
+	upgradeAgrees(t, tc.HelmBinary(t), "3")
+}
 
-func TestUpgradeAgreesWithHelm4(t *testing.T) { upgradeAgrees(t, tc.Helm4Binary(t), "4") }
+func TestUpgradeAgreesWithHelm4(t *testing.T) {
+	tc.Parallel(t, tc.Long)
+	upgradeAgrees(t, tc.Helm4Binary(t), "4")
+}
 
 func upgradeAgrees(t *testing.T, helmBin, major string) {
 	c := tc.Start(t)
@@ -186,6 +192,7 @@ func upgradeAgrees(t *testing.T, helmBin, major string) {
 // 0.27 with gitops-operator.crds.install=false and a live Product: the
 // plugin counts it (data-loss), Helm upgrades, the Product is gone.
 func TestUpgradeRemovesControllersAndData(t *testing.T) {
+	tc.Parallel(t, tc.Long)
 	c := tc.Start(t)
 	helmBin := tc.HelmBinary(t)
 	v := runtimeValues(t, "")
@@ -315,6 +322,7 @@ func createCustom(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionRe
 // 0.26 fixture with its version edited in a temporary copy) is told to go
 // through 0.26 before 0.27 and before 0.30; 0.26 itself is a valid step.
 func TestUpgradePathGoesThrough026(t *testing.T) {
+	tc.Parallel(t)
 	c := tc.Start(t)
 	old := filepath.Join(t.TempDir(), "gitops-runtime")
 	if err := os.CopyFS(old, os.DirFS(chartLine(t, "chart-0.26"))); err != nil {
@@ -351,9 +359,15 @@ func TestUpgradePathGoesThrough026(t *testing.T) {
 // refused by the API server, predicted by upgrade-apply and met by Helm; with
 // Helm 4 (server-side apply) a field another manager owns is a conflict for
 // both, and Helm 3's merge patch goes through.
-func TestUpgradeApplyAgreesWithHelm3(t *testing.T) { upgradeApplyAgrees(t, tc.HelmBinary(t), "3") }
+func TestUpgradeApplyAgreesWithHelm3(t *testing.T) {
+	tc.Parallel(t, tc.Long)
+	upgradeApplyAgrees(t, tc.HelmBinary(t), "3")
+}
 
-func TestUpgradeApplyAgreesWithHelm4(t *testing.T) { upgradeApplyAgrees(t, tc.Helm4Binary(t), "4") }
+func TestUpgradeApplyAgreesWithHelm4(t *testing.T) {
+	tc.Parallel(t, tc.Long)
+	upgradeApplyAgrees(t, tc.Helm4Binary(t), "4")
+}
 
 func upgradeApplyAgrees(t *testing.T, helmBin, major string) {
 	c := tc.Start(t)

@@ -20,6 +20,7 @@ const plantedToken = "cfTOKEN-5f1e2d3c4b5a-DO-NOT-PRINT"
 // Values files and --set as input: each rule passing and failing, broken
 // input exits 2, and no secret value in any output format.
 func TestValuesInput(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.CreateNamespace(t, "codefresh")
 	dir := t.TempDir()
@@ -112,6 +113,7 @@ func TestValuesInput(t *testing.T) {
 // CD (argocd-server, argocd-version, argocd-admin-apikey) against local
 // servers and the upstream Argo CD manifest.
 func TestServiceMeshTunnelArgoCD(t *testing.T) {
+	testcluster.Parallel(t)
 	c := testcluster.Start(t)
 	c.CreateNamespace(t, "codefresh")
 

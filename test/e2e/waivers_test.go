@@ -16,6 +16,7 @@ import (
 // naming it and the failure counts again (exit 1); a malformed file is a
 // usage error before anything is checked (exit 2).
 func TestWaivers(t *testing.T) {
+	tc.Parallel(t)
 	// Only etcd and kube-apiserver: a cluster with no node at all is the
 	// state under test, and nothing needs to reconcile.
 	c := tc.StartBare(t)
