@@ -2,7 +2,7 @@
 #
 #   make demo           the stories on local clusters: install (report, --fix, helm install, --post), upgrade 0.26 → 0.30, a runtime Argo CD syncs (a commit judged), then fleet
 #                       (--all-contexts on two clusters, --bundle and replay; about two and a half minutes once built)
-#   make test           vet, lint, unit tests, fuzz targets and end-to-end tests, 6 at a time (builds the control plane on first use);
+#   make test           vet, lint, unit tests, fuzz targets and end-to-end tests, 4 at a time (builds the control plane on first use);
 #                       a line per phase, per end-to-end test and at least one a minute (full output: bin/unit.log, bin/e2e.log),
 #                       then a table of each phase's seconds and the ten slowest tests
 #   make lint           golangci-lint (pinned, built once per machine into the tool cache) with .golangci.yaml
@@ -170,7 +170,7 @@ unit: $(TESTREPORT)
 # (file.go:line: ..., with the test's name while tests run in parallel) and
 # the Helm builds; bin/e2e.log all of it. E2E_FLAGS adds go test flags
 # (E2E_FLAGS='-shuffle on -run TestGate').
-E2E_PARALLEL ?= 6
+E2E_PARALLEL ?= 4
 E2E_TIMEOUT  ?= 30m
 E2E_FLAGS    ?=
 e2e: test-binaries build $(TESTREPORT)

@@ -119,10 +119,11 @@ type stream struct {
 	waited, slotWaited, slotRan map[string]time.Duration
 }
 
-// shown is what e2e mode prints of a test's output: a test's start (RUN)
+// shown is what e2e mode prints of a test's output: the seed of -shuffle on
+// (-test.shuffle N: -shuffle N runs that order again), a test's start (RUN)
 // and, for a parallel one, when it got its slot (CONT), its end, and the
 // tests' log lines.
-var shown = regexp.MustCompile(`^(=== (RUN|CONT)|\s*--- (PASS|FAIL|SKIP)|ok |FAIL|PASS$|panic:|testcluster: )|[a-z_0-9]+\.go:[0-9]+: `)
+var shown = regexp.MustCompile(`^(-test\.shuffle |=== (RUN|CONT)|\s*--- (PASS|FAIL|SKIP)|ok |FAIL|PASS$|panic:|testcluster: )|[a-z_0-9]+\.go:[0-9]+: `)
 
 // slotWait is the line testcluster.Parallel logs when a test waited for
 // its slots (after go test's own pause and cont): that wait is not the

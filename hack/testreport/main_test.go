@@ -199,3 +199,12 @@ func TestSlotWaitIsNotTheTestsTime(t *testing.T) {
 		t.Errorf("times %q, want %q (the time of its slots)", times, want)
 	}
 }
+
+// The seed of -shuffle on reaches the terminal, so that a failing order can
+// be run again (-shuffle N).
+func TestShuffleSeedIsShown(t *testing.T) {
+	out, _, _ := streamOf(t, []byte(`{"Action":"output","Package":"e2e","Output":"-test.shuffle 1795937089499790896\n"}`+"\n"), true)
+	if out != "-test.shuffle 1795937089499790896\n" {
+		t.Errorf("terminal %q, want the seed line", out)
+	}
+}
