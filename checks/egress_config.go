@@ -149,7 +149,7 @@ func runEgressConfig(ctx context.Context, env *Env) (Result, error) {
 // returns the hint lines that set vars (NAME, value; empty values left
 // out) through each key.
 func proxyValues(ctx context.Context, env *Env, ri *renderedImages, pods []podEgress, unproxied []int, msgs [][]string, vars [][2]string) ([]string, error) {
-	keys, err := env.Chart.EnvKeys(ctx)
+	keys, failed, err := env.Chart.EnvKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -164,6 +164,10 @@ func proxyValues(ctx context.Context, env *Env, ri *renderedImages, pods []podEg
 	for _, i := range unproxied {
 		p := pods[i].Pod
 		ks := keys[p.Kind+"/"+p.Namespace+"/"+p.Name]
+		if len(ks) == 0 && len(failed) > 0 {
+			msgs[i][0] += fmt.Sprintf("; no value of chart %s found for this, and %s", p.Chart(ri.r.ChartName), couldNotTrace(failed))
+			continue
+		}
 		if len(ks) == 0 {
 			msgs[i][0] += fmt.Sprintf("; chart %s has no value for this", p.Chart(ri.r.ChartName))
 			hints = append(hints, fmt.Sprintf("chart %s has no value that gives %s an environment: route its egress through a transparent proxy, or allow it direct egress", p.Chart(ri.r.ChartName), p.Ref()))

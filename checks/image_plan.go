@@ -70,7 +70,7 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 		}
 		return r, nil
 	}
-	keys, err := env.Chart.ImageKeys(ctx, ri.pods, ri.refs)
+	keys, failed, err := env.Chart.ImageKeys(ctx, ri.pods, ri.refs)
 	if err != nil {
 		return Result{}, err
 	}
@@ -88,6 +88,7 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 	var elsewhere []string
 	seenRef := map[string]bool{}
 	hook := false // a hook pulls an image elsewhere
+	noValue, untraced := 0, 0
 	for i, ref := range ri.refs {
 		if chart.AtMirror(ref.Ref, mirror) {
 			continue
@@ -106,7 +107,11 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 		}
 		how := ""
 		switch {
+		case unmoved[i] && len(chart.FailuresIn(ref.Ref, failed)) > 0:
+			untraced++
+			how = fmt.Sprintf("no value of chart %s found for this, and %s", chartName, couldNotTrace(chart.FailuresIn(ref.Ref, failed)))
 		case unmoved[i]:
+			noValue++
 			how = fmt.Sprintf("chart %s has no value for this", chartName)
 		default:
 			var set []string
@@ -134,7 +139,10 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 			hint.WriteString("  " + k.SetFlag() + "\n")
 		}
 	}
-	if len(plan.Unmoved) > 0 {
+	if untraced > 0 {
+		hint.WriteString("the values that move some images could not be traced (Helm could not render the chart with them marked, or its objects did not decode): set them by hand, or mirror those images under their own names\n")
+	}
+	if noValue > 0 {
 		hint.WriteString("the chart has no value for some images: mirror them under their own names and have the nodes' container runtime redirect their registries to " + mirror + "\n")
 	}
 	what := "mirror list (copy each source_image to its target_image)"
@@ -186,6 +194,21 @@ func newInTarget(ctx context.Context, env *Env, refs []string) ([]string, string
 		return nil, fmt.Sprintf("; none new since revision %d", up.Current.Version), nil
 	}
 	return out, fmt.Sprintf("; %d new since revision %d: %s", len(out), up.Current.Version, strings.Join(out, ", ")), nil
+}
+
+// couldNotTrace words the keys whose provenance render failed
+// (chart.TraceFailure): "could not trace K1, K2 (Helm: <error of K1>)",
+// at most three keys named.
+func couldNotTrace(failed []chart.TraceFailure) string {
+	var names []string
+	for i, f := range failed {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("%d more", len(failed)-3))
+			break
+		}
+		names = append(names, f.SetPath())
+	}
+	return fmt.Sprintf("could not trace %s (Helm: %s)", strings.Join(names, ", "), failed[0].Err)
 }
 
 // deref returns *r, or the zero Result for nil.

@@ -1,8 +1,12 @@
 package checks
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 )
 
 func TestImagePlan(t *testing.T) {
@@ -96,4 +100,80 @@ spec:
 			t.Errorf("mirror list:\n%s\nwant:\n%s", csv, want)
 		}
 	})
+}
+
+// TestImagePlanOnEveryChartLine runs image-plan on the real chart lines of
+// the fixtures with global.imageRegistry as the mirror intent: every
+// image global.imageRegistry does not move is named with the values that
+// do (Helm renders the image at the mirror with them), none with "no
+// value" or "could not trace".
+func TestImagePlanOnEveryChartLine(t *testing.T) {
+	for _, line := range []string{"chart-0.26", "chart-0.27", "chart"} {
+		t.Run(line, func(t *testing.T) {
+			dir, err := fixtures.Path("gitops-runtime/" + line + "/gitops-runtime")
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := imageInputs(t, "global.imageRegistry=mirror.corp.example", "global.runtime.name=rt1",
+				"global.codefresh.accountId=acc", "global.codefresh.userToken.token=x")
+			r := newKit(t).with(in).withChart(dir).run(ImagePlan())
+			if r.Status != StatusFail {
+				t.Fatalf("status %s: %s", r.Status, r.Message)
+			}
+			_, detail, _ := strings.Cut(r.Message, "): ")
+			items := strings.Split(detail, "; ")
+			if len(items) < 10 {
+				t.Fatalf("%d images named: %s", len(items), r.Message)
+			}
+			for _, it := range items {
+				if !strings.Contains(it, ": set ") || strings.Contains(it, "no value") || strings.Contains(it, "could not trace") {
+					t.Errorf("no value named: %s", it)
+				}
+			}
+			if !strings.Contains(r.Hint, "--set ") || strings.Contains(r.Hint, "has no value") {
+				t.Errorf("hint: %s", r.Hint)
+			}
+		})
+	}
+}
+
+// TestImagePlanCouldNotTrace: a chart that refuses the marked value of
+// the only key producing an image (it checks the registry with a pattern)
+// gets "could not trace" with Helm's error for that image, not "no value".
+func TestImagePlanCouldNotTrace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gitops-runtime")
+	for name, text := range map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: gitops-runtime\nversion: 0.1.0\n",
+		"values.yaml": "tools:\n  registry: tools.example\n",
+		"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tools}
+spec:
+  selector: {matchLabels: {app: tools}}
+  template:
+    metadata: {labels: {app: tools}}
+    spec:
+      containers:
+      - name: tools
+        {{- if not (regexMatch "^[a-z.]+$" .Values.tools.registry) }}{{ fail "tools.registry must be a host name" }}{{ end }}
+        image: "{{ .Values.tools.registry }}/tools:1"
+`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := newKit(t).with(imageInputs(t)).withChart(dir)
+	k.imageOptions(ImageOptions{Mirror: "mirror.example"})
+	r := k.run(ImagePlan())
+	outcome{StatusFail, []string{
+		"tools.example/tools:1 (Deployment/tools tools image: no value of chart gitops-runtime found for this, and could not trace tools.registry (Helm: ",
+		"tools.registry must be a host name",
+	}}.expect(t, r)
+	if !strings.Contains(r.Hint, "could not be traced") || strings.Contains(r.Hint, "has no value") {
+		t.Errorf("hint: %s", r.Hint)
+	}
 }

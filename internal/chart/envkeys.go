@@ -66,11 +66,13 @@ func envMarker(i int) string { return "PFM" + strconv.Itoa(i) + "X" }
 // markedRenders), and a key reaches a pod when a container of the pod has
 // its variable. It returns the keys by the pods they reach ("Kind/namespace/name",
 // the namespace as rendered), each pod's keys with the fewest pods reached
-// first: the key of that component before a key of all the chart's.
-func (p *Pending) EnvKeys(ctx context.Context) (map[string][]EnvKey, error) {
+// first: the key of that component before a key of all the chart's; and
+// the keys whose marked render could not be read (TraceFailure, no
+// Value): the pods they reach are not known.
+func (p *Pending) EnvKeys(ctx context.Context) (map[string][]EnvKey, []TraceFailure, error) {
 	_, effective, err := p.userValues(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var cands []EnvKey
 	var set []setting
@@ -94,10 +96,10 @@ func (p *Pending) EnvKeys(ctx context.Context) (map[string][]EnvKey, error) {
 		return true
 	})
 	reached := make([]map[string]bool, len(cands))
-	err = p.markedRenders(ctx, set, func(r *Rendering, group []int) error {
+	failed, err := p.markedRenders(ctx, set, func(r *Rendering, group []int) error {
 		pods, err := r.Pods()
 		if err != nil {
-			return nil
+			return err
 		}
 		in := map[int]bool{}
 		for _, i := range group {
@@ -120,7 +122,7 @@ func (p *Pending) EnvKeys(ctx context.Context) (map[string][]EnvKey, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string][]EnvKey{}
 	for i, k := range cands {
@@ -140,7 +142,7 @@ func (p *Pending) EnvKeys(ctx context.Context) (map[string][]EnvKey, error) {
 			return ks[a].SetPath() < ks[b].SetPath()
 		})
 	}
-	return out, nil
+	return out, traceFailures(failed, func(i int) ([]string, string) { return cands[i].Path, "" }), nil
 }
 
 // markerIndex reads the candidate index of an envMarker name.

@@ -2,12 +2,23 @@ package chart
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // startFixture renders the real chart 0.30.0 through Start, as a run does.
 func startFixture(t *testing.T, vals map[string]any) *Pending {
+	t.Helper()
+	return startLine(t, "chart", vals)
+}
+
+// startLine renders a chart line of the fixtures ("chart" for 0.30.0,
+// "chart-0.27", "chart-0.26") through Start, as a run does.
+func startLine(t *testing.T, line string, vals map[string]any) *Pending {
 	t.Helper()
 	if vals == nil {
 		vals = map[string]any{}
@@ -19,8 +30,145 @@ func startFixture(t *testing.T, vals map[string]any) *Pending {
 	}
 	g["runtime"] = map[string]any{"name": "rt1"}
 	g["codefresh"] = map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}
-	return Start(context.Background(), NewLoader(Source{Ref: fixtureChart(t), Settings: isolatedSettings(t)}), "cf", "codefresh", vals,
+	return Start(context.Background(), NewLoader(Source{Ref: fixtureLine(t, line), Settings: isolatedSettings(t)}), "cf", "codefresh", vals,
 		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil })
+}
+
+// chartLines are the lines of the gitops-runtime chart in the fixtures.
+var chartLines = []string{"chart-0.26", "chart-0.27", "chart"}
+
+// valuesFileHas reports whether the values files of the chart at dir (its
+// values.yaml, and its dependencies' under charts/, by alias) hold value at
+// path: read with sigs.k8s.io/yaml from the files, apart from Helm's loader.
+func valuesFileHas(t *testing.T, dir string, path []string, value string) bool {
+	t.Helper()
+	return valuesFileMatch(t, dir, path, func(v any) bool { return v == value })
+}
+
+// valuesFileMatch reports whether a values file of the chart at dir (see
+// valuesFileHas) holds a value at path that match accepts.
+func valuesFileMatch(t *testing.T, dir string, path []string, match func(v any) bool) bool {
+	t.Helper()
+	read := func(file string) map[string]any {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		return m
+	}
+	var meta struct {
+		Dependencies []struct{ Name, Alias string }
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if len(path) > 1 {
+		for _, d := range meta.Dependencies {
+			if path[0] == d.Name || path[0] == d.Alias {
+				if valuesFileMatch(t, filepath.Join(dir, "charts", d.Name), path[1:], match) {
+					return true
+				}
+			}
+		}
+	}
+	var cur any = read(filepath.Join(dir, "values.yaml"))
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[k]; !ok {
+			return false
+		}
+	}
+	return match(cur)
+}
+
+// TestImageKeysOnEveryChartLine traces, on every chart line of the
+// fixtures, the values that produce each image the release pulls or
+// names: every reference gets a key, every key found is in the chart's
+// values files with that value, no reference is left untraced by a key
+// whose marked render failed, and a mirror plan moves every image (Helm
+// renders them all at the mirror). On 0.26 and 0.27 a marker in
+// app-proxy's cpu request ('0.2', found in a tag) makes the pods
+// undecodable: the key is reported, the others still traced.
+func TestImageKeysOnEveryChartLine(t *testing.T) {
+	for _, line := range chartLines {
+		t.Run(line, func(t *testing.T) {
+			ctx := context.Background()
+			p := startLine(t, line, nil)
+			r, err := p.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pods, refs, err := r.Images()
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, failed, err := p.ImageKeys(ctx, pods, refs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range failed {
+				t.Logf("not traced: %s=%q: %s", f.SetPath(), f.Value, f.Err)
+				if f.Err == "" {
+					t.Errorf("failure of %s without Helm's error", f.SetPath())
+				}
+			}
+			dir := fixtureLine(t, line)
+			for i, ref := range refs {
+				if len(keys[i]) == 0 {
+					t.Errorf("%s (%s %s): no key; untraced %v", ref.Ref, ref.Container, ref.Field, FailuresIn(ref.Ref, failed))
+				}
+				for _, k := range keys[i] {
+					if !strings.Contains(ref.Ref, k.Value) {
+						t.Errorf("%s: key %s=%q not in the reference", ref.Ref, k.SetPath(), k.Value)
+					}
+					if !valuesFileHas(t, dir, k.Path, k.Value) && !globalOverride(k.Path) {
+						t.Errorf("%s: key %s=%q is not in the chart's values files", ref.Ref, k.SetPath(), k.Value)
+					}
+				}
+			}
+			mirror := "mirror.corp.example/cf"
+			mp, err := p.PlanMirror(ctx, mirror, pods, refs, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(mp.Unmoved) != 0 {
+				for _, i := range mp.Unmoved {
+					t.Errorf("unmoved: %s (keys %v)", refs[i].Ref, keys[i])
+				}
+			}
+			moved, err := p.Rerender(ctx, mp.Set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, after, err := moved.Images()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ref := range after {
+				if !AtMirror(ref.Ref, mirror) {
+					t.Errorf("after the plan's values %s is still elsewhere", ref.Ref)
+				}
+			}
+		})
+	}
+}
+
+// globalOverride is true for a key under a subchart's global that the
+// umbrella chart sets in its own global (Helm copies the parent's globals
+// into every subchart's): its value is the umbrella's.
+func globalOverride(path []string) bool {
+	return len(path) > 2 && path[1] == "global"
 }
 
 // TestImagesAndTheirKeysInTheRealChart reads the images of chart 0.30.0,
@@ -55,7 +203,7 @@ func TestImagesAndTheirKeysInTheRealChart(t *testing.T) {
 	if refs[executor].Pulled() {
 		t.Error("an --executor-image argument is not pulled by the controller's node")
 	}
-	keys, err := p.ImageKeys(ctx, pods, refs)
+	keys, _, err := p.ImageKeys(ctx, pods, refs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +285,57 @@ func TestMirrorTarget(t *testing.T) {
 	}
 }
 
+// TestEnvKeysOnEveryChartLine finds, by Helm's render of each chart line
+// of the fixtures, the value that gives each component an environment
+// variable, every key found a map or a list in the chart's values files.
+func TestEnvKeysOnEveryChartLine(t *testing.T) {
+	for _, line := range chartLines {
+		t.Run(line, func(t *testing.T) {
+			keys, failed, err := startLine(t, line, nil).EnvKeys(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(failed) > 0 {
+				t.Errorf("env keys not traced: %v", failed)
+			}
+			for pod, want := range map[string]string{
+				"Deployment//gitops-operator":                          "gitops-operator.env",
+				"Deployment//internal-router":                          "internal-router.env",
+				"Deployment/codefresh/argo-cd-repo-server":             "argo-cd.repoServer.env",
+				"StatefulSet/codefresh/argo-cd-application-controller": "argo-cd.controller.env",
+				"Deployment/codefresh/argo-workflow-controller":        "argo-workflows.controller.extraEnv",
+			} {
+				if ks := keys[pod]; len(ks) == 0 || ks[0].SetPath() != want {
+					t.Errorf("%s: keys %v, want %s first", pod, ks, want)
+				}
+			}
+			dir := fixtureLine(t, line)
+			for pod, ks := range keys {
+				for _, k := range ks {
+					if !valuesFileMatch(t, dir, k.Path, func(v any) bool {
+						_, m := v.(map[string]any)
+						_, l := v.([]any)
+						return m || l || v == nil
+					}) {
+						t.Errorf("%s: key %s is not a map or list of the chart's values files", pod, k.SetPath())
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestEnvKeysInTheRealChart finds, by Helm's render of chart 0.30.0, the
 // value that gives each component an environment variable: the
 // component's own before one of all its chart's, none for a component the
 // chart gives no such value.
 func TestEnvKeysInTheRealChart(t *testing.T) {
-	keys, err := startFixture(t, nil).EnvKeys(context.Background())
+	keys, failed, err := startFixture(t, nil).EnvKeys(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(failed) > 0 {
+		t.Errorf("env keys not traced: %v", failed)
 	}
 	for pod, want := range map[string]string{
 		"Deployment//gitops-operator":                          "gitops-operator.env",
@@ -173,5 +364,134 @@ func TestEnvKeysInTheRealChart(t *testing.T) {
 	op := keys["Deployment//gitops-operator"][0]
 	if got := strings.Join(op.SetFlags([][2]string{{"HTTPS_PROXY", "http://p:3128"}}), " "); got != `--set-string 'gitops-operator.env.HTTPS_PROXY=http://p:3128'` {
 		t.Errorf("SetFlags = %s", got)
+	}
+}
+
+// TestOccursAsPart holds the rule that picks the values ImageKeys marks.
+func TestOccursAsPart(t *testing.T) {
+	for _, c := range []struct {
+		ref, v string
+		want   bool
+	}{
+		{"quay.io/codefresh/cap-app-proxy:1.3520.2", "quay.io", true},
+		{"quay.io/codefresh/cap-app-proxy:1.3520.2", "codefresh/cap-app-proxy", true},
+		{"quay.io/codefresh/cap-app-proxy:1.3520.2", "quay.io/codefresh", true},
+		{"quay.io/codefresh/cap-app-proxy:1.3520.2", "1.3520.2", true},
+		{"quay.io/codefresh/cap-app-proxy:1.3520.2", "0.2", false}, // a cpu request inside the tag
+		{"quay.io/codefresh/cap-app-proxy:1.3520.2", "app-proxy", false},
+		{"quay.io/codefresh/cap-app-proxy:1.3520.2", "cap-app", true}, // a name built as value + "-proxy"
+		{"ghcr.io/dexidp/dex:v2.41.1", "2.41.1", true},                // "v" + the chart's version
+		{"redis:7.2.4-alpine", "7.2.4", true},
+		{"docker.io/library/redis@sha256:abcd", "sha256:abcd", true},
+		{"registry.example/app:1", "registry.example/", true},
+		{"x.io/a0.2/b:1", "0.2", false},
+		{"x.io/a/b:1.0.2", "1.0", false},
+	} {
+		if got := occursAsPart(c.ref, c.v); got != c.want {
+			t.Errorf("occursAsPart(%q, %q) = %v, want %v", c.ref, c.v, got, c.want)
+		}
+	}
+}
+
+// writeChart writes a chart of one Deployment template with values to a
+// temporary directory and returns it.
+func writeChart(t *testing.T, values, deployment string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "traced")
+	for name, text := range map[string]string{
+		"Chart.yaml":                "apiVersion: v2\nname: traced\nversion: 0.1.0\n",
+		"values.yaml":               values,
+		"templates/deployment.yaml": deployment,
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestImageKeysWhenMarkersBreakTheRender traces a chart whose templates
+// cannot take some marked values: a tag also written as a cpu request (the
+// marked render's pods do not decode) and a registry the chart checks
+// with a pattern (the marked render fails). The keys are split until each
+// that still fails alone is reported with Helm's error; the others are
+// traced; the reference only the failing key produces is untraced, not
+// "no key".
+func TestImageKeysWhenMarkersBreakTheRender(t *testing.T) {
+	dir := writeChart(t, `
+app:
+  registry: registry.example
+  repository: team/app
+  tag: "1.25"
+sidecar:
+  image: registry.example/team/sidecar:2.0.1
+tools:
+  registry: tools.example
+`, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers:
+      - name: app
+        image: "{{ .Values.app.registry }}/{{ .Values.app.repository }}:{{ .Values.app.tag }}"
+        resources: {requests: {cpu: "{{ .Values.app.tag }}"}}
+      - name: sidecar
+        image: {{ tpl "{{ .Values.sidecar.image }}" . | quote }}
+      - name: tools
+        {{- if not (regexMatch "^[a-z.]+$" .Values.tools.registry) }}{{ fail "tools.registry must be a host name" }}{{ end }}
+        image: "{{ .Values.tools.registry }}/tools:1"
+`)
+	ctx := context.Background()
+	p := Start(ctx, NewLoader(Source{Ref: dir, Settings: isolatedSettings(t)}), "rel", "ns", map[string]any{},
+		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil })
+	r, err := p.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, refs, err := r.Images()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, failed, err := p.ImageKeys(ctx, pods, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for i, ref := range refs {
+		for _, k := range keys[i] {
+			got[ref.Ref] = append(got[ref.Ref], k.SetPath())
+		}
+	}
+	want := map[string][]string{
+		"registry.example/team/app:1.25":      {"app.registry", "app.repository"},
+		"registry.example/team/sidecar:2.0.1": {"sidecar.image"},
+	}
+	for ref, w := range want {
+		if strings.Join(got[ref], " ") != strings.Join(w, " ") {
+			t.Errorf("%s: keys %v, want %v", ref, got[ref], w)
+		}
+	}
+	if len(got["tools.example/tools:1"]) != 0 {
+		t.Errorf("tools: keys %v, want none", got["tools.example/tools:1"])
+	}
+	var names []string
+	for _, f := range failed {
+		names = append(names, f.SetPath())
+	}
+	if strings.Join(names, " ") != "app.tag tools.registry" {
+		t.Fatalf("failures %v, want app.tag and tools.registry", failed)
+	}
+	if !strings.Contains(failed[0].Err, "quantities must match") || !strings.Contains(failed[1].Err, "must be a host name") {
+		t.Errorf("failures without Helm's or the decoder's error: %+v", failed)
+	}
+	if u := FailuresIn("tools.example/tools:1", failed); len(u) != 1 || u[0].SetPath() != "tools.registry" {
+		t.Errorf("untraced tools: %v", u)
 	}
 }

@@ -112,50 +112,90 @@ func (p *Pending) renderWith(ctx context.Context, set []setting) (*Rendering, er
 	return Render(ctx, p.chart, p.name, p.ns, vals, p.caps)
 }
 
+// TraceFailure is a values key whose marked render could not be read: Helm
+// failed to render the chart with the key's marker, or the rendered
+// objects did not decode (a marker in a field of a fixed shape, such as a
+// resource quantity). What the key produces is not known.
+type TraceFailure struct {
+	Path []string
+	// Value is the key's value in the effective values (a string key's).
+	Value string
+	// Err is Helm's error, or the decoder's.
+	Err string
+}
+
+// SetPath is the key as `helm --set` takes it (see ImageKey.SetPath).
+func (f TraceFailure) SetPath() string { return ImageKey{Path: f.Path}.SetPath() }
+
+// FailuresIn returns the failures of failed whose value occurs in ref:
+// the keys that might have produced ref but could not be traced.
+func FailuresIn(ref string, failed []TraceFailure) []TraceFailure {
+	var out []TraceFailure
+	for _, f := range failed {
+		if f.Value != "" && strings.Contains(ref, f.Value) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // markedRenders renders the chart with every setting of set at once and
 // calls read with the render and the indexes of the settings in it. When
-// that render fails (a marked value some template cannot take), it renders
-// once per group of settings that share their first path element (a
-// component, a subchart) and calls read for each group that renders; the
-// settings of a group that still fails are not read. The error is the
-// context's or read's.
-func (p *Pending) markedRenders(ctx context.Context, set []setting, read func(r *Rendering, group []int) error) error {
+// that render fails (a marked value some template cannot take), or read
+// returns an error (the render's objects do not decode), the settings are
+// split in halves, in their order (a component's keys stay together), and
+// each half is tried the same way, down to single settings: read is called
+// once for every setting that is part of a render it can read, and a
+// setting that fails alone is returned with the error of its own render.
+// One setting that breaks the render costs about 2·log2(len(set)) renders
+// more. The error is the context's.
+func (p *Pending) markedRenders(ctx context.Context, set []setting, read func(r *Rendering, group []int) error) (map[int]error, error) {
+	failed := map[int]error{}
 	if len(set) == 0 {
-		return nil
+		return failed, nil
 	}
-	try := func(group []int) (bool, error) {
+	// try returns why the group's render cannot be read, or the context's
+	// error.
+	try := func(group []int) (error, error) {
 		sub := make([]setting, len(group))
 		for j, i := range group {
 			sub[j] = set[i]
 		}
 		r, err := p.renderWith(ctx, sub)
-		if err != nil {
-			return false, ctx.Err()
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, cerr
 		}
-		return true, read(r, group)
+		if err != nil {
+			return err, nil
+		}
+		return read(r, group), nil
+	}
+	var solve func(group []int) error
+	solve = func(group []int) error {
+		why, err := try(group)
+		switch {
+		case err != nil:
+			return err
+		case why == nil:
+			return nil
+		case len(group) == 1:
+			failed[group[0]] = why
+			return nil
+		}
+		h := len(group) / 2
+		if err := solve(group[:h]); err != nil {
+			return err
+		}
+		return solve(group[h:])
 	}
 	every := make([]int, len(set))
 	for i := range set {
 		every[i] = i
 	}
-	if ok, err := try(every); ok || err != nil {
-		return err
+	if err := solve(every); err != nil {
+		return nil, err
 	}
-	groups := map[string][]int{}
-	var order []string
-	for i, s := range set {
-		g := s.path[0]
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], i)
-	}
-	for _, g := range order {
-		if _, err := try(groups[g]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return failed, nil
 }
 
 // setAt writes v at path in vals, making the maps on the way.
@@ -202,17 +242,20 @@ func walkValues(v map[string]any, visit func(path []string, value any) bool) {
 
 // ImageKeys finds, for each reference of refs (rendered by the run, with
 // pods), the values keys that produce it, by asking Helm: every string
-// value of the effective values that occurs in some reference gets a
-// marker of its own appended, the chart is rendered once more with all of
+// value of the effective values that occurs in some reference as a run of
+// its parts (occursAsPart) gets a marker of its own appended, the chart is rendered once more with all of
 // them set, and a key produces a reference when the reference at the same
 // place (workload, container, field) carries its marker. A reference no
 // key produces gets none: the template writes it. When the marked render
-// fails, the keys are tried again in groups (markedRenders), and the
-// references of a group that still fails get none.
-func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([][]ImageKey, error) {
+// fails or its pods do not decode, the keys are tried again in smaller
+// groups (markedRenders); a key that still fails alone is returned as a
+// TraceFailure, and the references its value occurs in (FailuresIn) are
+// not known to have no key. The error is the context's, or the run's
+// render's.
+func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([][]ImageKey, []TraceFailure, error) {
 	_, effective, err := p.userValues(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var all []leaf
 	walkValues(effective, func(path []string, v any) bool {
@@ -227,7 +270,7 @@ func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([
 			continue
 		}
 		for _, r := range refs {
-			if strings.Contains(r.Ref, l.value) {
+			if occursAsPart(r.Ref, l.value) {
 				cands = append(cands, l)
 				break
 			}
@@ -243,10 +286,10 @@ func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([
 	for i, c := range cands {
 		set[i] = setting{path: c.path, value: marked(c.value, i)}
 	}
-	err = p.markedRenders(ctx, set, func(r2 *Rendering, group []int) error {
+	failed, err := p.markedRenders(ctx, set, func(r2 *Rendering, group []int) error {
 		pods2, refs2, err := r2.Images()
 		if err != nil {
-			return nil // a render whose pods do not decode traces nothing
+			return err // its pods do not decode: markedRenders tries smaller groups
 		}
 		seen := map[string]int{}
 		for _, r := range refs2 {
@@ -267,9 +310,54 @@ func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, traceFailures(failed, func(i int) ([]string, string) { return cands[i].path, cands[i].value }), nil
+}
+
+// traceFailures returns the failures of markedRenders as TraceFailures in
+// the order of their settings, with each key's path and value from key.
+func traceFailures(failed map[int]error, key func(i int) ([]string, string)) []TraceFailure {
+	idx := make([]int, 0, len(failed))
+	for i := range failed {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]TraceFailure, 0, len(idx))
+	for _, i := range idx {
+		path, v := key(i)
+		out = append(out, TraceFailure{Path: path, Value: v, Err: failed[i].Error()})
+	}
+	return out
+}
+
+// occursAsPart reports whether v occurs in the image reference ref as a
+// run of whole parts: starting at the reference's start, after a '/', ':'
+// or '@' (or after a 'v' there: a tag "v" + version), and ending at its
+// end or before a '/', ':', '@', '-' or '_' (or v itself ending in '/',
+// ':' or '@'). A registry, a repository, a name, a tag or a digest, and
+// any run of them, occurs so; a value found only inside a part (the cpu
+// request "0.2" in the tag "1.0.2") does not: a template that builds one
+// part of an image from pieces of values is not traced.
+func occursAsPart(ref, v string) bool {
+	sep := func(c byte) bool { return c == '/' || c == ':' || c == '@' }
+	startOK := func(i int) bool {
+		return i == 0 || sep(ref[i-1]) || ref[i-1] == 'v' && (i == 1 || sep(ref[i-2]))
+	}
+	endOK := func(j int) bool {
+		return j == len(ref) || sep(ref[j]) || ref[j] == '-' || ref[j] == '_' || sep(v[len(v)-1])
+	}
+	for off := 0; ; {
+		i := strings.Index(ref[off:], v)
+		if i < 0 {
+			return false
+		}
+		i += off
+		if startOK(i) && endOK(i+len(v)) {
+			return true
+		}
+		off = i + 1
+	}
 }
 
 // MirrorPlan is what moves a rendering's images to a mirror.

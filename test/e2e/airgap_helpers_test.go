@@ -404,8 +404,14 @@ func podImages(pods []renderedPod, configMaps map[string]map[string]string) (pul
 // the manifest (hooks included).
 func helmTemplate(t *testing.T, ns, values string, extra ...string) string {
 	t.Helper()
+	return helmTemplateOf(t, fixtureChart(t), ns, values, extra...)
+}
+
+// helmTemplateOf is helmTemplate of the chart at chartDir.
+func helmTemplateOf(t *testing.T, chartDir, ns, values string, extra ...string) string {
+	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(tc.HelmBinary(t), append([]string{"template", "cf-gitops-runtime", fixtureChart(t), "-n", ns, "-f", values}, extra...)...)
+	cmd := exec.Command(tc.HelmBinary(t), append([]string{"template", "cf-gitops-runtime", chartDir, "-n", ns, "-f", values}, extra...)...)
 	cmd.Env = helmClientEnv(home)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -420,3 +420,66 @@ func waitNoWorkloadPods(t *testing.T, c *tc.Cluster, ns string, timeout time.Dur
 		time.Sleep(500 * time.Millisecond)
 	}
 }
+
+// TestImagePlanOnEveryChartLineAgreesWithHelm runs image-plan with
+// global.imageRegistry as the intent against the chart lines 0.26.x and
+// 0.27.x of the fixtures (0.30.0 is TestAirGappedAndProxiedClusters'):
+// the images it names elsewhere are those `helm template` of the line
+// renders elsewhere, each with the values that move it, and with exactly
+// the --set flags it prints `helm template` renders every image at the
+// mirror.
+func TestImagePlanOnEveryChartLineAgreesWithHelm(t *testing.T) {
+	tc.Parallel(t)
+	c := tc.Start(t)
+	values := chartValues(t, mirrorValues)
+	for _, line := range []string{"chart-0.26", "chart-0.27"} {
+		t.Run(line, func(t *testing.T) {
+			dir := fixtureChartLine(t, line)
+			res, doc := c.RunJSON(t, nil, "--only", "image-plan", "--chart", dir, "-f", values, "--release-name", runtimeRelease, "-n", runtimeNS)
+			wantCode(t, res, 1)
+			plan := wantStatus(t, doc, "image-plan", "fail", "(global.imageRegistry)", "--set installer.image.repository="+airgapMirror+"/")
+			if strings.Contains(plan.Message, "no value") || strings.Contains(plan.Message, "could not trace") || strings.Contains(plan.Hint, "has no value") {
+				t.Errorf("%s: an image without a value:\n%s\n%s", line, plan.Message, plan.Hint)
+			}
+			named := map[string][]string{}
+			for _, m := range planEntry.FindAllStringSubmatch(plan.Message, -1) {
+				named[m[2]] = appendUnique(named[m[2]], m[1])
+				if !strings.HasPrefix(m[4], "set ") {
+					t.Errorf("%s: %s in %s: %s", line, m[1], m[2], m[4])
+				}
+			}
+			pods, cms := renderedManifest(t, helmTemplateOf(t, dir, runtimeNS, values))
+			pulled, argsEnv := podImages(pods, cms)
+			elsewhere := map[string][]string{}
+			for _, m := range []map[string][]string{pulled, argsEnv} {
+				for w, imgs := range m {
+					for _, img := range imgs {
+						if !strings.HasPrefix(img, airgapMirror+"/") {
+							elsewhere[w] = appendUnique(elsewhere[w], img)
+						}
+					}
+				}
+			}
+			if len(elsewhere) == 0 {
+				t.Fatalf("%s: helm template renders every image at the mirror", line)
+			}
+			sameImages(t, "images image-plan names elsewhere", named, "helm template renders elsewhere", elsewhere)
+			pods, cms = renderedManifest(t, helmTemplateOf(t, dir, runtimeNS, values, hintFlags(t, plan.Hint)...))
+			pulled, argsEnv = podImages(pods, cms)
+			n := 0
+			for _, m := range []map[string][]string{pulled, argsEnv} {
+				for w, imgs := range m {
+					for _, img := range imgs {
+						n++
+						if !strings.HasPrefix(img, airgapMirror+"/") {
+							t.Errorf("%s: with the printed values Helm renders %s in %s", line, img, w)
+						}
+					}
+				}
+			}
+			if n < 15 {
+				t.Errorf("%s: helm template renders only %d images", line, n)
+			}
+		})
+	}
+}
