@@ -54,6 +54,9 @@ type podEgress struct {
 	// NO_PROXY, either case; the first container that sets them).
 	HTTPProxy, HTTPSProxy, NoProxy string
 	Proxied                        bool
+	// NoProxyFrom names the Secret and key NO_PROXY is read from (its
+	// value is then never printed); "" when it is not a Secret's.
+	NoProxyFrom string
 	// MountsCA is true when a volume of the pod is the platform CA Secret.
 	MountsCA bool
 	// CallsAPI is true when the pod calls the Kubernetes API server (see
@@ -100,6 +103,7 @@ func egressOfRun(ctx context.Context, env *Env) (ri *renderedImages, pods []podE
 		}
 		in := env.Inputs
 		ro := readRendered(ri.r, in.Namespace)
+		envSrc := ri.r.EnvSources()
 		platform, _ := url.Parse(in.PlatformURL)
 		tunnelHost, tunnelPort := plan.HostPort(in.TunnelServer, "443")
 		out := make([]podEgress, 0, len(ri.pods))
@@ -138,11 +142,8 @@ func egressOfRun(ctx context.Context, env *Env) (ri *renderedImages, pods []podE
 			}
 			for _, c := range append(append([]corev1.Container(nil), p.Spec.InitContainers...), p.Spec.Containers...) {
 				text.WriteString(strings.Join(c.Args, "\n") + "\n" + strings.Join(c.Command, "\n") + "\n")
-				for _, ev := range c.Env {
+				for _, ev := range envSrc.ContainerEnv(c) {
 					v := ev.Value
-					if ev.ValueFrom != nil && ev.ValueFrom.ConfigMapKeyRef != nil {
-						v = ri.r.ConfigMapData(ev.ValueFrom.ConfigMapKeyRef.Name)[ev.ValueFrom.ConfigMapKeyRef.Key]
-					}
 					switch name := strings.ToUpper(ev.Name); {
 					case name == "HTTP_PROXY":
 						e.HTTPProxy, e.Proxied = v, e.Proxied || v != ""
@@ -151,7 +152,10 @@ func egressOfRun(ctx context.Context, env *Env) (ri *renderedImages, pods []podE
 						e.HTTPSProxy, e.Proxied = v, e.Proxied || v != ""
 						continue
 					case name == "NO_PROXY":
-						e.NoProxy = v
+						e.NoProxy, e.NoProxyFrom = v, ""
+						if ev.Secret {
+							e.NoProxyFrom = ev.From
+						}
 						continue
 					case strings.Contains(name, "CORS"), strings.Contains(name, "ORIGIN"):
 						continue

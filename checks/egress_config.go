@@ -95,7 +95,7 @@ func runEgressConfig(ctx context.Context, env *Env) (Result, error) {
 			if p.Proxied {
 				proxied++
 				if len(leaks) > 0 {
-					msgs[i] = append(msgs[i], "sends "+strings.Join(leaks, ", ")+" to the proxy: NO_PROXY "+quoteOr(p.NoProxy)+" does not cover them")
+					msgs[i] = append(msgs[i], "sends "+strings.Join(leaks, ", ")+" to the proxy: NO_PROXY "+noProxyWords(p)+" does not cover them")
 				}
 			}
 		}
@@ -191,6 +191,16 @@ func proxyValues(ctx context.Context, env *Env, ri *renderedImages, pods []podEg
 		hints = append(hints, fmt.Sprintf("give %s its proxy:\n  %s", p.Ref(), strings.Join(flags, "\n  ")))
 	}
 	return hints, nil
+}
+
+// noProxyWords is the pod's NO_PROXY as a message shows it: quoted, or,
+// read from a Secret, that Secret's name and key (a Secret's value is
+// never printed).
+func noProxyWords(p podEgress) string {
+	if p.NoProxyFrom != "" {
+		return "(from " + p.NoProxyFrom + ")"
+	}
+	return quoteOr(p.NoProxy)
 }
 
 // quoteOr quotes s, or says it is empty.

@@ -95,3 +95,35 @@ func TestRepositoryURL(t *testing.T) {
 		}
 	}
 }
+
+// TestEgressConfigProxyFromASecret: a proxy environment the chart renders
+// into a Secret (base64 data) and gives a pod by envFrom is the pod's
+// proxy; its NO_PROXY is judged and named by its Secret, never printed.
+func TestEgressConfigProxyFromASecret(t *testing.T) {
+	dir := writeKitChart(t, map[string]string{
+		"values.yaml": "proxy: {https: 'http://proxy.corp:3128', except: '.corp.internal'}\n",
+		"templates/app.yaml": kitDeployment("app", "", `      containers:
+      - name: app
+        image: quay.io/codefresh/app:1
+        envFrom: [{secretRef: {name: proxy-env}}]
+        env:
+        - {name: CF_URL, value: "https://g.codefresh.io"}
+        - {name: OP_URL, value: "http://op:8080"}
+`) + kitService("op", "[{port: 8080}]") + `---
+apiVersion: v1
+kind: Secret
+metadata: {name: proxy-env}
+data:
+  HTTPS_PROXY: {{ .Values.proxy.https | b64enc }}
+  HTTP_PROXY: {{ .Values.proxy.https | b64enc }}
+  NO_PROXY: {{ .Values.proxy.except | b64enc }}
+`,
+	})
+	r := newKit(t).with(imageInputs(t)).withChart(dir).run(EgressConfig())
+	outcome{StatusFail, []string{
+		"Deployment/app sends Service op (op:8080) to the proxy: NO_PROXY (from Secret proxy-env) does not cover them",
+	}}.expect(t, r)
+	if strings.Contains(r.Message+r.Hint, ".corp.internal") {
+		t.Errorf("a Secret's value printed: %s\n%s", r.Message, r.Hint)
+	}
+}

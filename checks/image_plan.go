@@ -133,10 +133,24 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 	}
 	csv := mirrorCSV(listed, mirror)
 	var hint strings.Builder
-	if len(plan.Set) > 0 {
+	var flags, inLists []chart.ImageKey
+	for _, k := range plan.Set {
+		if k.InList() {
+			inLists = append(inLists, k)
+		} else {
+			flags = append(flags, k)
+		}
+	}
+	if len(flags) > 0 {
 		hint.WriteString("install with these values (Helm renders the images they move at " + mirror + "):\n")
-		for _, k := range plan.Set {
+		for _, k := range flags {
 			hint.WriteString("  " + k.SetFlag() + "\n")
+		}
+	}
+	if len(inLists) > 0 {
+		hint.WriteString("and, in a values file, these keys inside lists (Helm replaces a list whole, --set included: copy each list as you give it, or as the chart has it, and change only these):\n")
+		for _, k := range inLists {
+			hint.WriteString("  " + k.SetPath() + ": " + k.Value + "  (list " + k.ListPath() + ")\n")
 		}
 	}
 	if untraced > 0 {

@@ -137,6 +137,56 @@ func TestImagePlanOnEveryChartLine(t *testing.T) {
 	}
 }
 
+// writeKitChart writes a chart named gitops-runtime of files (name, text)
+// and returns its directory.
+func writeKitChart(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "gitops-runtime")
+	files["Chart.yaml"] = "apiVersion: v2\nname: gitops-runtime\nversion: 0.1.0\n"
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestImagePlanKeyInAList: an image whose value is an element of a list
+// is moved in a values file, the list named, never by a --set flag that
+// would replace the list.
+func TestImagePlanKeyInAList(t *testing.T) {
+	dir := writeKitChart(t, map[string]string{
+		"values.yaml": "sidecars:\n- {name: s1, image: side.example/s1:3}\n- {name: s2, image: side.example/s2:3}\n",
+		"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers:
+      {{- range .Values.sidecars }}
+      - {name: {{ .name }}, image: {{ .image }}}
+      {{- end }}
+`,
+	})
+	k := newKit(t).with(imageInputs(t)).withChart(dir)
+	k.imageOptions(ImageOptions{Mirror: "mirror.example"})
+	r := k.run(ImagePlan())
+	outcome{StatusFail, []string{
+		"side.example/s1:3 (Deployment/app s1 image: set sidecars[0].image=mirror.example/s1:3)",
+		"in a values file, these keys inside lists",
+		"  sidecars[1].image: mirror.example/s2:3  (list sidecars)",
+	}}.expect(t, r)
+	if strings.Contains(r.Hint, "--set sidecars") {
+		t.Errorf("a --set flag for a key inside a list: %s", r.Hint)
+	}
+}
+
 // TestImagePlanCouldNotTrace: a chart that refuses the marked value of
 // the only key producing an image (it checks the registry with a pattern)
 // gets "could not trace" with Helm's error for that image, not "no value".

@@ -158,7 +158,7 @@ func (r *Rendering) Images() ([]Pod, []ImageRef, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cms := r.configMaps()
+	src := r.EnvSources()
 	var out []ImageRef
 	for i, p := range pods {
 		add := func(c corev1.Container, init bool) {
@@ -182,13 +182,9 @@ func (r *Rendering) Images() ([]Pod, []ImageRef, error) {
 					}
 				}
 			}
-			for _, e := range c.Env {
-				v := e.Value
-				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
-					v = cms[markerPattern.ReplaceAllString(e.ValueFrom.ConfigMapKeyRef.Name, "")][e.ValueFrom.ConfigMapKeyRef.Key]
-				}
-				if IsImageReference(v) {
-					out = append(out, ImageRef{Ref: strings.TrimSpace(v), Pod: i, Container: c.Name, Field: "env " + e.Name})
+			for _, e := range src.ContainerEnv(c) {
+				if !e.Secret && IsImageReference(e.Value) { // a Secret's value is never printed
+					out = append(out, ImageRef{Ref: strings.TrimSpace(e.Value), Pod: i, Container: c.Name, Field: "env " + e.Name})
 				}
 			}
 		}

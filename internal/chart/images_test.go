@@ -81,6 +81,14 @@ func valuesFileMatch(t *testing.T, dir string, path []string, match func(v any) 
 	}
 	var cur any = read(filepath.Join(dir, "values.yaml"))
 	for _, k := range path {
+		if i, ok := listIndex(k); ok {
+			l, ok := cur.([]any)
+			if !ok || i >= len(l) {
+				return false
+			}
+			cur = l[i]
+			continue
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return false
@@ -394,15 +402,19 @@ func TestOccursAsPart(t *testing.T) {
 }
 
 // writeChart writes a chart of one Deployment template with values to a
-// temporary directory and returns it.
-func writeChart(t *testing.T, values, deployment string) string {
+// temporary directory and returns it; more are further files (name, text).
+func writeChart(t *testing.T, values, deployment string, more ...string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "traced")
-	for name, text := range map[string]string{
+	files := map[string]string{
 		"Chart.yaml":                "apiVersion: v2\nname: traced\nversion: 0.1.0\n",
 		"values.yaml":               values,
 		"templates/deployment.yaml": deployment,
-	} {
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		files[more[i]] = more[i+1]
+	}
+	for name, text := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -493,5 +505,115 @@ spec:
 	}
 	if u := FailuresIn("tools.example/tools:1", failed); len(u) != 1 || u[0].SetPath() != "tools.registry" {
 		t.Errorf("untraced tools: %v", u)
+	}
+}
+
+// TestImageKeysInUnusualPlaces traces images whose values sit where a key
+// is not a plain map path: in a list of the chart's (the key is the
+// element's, and setting it keeps the list's other elements), in a
+// subchart that reads the parent's global, and behind tpl.
+func TestImageKeysInUnusualPlaces(t *testing.T) {
+	dir := writeChart(t, `
+global:
+  imageRegistry: globe.example
+sidecars:
+- name: s1
+  image: side.example/team/s1:3
+  port: 80
+- name: s2
+  image: side.example/team/s2:3
+templated:
+  image: "{{ .Values.global.imageRegistry }}/templated:1"
+`, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers:
+      {{- range .Values.sidecars }}
+      - name: {{ .name }}
+        image: {{ .image }}
+      {{- end }}
+      - name: templated
+        image: {{ tpl .Values.templated.image . | quote }}
+`, "charts/sub/Chart.yaml", "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+		"charts/sub/values.yaml", "global:\n  imageRegistry: ''\n",
+		"charts/sub/templates/deployment.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sub}
+spec:
+  selector: {matchLabels: {app: sub}}
+  template:
+    metadata: {labels: {app: sub}}
+    spec:
+      containers: [{name: sub, image: "{{ .Values.global.imageRegistry }}/sub:2"}]
+`)
+	ctx := context.Background()
+	p := Start(ctx, NewLoader(Source{Ref: dir, Settings: isolatedSettings(t)}), "rel", "ns", map[string]any{},
+		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil })
+	r, err := p.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, refs, err := r.Images()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, failed, err := p.ImageKeys(ctx, pods, refs)
+	if err != nil || len(failed) > 0 {
+		t.Fatal(err, failed)
+	}
+	got := map[string]string{}
+	for i, ref := range refs {
+		var ks []string
+		for _, k := range keys[i] {
+			ks = append(ks, k.SetPath())
+		}
+		got[ref.Ref] = strings.Join(ks, " ")
+	}
+	for ref, want := range map[string]string{
+		"side.example/team/s1:3":    "sidecars[0].image",
+		"side.example/team/s2:3":    "sidecars[1].image",
+		"globe.example/templated:1": "global.imageRegistry",
+		"globe.example/sub:2":       "global.imageRegistry",
+	} {
+		if !strings.HasPrefix(got[ref], want) {
+			t.Errorf("%s: keys %q, want %s first", ref, got[ref], want)
+		}
+	}
+	var s1 ImageKey
+	for i, ref := range refs {
+		if ref.Ref == "side.example/team/s1:3" && len(keys[i]) > 0 {
+			s1 = keys[i][0]
+		}
+	}
+	if !s1.InList() || s1.ListPath() != "sidecars" {
+		t.Errorf("%v: in list %v (%q)", s1, s1.InList(), s1.ListPath())
+	}
+	mp, err := p.PlanMirror(ctx, "mirror.example", pods, refs, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mp.Unmoved) > 0 {
+		t.Errorf("unmoved %v", mp.Unmoved)
+	}
+	moved, err := p.Rerender(ctx, mp.Set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, err := moved.Images()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(refs) {
+		t.Errorf("setting a list element lost the list's others: %v", after)
+	}
+	for _, ref := range after {
+		if !AtMirror(ref.Ref, "mirror.example") {
+			t.Errorf("%s not at the mirror", ref.Ref)
+		}
 	}
 }

@@ -15,25 +15,61 @@ import (
 
 // ImageKey is a values key that produces all or part of an image
 // reference, and its value: the key's path, one element per map key
-// ("app-proxy", "image", "repository").
+// ("app-proxy", "image", "repository") or list index ("[0]").
 type ImageKey struct {
 	Path  []string
 	Value string
 }
 
 // SetPath is the key as `helm --set` takes it: the path's elements joined
-// by dots, a dot or comma inside an element escaped with a backslash.
+// by dots, a dot or comma inside an element escaped with a backslash, an
+// index of a list ("[0]") written after its list's key ("a.b[0].c").
 func (k ImageKey) SetPath() string {
-	parts := make([]string, len(k.Path))
+	var b strings.Builder
 	for i, p := range k.Path {
+		if _, ok := listIndex(p); ok {
+			b.WriteString(p)
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
 		p = strings.ReplaceAll(p, `\`, `\\`)
 		p = strings.ReplaceAll(p, ".", `\.`)
-		parts[i] = strings.ReplaceAll(p, ",", `\,`)
+		b.WriteString(strings.ReplaceAll(p, ",", `\,`))
 	}
-	return strings.Join(parts, ".")
+	return b.String()
 }
 
-// SetFlag is `--set PATH=VALUE` for the key (commas in the value escaped).
+// InList reports whether the key is inside a list of the values. Helm
+// replaces a list as a whole (values files and --set alike: --set a[0].b=x
+// makes the list [{b: x}]), so such a key is set by copying its list,
+// changed, into a values file (ListPath names it).
+func (k ImageKey) InList() bool { return k.ListPath() != "" }
+
+// ListPath is the SetPath of the outermost list the key is inside, "" for
+// a key outside lists.
+func (k ImageKey) ListPath() string {
+	for i, p := range k.Path {
+		if _, ok := listIndex(p); ok {
+			return ImageKey{Path: k.Path[:i]}.SetPath()
+		}
+	}
+	return ""
+}
+
+// listIndex reads a path element that indexes a list ("[3]").
+func listIndex(p string) (int, bool) {
+	if len(p) < 3 || p[0] != '[' || p[len(p)-1] != ']' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(p[1 : len(p)-1])
+	return n, err == nil && n >= 0
+}
+
+// SetFlag is `--set PATH=VALUE` for the key (commas in the value
+// escaped). For a key inside a list (InList) the flag would replace the
+// list: say ListPath instead.
 func (k ImageKey) SetFlag() string {
 	return "--set " + k.SetPath() + "=" + strings.ReplaceAll(k.Value, ",", `\,`)
 }
@@ -101,13 +137,13 @@ type setting struct {
 // renderWith renders the run's chart with the run's user values and set
 // over them (see Rerender).
 func (p *Pending) renderWith(ctx context.Context, set []setting) (*Rendering, error) {
-	user, _, err := p.userValues(ctx)
+	user, effective, err := p.userValues(ctx)
 	if err != nil {
 		return nil, err
 	}
 	vals := copyValues(user)
 	for _, s := range set {
-		setAt(vals, s.path, s.value)
+		setAt(vals, effective, s.path, s.value)
 	}
 	return Render(ctx, p.chart, p.name, p.ns, vals, p.caps)
 }
@@ -198,18 +234,66 @@ func (p *Pending) markedRenders(ctx context.Context, set []setting, read func(r 
 	return failed, nil
 }
 
-// setAt writes v at path in vals, making the maps on the way.
-func setAt(vals map[string]any, path []string, v any) {
-	cur := vals
-	for _, k := range path[:len(path)-1] {
-		next, ok := cur[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			cur[k] = next
-		}
-		cur = next
+// setAt writes v at path in vals (the user's values), making the maps on
+// the way. A list on the way is the user's, else a copy of the one in
+// effective (the values the templates see) at the same path: Helm
+// replaces a list as a whole, so an element is set in a copy of the list
+// the chart would have rendered, its other elements kept.
+func setAt(vals, effective map[string]any, path []string, v any) {
+	setIn(vals, effective, path, v)
+}
+
+// setIn returns dst with v at path, dst changed in place where it is a map
+// or list already; src is dst's counterpart in the effective values.
+func setIn(dst, src any, path []string, v any) any {
+	if len(path) == 0 {
+		return v
 	}
-	cur[path[len(path)-1]] = v
+	if i, ok := listIndex(path[0]); ok {
+		l, ok := dst.([]any)
+		if !ok {
+			sl, _ := src.([]any)
+			l, _ = copyAny(sl).([]any)
+		}
+		for len(l) <= i {
+			l = append(l, nil)
+		}
+		var se any
+		if sl, ok := src.([]any); ok && i < len(sl) {
+			se = sl[i]
+		}
+		l[i] = setIn(l[i], se, path[1:], v)
+		return l
+	}
+	m, ok := dst.(map[string]any)
+	if !ok {
+		m = map[string]any{}
+	}
+	var sc any
+	if sm, ok := src.(map[string]any); ok {
+		sc = sm[path[0]]
+	}
+	m[path[0]] = setIn(m[path[0]], sc, path[1:], v)
+	return m
+}
+
+// copyAny returns a deep copy of a values tree (maps, lists, scalars).
+func copyAny(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = copyAny(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = copyAny(x)
+		}
+		return out
+	}
+	return v
 }
 
 // leaf is a string value of the effective values at a path of map keys.
@@ -240,6 +324,29 @@ func walkValues(v map[string]any, visit func(path []string, value any) bool) {
 	walk(v, nil)
 }
 
+// walkStrings calls visit with the path and value of every string of v,
+// in lists too (an element's path element is its index, "[2]"), maps'
+// keys sorted, depth first.
+func walkStrings(v any, prefix []string, visit func(path []string, v string)) {
+	switch t := v.(type) {
+	case string:
+		visit(prefix, t)
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkStrings(t[k], append(append([]string(nil), prefix...), k), visit)
+		}
+	case []any:
+		for i, x := range t {
+			walkStrings(x, append(append([]string(nil), prefix...), "["+strconv.Itoa(i)+"]"), visit)
+		}
+	}
+}
+
 // ImageKeys finds, for each reference of refs (rendered by the run, with
 // pods), the values keys that produce it, by asking Helm: every string
 // value of the effective values that occurs in some reference as a run of
@@ -258,11 +365,8 @@ func (p *Pending) ImageKeys(ctx context.Context, pods []Pod, refs []ImageRef) ([
 		return nil, nil, err
 	}
 	var all []leaf
-	walkValues(effective, func(path []string, v any) bool {
-		if s, ok := v.(string); ok {
-			all = append(all, leaf{path: path, value: s})
-		}
-		return true
+	walkStrings(effective, nil, func(path []string, v string) {
+		all = append(all, leaf{path: path, value: v})
 	})
 	var cands []leaf
 	for _, l := range all {
