@@ -694,6 +694,29 @@ func helmFails(env *Env) Impact {
 	return ImpactInstallFails
 }
 
+// podless is what happens to workloads whose pods the API server refuses
+// (pods their controllers create, not Helm), by whether Helm waits
+// (Env.HelmWait): with --wait the install (upgrade) fails after its
+// --timeout, Helm waiting for pods that are never created; without it Helm
+// reports success and the runtime runs without them. Unknown, the message
+// says both and the impact is runtime-breaks: install-fails says that helm
+// install will fail (CHECKS.md), which only --wait makes it do. pods is
+// what the runtime lacks without --wait ("these workloads have no pods").
+func podless(env *Env, pods string) (Impact, string) {
+	op := "install"
+	if env.Upgrading() {
+		op = "upgrade"
+	}
+	events := "their controllers' FailedCreate events repeat the refusal"
+	switch env.HelmWait {
+	case HelmWaitOn:
+		return helmFails(env), fmt.Sprintf("helm %s --wait fails after its --timeout: Helm waits for the release's Deployments, StatefulSets and DaemonSets to have their pods ready, and the refused pods are never created (%s)", op, events)
+	case HelmWaitOff:
+		return ImpactRuntimeBreaks, fmt.Sprintf("helm reports success and %s (%s)", pods, events)
+	}
+	return ImpactRuntimeBreaks, fmt.Sprintf("without --wait Helm reports success and %s (%s); with --wait the %s fails after its --timeout (--helm-wait=true|false says which Helm will run)", pods, events, op)
+}
+
 // rbacSkip is the result when the only refusals are the identity's missing
 // rights: dry runs are authorized like the writes they stand for, so the
 // check cannot judge, and names what is missing.

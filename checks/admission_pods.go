@@ -18,9 +18,12 @@ import (
 // pod never completes, so a hook Job never does). Helm never sends these
 // pods itself: their controllers do, after helm has created the workloads
 // (docs/checks/admission-pods.md). A refused hook pod stops helm install
-// (it waits for the hook until --timeout): install-fails (upgrade-fails);
-// a refused runtime pod leaves the install "deployed" with no pods:
-// runtime-breaks. When the namespace does not exist yet, PodSecurity is
+// (it waits for the hook until --timeout): install-fails (upgrade-fails).
+// A refused runtime pod follows Helm's --wait (--helm-wait, Env.HelmWait):
+// with it helm waits for the workloads' pods until --timeout and fails
+// (install-fails, upgrade-fails); without it the release is "deployed"
+// with no pods there (runtime-breaks); not told, the message says both and
+// the impact is runtime-breaks (podless). When the namespace does not exist yet, PodSecurity is
 // evaluated here (k8s.io/pod-security-admission) for the labels it will
 // get.
 func AdmissionPods() Check {
@@ -158,8 +161,11 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		notes = append(notes, fmt.Sprintf("PodSecurity for namespace %s was evaluated here with k8s.io/pod-security-admission for its labels; a cluster-wide default set in the API server's admission configuration is invisible to a client", ns))
 	}
 	if len(refused) > 0 {
-		effect := ImpactRuntimeBreaks
-		tail := "helm reports success and these workloads have no pods (their controllers' FailedCreate events repeat the refusal)"
+		lack := "these workloads have no pods"
+		if env.Upgrading() {
+			lack = "these workloads get no new pods (a Deployment's rollout stalls beside its old pods)"
+		}
+		effect, tail := podless(env, lack)
 		if hookFails {
 			effect = helmFails(env)
 			tail = "helm waits for the hook Jobs until --timeout and fails (the Job controller's FailedCreate events repeat the refusal)"

@@ -8,7 +8,8 @@ import (
 // TestAdmissionPods: the pod of each workload (the hook Job's included) is
 // dry-run once, never once per replica; PodSecurity refusing the hook's pod
 // fails, impact install-fails, naming the hook, the level and the label a
-// hint can give; a refused runtime pod alone is runtime-breaks; a mutating
+// hint can give; a refused runtime pod alone is runtime-breaks when the run
+// does not know whether Helm waits (TestAdmissionPodsFollowHelmWait); a mutating
 // webhook adding a container to the hook Job's pod fails (the Job never
 // completes) while a native sidecar does not; warnings warn.
 func TestAdmissionPods(t *testing.T) {
@@ -43,7 +44,7 @@ func TestAdmissionPods(t *testing.T) {
 				return 403, refuse(403, "Forbidden", `pods "gitops-operator-x" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=10, limited: pods=10`), nil
 			}
 			return 0, nil, nil
-		}, outcome{StatusFail, []string{"Deployment gitops-operator: ResourceQuota compute", "helm reports success and these workloads have no pods"}}, ImpactRuntimeBreaks},
+		}, outcome{StatusFail, []string{"Deployment gitops-operator: ResourceQuota compute", "without --wait Helm reports success and these workloads have no pods", "with --wait the install fails"}}, ImpactRuntimeBreaks},
 		{"a mutating webhook adds a container to the Job's pod", func(r dryRunRequest) (int, map[string]any, []string) {
 			if podOfRequest(r) != "" {
 				return 201, withContainer(r, false), nil
@@ -105,4 +106,79 @@ func TestAdmissionPodsNamespaceToCome(t *testing.T) {
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
+}
+
+// TestAdmissionPodsFollowHelmWait: a refused runtime pod's impact follows
+// whether Helm waits (--helm-wait): with --wait the install fails after its
+// --timeout (install-fails), without it Helm reports success
+// (runtime-breaks), and not told the message says both, runtime-breaks. A
+// refused hook pod fails the install whatever --wait says.
+func TestAdmissionPodsFollowHelmWait(t *testing.T) {
+	refuse403 := func(prefix, msg string) func(r dryRunRequest) (int, map[string]any, []string) {
+		return func(r dryRunRequest) (int, map[string]any, []string) {
+			if strings.HasPrefix(podOfRequest(r), prefix) {
+				return 403, refuse(403, "Forbidden", msg), nil
+			}
+			return 0, nil, nil
+		}
+	}
+	limit := refuse403("gitops-operator-", `pods "gitops-operator-x" is forbidden: maximum memory usage per Container is 768Mi, but limit is 1Gi`)
+	hook := refuse403("validate-values-", `pods "validate-values-x" is forbidden: maximum memory usage per Container is 768Mi, but limit is 1Gi`)
+	cases := []struct {
+		name    string
+		wait    HelmWait
+		answer  func(r dryRunRequest) (int, map[string]any, []string)
+		want    []string
+		notWant []string
+		impact  Impact
+	}{
+		{"--helm-wait=true", HelmWaitOn, limit,
+			[]string{"Deployment gitops-operator", "helm install --wait fails after its --timeout", "the refused pods are never created", "FailedCreate"},
+			[]string{"reports success"}, ImpactInstallFails},
+		{"--helm-wait=false", HelmWaitOff, limit,
+			[]string{"Deployment gitops-operator", "helm reports success and these workloads have no pods", "FailedCreate"},
+			[]string{"--timeout"}, ImpactRuntimeBreaks},
+		{"not told", HelmWaitUnknown, limit,
+			[]string{"without --wait Helm reports success and these workloads have no pods", "with --wait the install fails after its --timeout", "--helm-wait"},
+			nil, ImpactRuntimeBreaks},
+		{"a hook's pod, without --wait", HelmWaitOff, hook,
+			[]string{"hook Job validate-values", "helm waits for the hook Jobs until --timeout and fails"},
+			[]string{"reports success"}, ImpactInstallFails},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := admissionKit(t, &fakeAdmission{answer: tc.answer}).waits(tc.wait).outcome(AdmissionPods())
+			outcome{StatusFail, tc.want}.expect(t, o.Result)
+			for _, w := range tc.notWant {
+				if strings.Contains(o.Message, w) {
+					t.Errorf("the message says %q:\n%s", w, o.Message)
+				}
+			}
+			if o.Meta.Impact != tc.impact {
+				t.Errorf("impact %s, want %s", o.Meta.Impact, tc.impact)
+			}
+		})
+	}
+}
+
+// TestPodless: refused runtime pods before an upgrade follow --wait as
+// before an install, with upgrade-fails and the upgrade named.
+func TestPodless(t *testing.T) {
+	for _, tc := range []struct {
+		mode   Mode
+		wait   HelmWait
+		impact Impact
+		want   string
+	}{
+		{ModePre, HelmWaitOn, ImpactInstallFails, "helm install --wait fails after its --timeout"},
+		{ModeUpgrade, HelmWaitOn, ImpactUpgradeFails, "helm upgrade --wait fails after its --timeout"},
+		{ModeUpgrade, HelmWaitOff, ImpactRuntimeBreaks, "helm reports success and X ("},
+		{ModeUpgrade, HelmWaitUnknown, ImpactRuntimeBreaks, "without --wait Helm reports success and X (their controllers' FailedCreate events repeat the refusal); with --wait the upgrade fails after its --timeout"},
+		{ModePre, HelmWaitUnknown, ImpactRuntimeBreaks, "with --wait the install fails after its --timeout"},
+	} {
+		impact, msg := podless(&Env{Mode: tc.mode, HelmWait: tc.wait}, "X")
+		if impact != tc.impact || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s, wait %d: %s %q, want %s and %q", tc.mode.Phase(), tc.wait, impact, msg, tc.impact, tc.want)
+		}
+	}
 }

@@ -47,6 +47,9 @@ type Env struct {
 	// install or helm upgrade (--helm-major); 0 means the client
 	// helm-version finds.
 	HelmMajor int
+	// HelmWait is whether helm install or helm upgrade will run with
+	// --wait (--helm-wait); HelmWaitUnknown when the run was not told.
+	HelmWait HelmWait
 	// Installer is who will run helm install or upgrade when not the
 	// runner (--installer): cluster-admin reviews its access through
 	// SubjectAccessReviews, and InstallerConfig impersonates it; nil means
@@ -85,6 +88,28 @@ func (e *Env) RuntimeApp() (*RuntimeApp, error) {
 	}
 	return ManagingApplication(e.Cluster, e.Inputs, e.ArgoCDApp)
 }
+
+// HelmWait is whether helm install or helm upgrade waits for the release's
+// workloads (its --wait): Helm 3 until each Deployment's new ReplicaSet has
+// spec.replicas minus maxUnavailable pods ready, each StatefulSet all its
+// replicas ready and each DaemonSet (rolling update) its desired pods
+// minus maxUnavailable ready (helm.sh/helm/v3 pkg/kube ready.go, polled
+// every 2 s by wait.go); Helm 4 (--wait, or --wait=watcher) until kstatus
+// says Current, every replica created, updated, available and ready
+// (helm.sh/helm/v4 pkg/kube statuswait.go). Either fails the install or
+// upgrade at its --timeout (5m0s by default) when they are not. Without
+// --wait Helm waits for its hook Jobs alone, and reports success.
+type HelmWait int
+
+// The states of HelmWait.
+const (
+	// HelmWaitUnknown: the run was not told whether Helm waits.
+	HelmWaitUnknown HelmWait = iota
+	// HelmWaitOn: helm install (upgrade) --wait.
+	HelmWaitOn
+	// HelmWaitOff: without --wait (Helm 4: --wait=hookOnly, its default).
+	HelmWaitOff
+)
 
 // Host is what a check reads beyond the cluster: the plugin's environment,
 // its programs and the network probes. A bundle records what they answer,

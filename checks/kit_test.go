@@ -60,10 +60,11 @@ type kit struct {
 	// an upgrade run (inMode(ModeUpgrade)) it is the target of `helm upgrade` of the kit's release.
 	chartRef string
 
-	// mode, helmMajor and fix are how the run was invoked (Env.Mode,
-	// Env.HelmMajor, Env.Fix).
+	// mode, helmMajor, helmWait and fix are how the run was invoked
+	// (Env.Mode, Env.HelmMajor, Env.HelmWait, Env.Fix).
 	mode      Mode
 	helmMajor int
+	helmWait  HelmWait
 	fix       FixOptions
 	images    ImageOptions
 
@@ -201,6 +202,10 @@ func (k *kit) inMode(m Mode) *kit { k.mode = m; return k }
 // (Env.HelmMajor, --helm-major).
 func (k *kit) helm(major int) *kit { k.helmMajor = major; return k }
 
+// waits sets whether helm install or upgrade runs with --wait
+// (Env.HelmWait, --helm-wait; default HelmWaitUnknown).
+func (k *kit) waits(w HelmWait) *kit { k.helmWait = w; return k }
+
 // fixing sets the --fix options the planners read (Env.Fix).
 func (k *kit) fixing(o FixOptions) *kit { k.fix = o; return k }
 
@@ -251,7 +256,7 @@ func (k *kit) env() *Env {
 		})
 	}
 	clients := &cluster.Clients{Kube: k.Kube, Metadata: meta, Dynamic: dyn, Discovery: disc, Config: k.rest}
-	env := &Env{Inputs: k.in, Mode: k.mode, HelmMajor: k.helmMajor, Fix: k.fix, Images: k.images, Cluster: cluster.NewSnapshot(context.Background(), clients)}
+	env := &Env{Inputs: k.in, Mode: k.mode, HelmMajor: k.helmMajor, HelmWait: k.helmWait, Fix: k.fix, Images: k.images, Cluster: cluster.NewSnapshot(context.Background(), clients)}
 	switch {
 	case k.chartRef != "" && k.mode == ModeUpgrade:
 		// --upgrade: Helm's upgrade action over the release's revisions

@@ -26,7 +26,13 @@ import (
 // (count/<resource>, services, secrets, configmaps, ...). A dry run of one
 // pod cannot see a sum (docs/checks/resource-quota.md). A quota's scopes
 // (Terminating, NotTerminating, BestEffort, NotBestEffort, PriorityClass)
-// select the pods it counts.
+// select the pods it counts. What Helm meets itself (a hook's pod, an
+// object it creates) fails the install: install-fails (upgrade-fails). The
+// workloads' pods beyond the room follow Helm's --wait (--helm-wait,
+// Env.HelmWait; podless): with it the install fails after its --timeout
+// (install-fails, upgrade-fails), without it Helm reports success and the
+// workloads run short of pods (runtime-breaks); not told, the message says
+// both and the impact is runtime-breaks.
 func ResourceQuota() Check {
 	return Check{
 		Meta: Meta{
@@ -101,7 +107,9 @@ func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
 				room.Sub(used)
 				if n.Cmp(room) > 0 {
 					over = append(over, fmt.Sprintf("ResourceQuota %s: %s needs %s %s, room %s (hard %s, used %s)", q.Name, ph.name, name, n.String(), room.String(), hard.String(), used.String()))
-					helmMeets = helmMeets || ph.helm
+					// Helm creates the objects and runs the hooks; the
+					// controllers create the workloads' pods.
+					helmMeets = helmMeets || ph.helm || objectResource(name)
 				}
 			}
 		}
@@ -111,11 +119,13 @@ func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
 		checked++
 	}
 	if len(over) > 0 {
-		effect := ImpactRuntimeBreaks
-		if helmMeets {
-			effect = helmFails(env)
+		effect, what := helmFails(env), "helm meets the refusal itself (a hook's pod, an object it creates) and fails"
+		if !helmMeets {
+			// Only the workloads' pods, which their controllers create.
+			effect, what = podless(env, "the release's workloads run without the pods beyond the room")
+			what = "the pods beyond the room are refused: " + what
 		}
-		return Fail("the release does not fit %s of namespace %s:\n%s", plural(len(refs), "ResourceQuota"), ns, strings.Join(first(over, 8), "\n")).
+		return Fail("the release does not fit %s of namespace %s: %s:\n%s", plural(len(refs), "ResourceQuota"), ns, what, strings.Join(first(over, 8), "\n")).
 			WithHint(fmt.Sprintf("raise the quota's hard limits (kubectl edit resourcequota -n %s), or lower the release's replicas and requests in the values", ns)).
 			WithObjects(refs...).WithEffect(effect), nil
 	}
@@ -278,6 +288,18 @@ func quotaSelects(q cluster.Quota, pod *corev1.Pod) bool {
 		}
 	}
 	return true
+}
+
+// objectResource reports whether a quota's resource name counts objects
+// the release creates (count/configmaps, services, secrets, ...) rather
+// than pods or their requests and limits: Helm's own create meets it.
+func objectResource(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourceServices, corev1.ResourceSecrets, corev1.ResourceConfigMaps, corev1.ResourcePersistentVolumeClaims,
+		corev1.ResourceReplicationControllers, corev1.ResourceQuotas:
+		return true
+	}
+	return strings.HasPrefix(string(name), "count/") && name != "count/pods"
 }
 
 func sortedResources(l corev1.ResourceList) []corev1.ResourceName {

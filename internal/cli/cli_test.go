@@ -518,3 +518,36 @@ func TestCompleteLoadsWaivers(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmWaitFlag: --helm-wait compiles into run.Config.HelmWait: alone or
+// =true on, =false off, absent unknown; another value, or --helm-wait with
+// --post, is a usage error (exit 2).
+func TestHelmWaitFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want checks.HelmWait
+	}{
+		{nil, checks.HelmWaitUnknown},
+		{[]string{"--helm-wait"}, checks.HelmWaitOn},
+		{[]string{"--helm-wait=true"}, checks.HelmWaitOn},
+		{[]string{"--helm-wait=false"}, checks.HelmWaitOff},
+		{[]string{"--helm-wait=0", "--upgrade"}, checks.HelmWaitOff},
+	} {
+		_, c, err := compileEnv(t, nil, append([]string{"--list-checks"}, tc.args...)...)
+		if err != nil || c.HelmWait != tc.want {
+			t.Errorf("%v: error %v, HelmWait %d, want %d", tc.args, err, c.HelmWait, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--helm-wait=sometimes"}, `invalid argument "sometimes" for "--helm-wait" flag: want true or false`},
+		{[]string{"--post", "--helm-wait"}, "--helm-wait says how Helm will install or upgrade: it has no use with --post"},
+	} {
+		_, _, _, err := runCmd(t, nil, tc.args...)
+		if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v (exit %d), want exit 2 with %q", tc.args, err, ExitCode(err), tc.want)
+		}
+	}
+}

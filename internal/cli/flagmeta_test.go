@@ -65,6 +65,7 @@ func recordedSamples(t *testing.T, dir string) map[string]recordedSample {
 		"reset-values":            {args: []string{"--upgrade", "--reset-values"}, base: upgrade},
 		"reset-then-reuse-values": {args: []string{"--upgrade", "--reset-then-reuse-values"}, base: upgrade},
 		"helm-major":              {args: []string{"--helm-major", "4"}},
+		"helm-wait":               {args: []string{"--helm-wait=false"}},
 		"output":                  {args: []string{"-o", "json"}},
 		"no-color":                {args: []string{"--no-color"}},
 		"request-timeout":         {args: []string{"--request-timeout", "20s"}},

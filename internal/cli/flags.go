@@ -102,6 +102,8 @@ func (f *Flags) Validate() error {
 		return usageError("--reuse-values, --reset-values and --reset-then-reuse-values are helm upgrade's: use them with --upgrade")
 	case s.post && f.chart.helmMajor != 0:
 		return usageError("--helm-major says which Helm will install or upgrade: it has no use with --post")
+	case s.post && f.chart.helmWait != "":
+		return usageError("--helm-wait says how Helm will install or upgrade: it has no use with --post")
 	case s.wait > 0 && !s.post:
 		return usageError("--wait re-runs post-install checks: use it with --post")
 	}

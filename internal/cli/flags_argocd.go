@@ -19,7 +19,7 @@ type argoCDFlags struct {
 // AddFlags declares --argocd-app on fs.
 func (f *argoCDFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.app, "argocd-app", "", "the Argo CD Application that syncs the runtime, NAMESPACE/NAME: --upgrade judges the commit Argo CD will sync from what it deployed, --post reads its sync and health (default: detected)")
-	describe(fs, "argocd-app", placement{sectionPlan, 17}, recorded)
+	describe(fs, "argocd-app", placement{sectionPlan, 18}, recorded)
 }
 
 // Validate checks that --argocd-app names an Application: NAMESPACE/NAME.

@@ -2,23 +2,46 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 )
 
 // chartFlags are the chart the run renders (--chart, --chart-version, as
-// helm install takes them), helm upgrade's values flags and the Helm major
-// version that will install or upgrade.
+// helm install takes them), helm upgrade's values flags, the Helm major
+// version that will install or upgrade and whether it waits (--helm-wait).
 type chartFlags struct {
 	conn                                           *connectionFlags
 	ref, version                                   string
 	reuseValues, resetValues, resetThenReuseValues bool
 	helmMajor                                      int
+	helmWait                                       optionalBool
 }
+
+// optionalBool is a boolean flag that may be left unset: "" (not given),
+// "true" or "false"; the flag alone is "true".
+type optionalBool string
+
+func (b *optionalBool) String() string { return string(*b) }
+
+// Set takes what strconv.ParseBool takes.
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	*b = optionalBool(strconv.FormatBool(v))
+	return nil
+}
+
+// Type is "bool": the help shows the flag alone, as a boolean's.
+func (b *optionalBool) Type() string { return "bool" }
 
 func newChartFlags(conn *connectionFlags) *chartFlags {
 	return &chartFlags{conn: conn, ref: plan.DefaultChart}
@@ -36,9 +59,23 @@ func (f *chartFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.resetValues, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
 	fs.BoolVar(&f.resetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
 	fs.IntVar(&f.helmMajor, "helm-major", 0, "the Helm major version (3 or 4) that will run helm install or helm upgrade: Helm 4 applies server-side (default: the helm client found)")
-	for i, n := range []string{"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major"} {
+	fs.Var(&f.helmWait, "helm-wait", "whether helm install or upgrade will run with --wait (the installation guide's command does): true judges runtime pods the cluster refuses as failing the install after Helm's --timeout (install-fails), false as Helm reporting success without them (runtime-breaks); unset, the message says both")
+	fs.Lookup("helm-wait").NoOptDefVal = "true"
+	replayable(fs, "helm-wait", "whether helm install or upgrade will run with --wait, judging the recorded refusals again (default: the recorded run's)")
+	for i, n := range []string{"reuse-values", "reset-values", "reset-then-reuse-values", "helm-major", "helm-wait"} {
 		describe(fs, n, placement{sectionPlan, 13 + i}, recorded)
 	}
+}
+
+// helmWaitState is what --helm-wait says: on, off or, not given, unknown.
+func (f *chartFlags) helmWaitState() checks.HelmWait {
+	switch f.helmWait {
+	case "true":
+		return checks.HelmWaitOn
+	case "false":
+		return checks.HelmWaitOff
+	}
+	return checks.HelmWaitUnknown
 }
 
 // upgradeValues reports whether one of helm upgrade's values flags is given.
@@ -65,6 +102,7 @@ func (f *chartFlags) ToConfig(_ context.Context, c *run.Config) error {
 	c.Inputs.ChartVersionSource = plan.ChartVersionSourceOf(f.ref, f.version)
 	c.Upgrade = chart.UpgradeValues{Reuse: f.reuseValues, Reset: f.resetValues, ResetThenReuse: f.resetThenReuseValues}
 	c.HelmMajor = f.helmMajor
+	c.HelmWait = f.helmWaitState()
 	timeout, given, err := f.conn.requestTimeout()
 	if err != nil {
 		return err

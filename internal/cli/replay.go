@@ -118,6 +118,10 @@ func replayOverrides(fs *pflag.FlagSet, f *Flags) (run.Overrides, error) {
 		}
 		ov.Waivers = &ws
 	}
+	if changed("helm-wait") {
+		w := f.chart.helmWaitState()
+		ov.HelmWait = &w
+	}
 	ov.Upgrade = s.upgrade
 	switch {
 	case changed("chart"):

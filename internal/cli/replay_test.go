@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/run"
 )
 
@@ -60,3 +64,33 @@ func TestReplayBundlesOfFormat1(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayHelmWait: `replay FILE --helm-wait[=false]` judges the recorded
+// run again as if Helm waits (does not); without it the replay keeps the
+// recorded run's.
+func TestReplayHelmWait(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want *checks.HelmWait
+	}{
+		{nil, nil},
+		{[]string{"--helm-wait"}, ptr(checks.HelmWaitOn)},
+		{[]string{"--helm-wait=false"}, ptr(checks.HelmWaitOff)},
+	} {
+		fs := pflag.NewFlagSet("replay", pflag.ContinueOnError)
+		f := newFlags(genericiooptions.NewTestIOStreamsDiscard(), Host{}.withDefaults())
+		addReplayFlags(fs, f)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		ov, err := replayOverrides(fs, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (ov.HelmWait == nil) != (tc.want == nil) || tc.want != nil && *ov.HelmWait != *tc.want {
+			t.Errorf("%v: override %v, want %v", tc.args, ov.HelmWait, tc.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

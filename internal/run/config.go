@@ -22,6 +22,9 @@ type Config struct {
 	// HelmMajor is the Helm major version (3 or 4) that will run helm
 	// install or helm upgrade (--helm-major); 0 means the client found.
 	HelmMajor int
+	// HelmWait is whether helm install or helm upgrade will run with
+	// --wait (--helm-wait); checks.HelmWaitUnknown when not told.
+	HelmWait checks.HelmWait
 	// Registry is the catalogue; --fix looks the fixed checks up in it.
 	Registry *checks.Registry
 	// Selected are the checks to run, in catalogue order, as Selection

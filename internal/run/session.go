@@ -131,7 +131,7 @@ func (s *Session) check(ctx context.Context, rec *bundle.Recorder) (*checks.Repo
 			}()
 			defer func() { <-hooksDone }()
 		}
-		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, Fix: c.Fix.Options, Images: c.Images, Cluster: snap, Host: c.Host, Chart: startRender(ctx, c, snap),
+		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, HelmWait: c.HelmWait, Fix: c.Fix.Options, Images: c.Images, Cluster: snap, Host: c.Host, Chart: startRender(ctx, c, snap),
 			ArgoCDApp: c.ArgoCD.App, ArgoCDUndetected: c.ArgoCD.Undetected, Installer: c.Installer, InCluster: c.InCluster}
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {

@@ -46,6 +46,9 @@ type Spec struct {
 	// HelmMajor is the Helm major version that would install or upgrade
 	// (0: the client found).
 	HelmMajor int `json:"helmMajor,omitempty"`
+	// HelmWait is whether helm install or upgrade would run with --wait:
+	// true or false; absent when the run was not told.
+	HelmWait *bool `json:"helmWait,omitempty"`
 	// Plan is the planned install, with its values.
 	Plan PlanSpec `json:"plan"`
 	// Probes are the network probes' settings.
@@ -159,6 +162,10 @@ func SpecOf(c *Config) Spec {
 	if id := c.Installer; id != nil {
 		s.Installer = &IdentitySpec{User: id.User, Groups: id.Groups}
 	}
+	if c.HelmWait != checks.HelmWaitUnknown {
+		on := c.HelmWait == checks.HelmWaitOn
+		s.HelmWait = &on
+	}
 	for _, chk := range c.Selected {
 		s.Checks = append(s.Checks, chk.ID)
 	}
@@ -203,6 +210,9 @@ type Overrides struct {
 	// Chart, when its Ref is set, is the chart to render instead of the
 	// recorded one (--chart, --chart-version): an upgrade to another chart.
 	Chart ChartRef
+	// HelmWait, when set, is whether Helm waits in place of the recorded
+	// run's (--helm-wait): the refusals are judged again for it.
+	HelmWait *checks.HelmWait
 	// Format and NoColor, when set, print the report another way (-o,
 	// --no-color).
 	Format  string
@@ -237,6 +247,7 @@ func FromSpec(s Spec, ov Overrides) (*Config, error) {
 	if id := s.Installer; id != nil {
 		c.Installer = &checks.Identity{User: id.User, Groups: id.Groups}
 	}
+	c.HelmWait = helmWaitOf(s.HelmWait)
 	if c.Mode, err = modeOf(s.Mode); err != nil {
 		return nil, err
 	}
@@ -276,6 +287,18 @@ func FromSpec(s Spec, ov Overrides) (*Config, error) {
 	return c, nil
 }
 
+// helmWaitOf is the HelmWait a spec's helmWait says: on (true), off
+// (false) or unknown (absent).
+func helmWaitOf(b *bool) checks.HelmWait {
+	switch {
+	case b == nil:
+		return checks.HelmWaitUnknown
+	case *b:
+		return checks.HelmWaitOn
+	}
+	return checks.HelmWaitOff
+}
+
 // overrideRun applies the overrides that change how the run is judged,
 // bounded and printed.
 func overrideRun(c *Config, ov Overrides) {
@@ -296,6 +319,9 @@ func overrideRun(c *Config, ov Overrides) {
 	}
 	if ov.Skip != nil {
 		c.Selection.Skip = *ov.Skip
+	}
+	if ov.HelmWait != nil {
+		c.HelmWait = *ov.HelmWait
 	}
 	if ov.Format != "" {
 		c.Output.Format = ov.Format

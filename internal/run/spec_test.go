@@ -98,6 +98,43 @@ func TestSpecRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSpecHelmWait: whether Helm waits is recorded in all three states
+// (true, false, absent when the run was not told) and replayed as it was;
+// a spec without it (any older bundle) replays as not told.
+func TestSpecHelmWait(t *testing.T) {
+	for _, tc := range []struct {
+		wait checks.HelmWait
+		json string
+	}{
+		{checks.HelmWaitOn, `"helmWait":true`},
+		{checks.HelmWaitOff, `"helmWait":false`},
+		{checks.HelmWaitUnknown, ""},
+	} {
+		c := sampleConfig(t)
+		c.HelmWait = tc.wait
+		s, raw := specJSON(t, SpecOf(c))
+		if tc.json != "" && !strings.Contains(raw, tc.json) || tc.json == "" && strings.Contains(raw, "helmWait") {
+			t.Errorf("HelmWait %d recorded as %s, want %q", tc.wait, raw, tc.json)
+		}
+		got, err := FromSpec(s, Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.HelmWait != tc.wait {
+			t.Errorf("HelmWait %d replayed as %d", tc.wait, got.HelmWait)
+		}
+		// replay --helm-wait=false judges the run again without --wait.
+		off := checks.HelmWaitOff
+		again, err := FromSpec(s, Overrides{HelmWait: &off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.HelmWait != off {
+			t.Errorf("HelmWait %d replayed with --helm-wait=false as %d", tc.wait, again.HelmWait)
+		}
+	}
+}
+
 // TestFromSpecOverrides: what a replay changes of the recorded run, and
 // what it refuses in one line.
 func TestFromSpecOverrides(t *testing.T) {

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,6 +207,60 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		t.Logf("helm: %s", lastLine(out))
 	})
 
+	// A LimitRange max that two runtime containers exceed (the memory
+	// limit of sealed-secrets-controller and cap-app-proxy is 1Gi; the
+	// hooks' containers have none and get the default): their pods are
+	// refused, the hooks' are not. The plugin's verdict follows Helm's
+	// --wait: with --helm-wait, install-fails, and helm install --wait
+	// fails after its --timeout; its bundle replayed with
+	// --helm-wait=false, runtime-breaks, and helm install without --wait
+	// succeeds, those Deployments without pods.
+	t.Run("a LimitRange max some runtime containers exceed", func(t *testing.T) {
+		t.Cleanup(func() { uninstall(t) })
+		maxLimitRange(t, c, ns)
+		t.Cleanup(func() { c.Kubectl(t, "delete", "limitrange", "max", "-n", ns) })
+		waitAdmitted(t, c, ns, "the LimitRange max in force", func(p *corev1.Pod, err error) bool {
+			return err == nil && p.Spec.Containers[0].Resources.Limits.Memory().String() == "512Mi"
+		})
+		refused := []string{"Deployment cap-app-proxy", "Deployment sealed-secrets-controller", "maximum memory usage per Container is 768Mi"}
+		// Recorded with --helm-wait, and replayed as recorded (the same
+		// report) and with --helm-wait=false, offline.
+		bundle := filepath.Join(t.TempDir(), "limits.tgz")
+		res, doc := c.RunJSON(t, nil, "--only", admissionChecks, "--chart", chart, "-f", values, "-n", ns, "--release-name", runtimeRelease, "--helm-major", major,
+			"--helm-wait", "--bundle", bundle)
+		pods := wantStatus(t, doc, "admission-pods", "fail", append(refused, "helm install --wait fails after its --timeout")...)
+		if pods.Impact != "install-fails" || strings.Contains(pods.Message, "hook Job") || strings.Contains(pods.Message, "reports success") {
+			t.Errorf("admission-pods with --helm-wait: impact %s, want install-fails, and only the runtime's pods refused:\n%s", pods.Impact, pods.Message)
+		}
+		agreeInstall(t, res, false)
+		offline := []string{"KUBECONFIG=" + filepath.Join(t.TempDir(), "no-kubeconfig")}
+		tc.SameReport(t, doc, tc.Run(t, offline, "replay", bundle, "-o", "json").JSON(t))
+		doc = tc.Run(t, offline, "replay", bundle, "--helm-wait=false", "-o", "json").JSON(t)
+		pods = wantStatus(t, doc, "admission-pods", "fail", append(refused, "helm reports success and these workloads have no pods")...)
+		if pods.Impact != "runtime-breaks" || strings.Contains(pods.Message, "--timeout") {
+			t.Errorf("admission-pods replayed with --helm-wait=false: impact %s, want runtime-breaks, and no --timeout:\n%s", pods.Impact, pods.Message)
+		}
+		// helm install --wait: the hooks run, then Helm waits for the
+		// Deployments that never get their pods, until --timeout.
+		out := install(t, false)
+		if strings.Contains(out, "pre-install") {
+			t.Errorf("helm install --wait failed in a hook, not waiting for the Deployments:\n%s", out)
+		}
+		ev := waitFailedCreate(t, c, ns, "maximum memory usage per Container is 768Mi")
+		t.Logf("helm --wait: %s\nevent: %s", lastLine(out), ev)
+		uninstall(t)
+		// Without --wait Helm reports success; the two Deployments have
+		// no pods, their ReplicaSets' creates refused.
+		install(t, true, false)
+		waitFailedCreate(t, c, ns, "maximum memory usage per Container is 768Mi")
+		for _, d := range []string{"cap-app-proxy", "sealed-secrets-controller"} {
+			dep, err := c.Kube.AppsV1().Deployments(ns).Get(bg, d, metav1.GetOptions{})
+			if err != nil || dep.Status.Replicas != 0 {
+				t.Errorf("Deployment %s after helm install without --wait: %v, %d pods, want none", d, err, replicasOf(dep))
+			}
+		}
+	})
+
 	// Every layer in the form that lets Helm install: PodSecurity warn and
 	// audit only, a LimitRange giving the quota's defaults, the policy in
 	// Warn mode, a webhook that admits, and one with no endpoint that
@@ -297,6 +353,29 @@ func limitRange(t *testing.T, c *tc.Cluster, ns string) {
 	if _, err := c.Kube.CoreV1().LimitRanges(ns).Create(bg, lr, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// maxLimitRange caps every container of ns at 768Mi of memory (LimitRange
+// max), with a default limit of 512Mi for containers that set none.
+func maxLimitRange(t *testing.T, c *tc.Cluster, ns string) {
+	t.Helper()
+	lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "max", Namespace: ns}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type:           corev1.LimitTypeContainer,
+		Max:            corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("768Mi")},
+		Default:        corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+		DefaultRequest: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+	}}}}
+	if _, err := c.Kube.CoreV1().LimitRanges(ns).Create(bg, lr, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replicasOf is d's status.replicas, 0 for no Deployment.
+func replicasOf(d *appsv1.Deployment) int32 {
+	if d == nil {
+		return 0
+	}
+	return d.Status.Replicas
 }
 
 // wildcardPolicy creates the ValidatingAdmissionPolicy (and its binding,

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +95,21 @@ func TestGate(t *testing.T) {
 		t.Fatalf("rendered gate: Job %q, values %d bytes, %d other objects, want 6:\n%s", job.Name, len(valuesYAML), len(others), out)
 	}
 	gateJobShape(t, &job)
+	// gitopsPreflightGate.helmWait is passed as --helm-wait (the binary
+	// run below takes the Job's arguments); unset, no --helm-wait.
+	if !slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "--helm-wait=true") {
+		t.Errorf("helmWait: true: the gate's args lack --helm-wait=true: %q", job.Spec.Template.Spec.Containers[0].Args)
+	}
+	for set, want := range map[string]string{"gitopsPreflightGate.helmWait=false": "--helm-wait=false", "gitopsPreflightGate.helmWait=": ""} {
+		rendered, err := helm(t, c, "template", "probe", umbrella, "-n", gateNS, "--show-only", "templates/gitops-preflight-gate.yaml", "--set", set)
+		if err != nil {
+			t.Fatalf("helm template --set %s: %v\n%s", set, err, rendered)
+		}
+		got := regexp.MustCompile(`--helm-wait=\w+`).FindAllString(rendered, -1)
+		if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || got[0] != want) {
+			t.Errorf("helm template --set %q: the gate's args have %v, want %q", set, got, want)
+		}
+	}
 	if !strings.Contains(valuesYAML, "accountId: acc-1") || !strings.Contains(valuesYAML, "name: e2eruntime") {
 		t.Errorf("the values Secret lacks the umbrella's gitops-runtime values and globals:\n%s", valuesYAML)
 	}
@@ -220,6 +237,7 @@ gitops-runtime:
 gitopsPreflightGate:
   enabled: true
   image: registry.example/gitops-preflight@sha256:`+strings.Repeat("ab", 32)+`
+  helmWait: true
 `)
 	return dir
 }
