@@ -700,7 +700,7 @@ func helmFails(env *Env) Impact {
 // --timeout, Helm waiting for pods that are never created; without it Helm
 // reports success and the runtime runs without them. Unknown, the message
 // says both and the impact is runtime-breaks: install-fails says that helm
-// install will fail (CHECKS.md), which only --wait makes it do. pods is
+// install will fail (docs/json.md, impact), which only --wait makes it do. pods is
 // what the runtime lacks without --wait ("these workloads have no pods").
 func podless(env *Env, pods string) (Impact, string) {
 	op := "install"

@@ -69,6 +69,29 @@ func runChartRenders(ctx context.Context, env *Env) (Result, error) {
 				WithHint("check each against the chart's values.yaml (helm show values " + env.Inputs.Chart + "): fix its spelling or move it to the key this version reads"), nil
 		}
 	}
+	if env.Upgrading() {
+		up, err := env.Upgrade(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		if up != nil && up.Sync != nil && len(up.Sync.Unread) > 0 {
+			// A multi-source Application's value files of another
+			// repository: Argo CD reads them; this run has no checkout.
+			refs := map[string]bool{}
+			for _, u := range up.Sync.Unread {
+				if ref, _, ok := strings.Cut(strings.TrimPrefix(u, "$"), "/"); ok {
+					refs[ref] = true
+				}
+			}
+			var flags []string
+			for _, ref := range sortedKeys(refs) {
+				flags = append(flags, "--argocd-source "+ref+"=DIR")
+			}
+			return Warn("%s, without %s of %s that Argo CD reads, from another repository: %s; the verdicts of the other checks are on a render without them",
+				facts, plural(len(up.Sync.Unread), "value file"), up.Sync.App, strings.Join(up.Sync.Unread, ", ")).WithEffect(ImpactAdvisory).
+				WithHint("give a checkout of each source at the revision Argo CD will sync: " + strings.Join(flags, " ")), nil
+		}
+	}
 	return Pass("%s", facts), nil
 }
 

@@ -138,5 +138,5 @@ func syncUpgradable(env *Env, ra *RuntimeApp) (Result, error) {
 	if stale != "" {
 		return Warn("%s", facts).WithHint(argoUpgradeHint(ra)).WithObjects(ref), nil
 	}
-	return Pass("%s", facts).WithObjects(ref), nil
+	return Pass("%s", facts).WithHint(generatorHint(ra)).WithObjects(ref), nil
 }

@@ -168,6 +168,9 @@ func runRuntimeApplication(_ context.Context, env *Env) (Result, error) {
 		warned = append(warned, stale)
 		hints = append(hints, argoUpgradeHint(ra))
 	}
+	if g := generatorHint(ra); g != "" && len(hints) == 0 {
+		hints = append(hints, g)
+	}
 	where := fmt.Sprintf("%s (%s; %s)", ra.Name(), ra.Evidence, policy)
 	switch {
 	case len(failed) > 0:
@@ -234,6 +237,15 @@ func staleRecord(env *Env, ra *RuntimeApp) (string, error) {
 
 // argoUpgradeHint says how a runtime Argo CD syncs is upgraded.
 func argoUpgradeHint(ra *RuntimeApp) string {
+	if g := generatorHint(ra); g != "" {
+		return g + "; " + argoCommitHint(ra)
+	}
+	return argoCommitHint(ra)
+}
+
+// argoCommitHint says how a runtime Argo CD syncs is upgraded: by a
+// commit.
+func argoCommitHint(ra *RuntimeApp) string {
 	return fmt.Sprintf("this runtime is upgraded by a commit, not helm upgrade (%s would revert it, and the release record would mislead the next helm command): in the Shared Configuration Repository change the version in resources/<runtime-name>/chart/Chart.yaml (.version and .dependencies[].version) and push; check the commit first with kubectl gitops-preflight --upgrade --chart <checkout>/resources/<runtime-name>/chart (https://codefresh.io/docs/docs/installation/gitops/manage-runtimes/)", ra.Name())
 }
 

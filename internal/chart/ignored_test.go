@@ -142,6 +142,66 @@ func TestSyncValuesAsArgoCD(t *testing.T) {
 	}
 }
 
+// TestSyncValuesFromAnotherSource: a multi-source Application's value file
+// "$values/PATH" is read from the checkout of the source whose ref is
+// values, in its place among the value files; without a checkout it is
+// left out and said (never an error); a ref no source has, a file the
+// checkout lacks, or a path out of the repository is an error.
+func TestSyncValuesFromAnotherSource(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: gitops-runtime\nversion: 0.30.0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "values-a.yaml"), []byte("a: chart-file\nb: chart-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkout := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(checkout, "values"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(checkout, "values", "codefresh.yaml"), []byte("b: other-repo\nc: other-repo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := SyncBase{ValueFiles: []string{"values-a.yaml", "$values/values/codefresh.yaml"}, InlineValues: "c: inline\n",
+		Refs: map[string]SyncRef{"values": {RepoURL: "https://git.example/org/values.git", TargetRevision: "main", Dir: checkout}}}
+	vals, unread, err := syncValues(c, base)
+	if err != nil || len(unread) != 0 {
+		t.Fatal(err, unread)
+	}
+	if want := map[string]any{"a": "chart-file", "b": "other-repo", "c": "inline"}; !reflect.DeepEqual(vals, want) {
+		t.Errorf("values %#v, want %#v", vals, want)
+	}
+	base.Refs = map[string]SyncRef{"values": {RepoURL: "https://git.example/org/values.git"}}
+	vals, unread, err = syncValues(c, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unread) != 1 || unread[0] != "$values/values/codefresh.yaml (ref values: https://git.example/org/values.git at HEAD)" {
+		t.Errorf("unread %q", unread)
+	}
+	if want := map[string]any{"a": "chart-file", "b": "chart-file", "c": "inline"}; !reflect.DeepEqual(vals, want) {
+		t.Errorf("values without the checkout %#v, want %#v", vals, want)
+	}
+	for name, b := range map[string]SyncBase{
+		"unknown ref":     {ValueFiles: []string{"$other/values.yaml"}, Refs: base.Refs},
+		"missing file":    {ValueFiles: []string{"$values/nope.yaml"}, Refs: map[string]SyncRef{"values": {Dir: checkout}}},
+		"out of the repo": {ValueFiles: []string{"$values/../x.yaml"}, Refs: map[string]SyncRef{"values": {Dir: checkout}}},
+	} {
+		if _, _, err := syncValues(c, b); err == nil {
+			t.Errorf("%s: no error", name)
+		} else if _, ok := IsRenderError(err); !ok {
+			t.Errorf("%s: %v is not a render error", name, err)
+		}
+	}
+	if _, _, err := syncValues(c, SyncBase{ValueFiles: []string{"$values/nope.yaml"}, IgnoreMissingValueFiles: true, Refs: map[string]SyncRef{"values": {Dir: checkout}}}); err != nil {
+		t.Errorf("ignoreMissingValueFiles: %v", err)
+	}
+}
+
 // TestIgnoredValuesKeysWithDots: keys holding dots (label names) are keys,
 // not paths: a subtree read whole through toYaml is read, an unread one
 // whose keys look alike is ignored, and the decision ends.

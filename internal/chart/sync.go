@@ -82,6 +82,14 @@ type SyncBase struct {
 	Parameters   []SyncParameter
 	// IgnoreMissingValueFiles passes a value file that does not exist.
 	IgnoreMissingValueFiles bool
+	// SourceRepoURL and SourcePath are the chart's source (spec.source, or
+	// the chart's of spec.sources): its repository and the chart's
+	// directory in it.
+	SourceRepoURL, SourcePath string
+	// Refs are the Application's sources with a ref, by ref: a value file
+	// "$<ref>/<path>" is <path> in that source's repository
+	// (https://argo-cd.readthedocs.io/en/stable/user-guide/multiple_sources/#helm-value-files-from-external-git-repository).
+	Refs map[string]SyncRef
 	// SkipCRDs is spec.source.helm.skipCrds: the chart's crds/ directories
 	// are not rendered (Argo CD passes --include-crds otherwise).
 	SkipCRDs bool
@@ -96,6 +104,16 @@ type SyncBase struct {
 	NoPrune map[string]bool
 }
 
+// SyncRef is a source of a multi-source Application that others refer to
+// by its ref.
+type SyncRef struct {
+	// RepoURL and TargetRevision are the source's.
+	RepoURL, TargetRevision string
+	// Dir is a checkout of that repository at that revision, "" when the
+	// run has none: its files are then not read (SyncValues).
+	Dir string
+}
+
 // SyncParameter is one spec.source.helm.parameters entry.
 type SyncParameter struct {
 	Name, Value string
@@ -105,6 +123,10 @@ type SyncParameter struct {
 // Sync is the Argo CD side of an Upgrade that Argo CD performs.
 type Sync struct {
 	SyncBase
+	// Unread are the value files of other sources the render could not
+	// read, no checkout of their repository given: "$values/values/a.yaml
+	// (ref values: REPO at REVISION)". The render went on without them.
+	Unread []string
 }
 
 // MatchKey is the key objects are matched by between the inventory and
@@ -132,7 +154,7 @@ func (s *Sync) Pruned(o Object) bool {
 // inventory (revision 0, chart version base.ChartVersion) and whose Sync is
 // set. The error is *RenderError when c does not render.
 func PrepareSync(ctx context.Context, c *helmchart.Chart, base SyncBase, caps Capabilities) (*Upgrade, error) {
-	vals, err := SyncValues(c, base)
+	vals, unread, err := syncValues(c, base)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +189,7 @@ func PrepareSync(ctx context.Context, c *helmchart.Chart, base SyncBase, caps Ca
 	cur := &rspb.Release{Name: base.ReleaseName, Namespace: base.Namespace, Version: 0, Manifest: base.Manifest,
 		Info:  &rspb.Info{Status: rspb.StatusDeployed, Description: "synced by Argo CD (Application " + base.App + ")"},
 		Chart: &helmchart.Chart{Metadata: &helmchart.Metadata{APIVersion: "v2", Name: RuntimeChartName, Version: base.ChartVersion}}}
-	up := &Upgrade{Last: cur, Current: cur, Target: r, Chart: c, TargetManifest: manifest, Values: vals, Given: vals, Sync: &Sync{SyncBase: base}, caps: caps}
+	up := &Upgrade{Last: cur, Current: cur, Target: r, Chart: c, TargetManifest: manifest, Values: vals, Given: vals, Sync: &Sync{SyncBase: base, Unread: unread}, caps: caps}
 	if up.TargetDefaults, err = chartutil.CoalesceValues(rc, map[string]any{}); err != nil {
 		return nil, fmt.Errorf("target chart defaults: %w", err)
 	}
@@ -191,10 +213,20 @@ func PrepareSync(ctx context.Context, c *helmchart.Chart, base SyncBase, caps Ca
 // over values), then the parameters as --set / --set-string, with Helm's
 // own merge (pkg/cli/values), as Argo CD's repo-server passes them
 // (https://github.com/argoproj/argo-cd/blob/v3.2.6/util/helm/cmd.go template).
+// A value file "$<ref>/<path>" is read from the checkout of that source
+// (SyncRef.Dir); without one it is left out (see Sync.Unread).
 func SyncValues(c *helmchart.Chart, base SyncBase) (map[string]any, error) {
+	vals, _, err := syncValues(c, base)
+	return vals, err
+}
+
+// syncValues is SyncValues, and the value files of other sources it left
+// out, no checkout of them given.
+func syncValues(c *helmchart.Chart, base SyncBase) (map[string]any, []string, error) {
+	var unread []string
 	dir, err := os.MkdirTemp("", "gitops-preflight-values-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	files := map[string][]byte{}
@@ -206,30 +238,56 @@ func SyncValues(c *helmchart.Chart, base SyncBase) (map[string]any, error) {
 	}
 	var opts values.Options
 	for i, name := range base.ValueFiles {
-		clean := filepath.ToSlash(filepath.Clean(strings.TrimPrefix(name, "./")))
-		data, ok := files[clean]
-		if !ok {
-			if base.IgnoreMissingValueFiles {
+		var data []byte
+		if ref, rest, ok := refFile(name); ok {
+			src, known := base.Refs[ref]
+			switch {
+			case !known:
+				// Argo CD refuses such an Application: the ref names no
+				// source of it.
+				return nil, nil, &RenderError{Raw: fmt.Sprintf("Application value file %q names ref %q, which no source of the Application has", name, ref)}
+			case src.Dir == "":
+				unread = append(unread, fmt.Sprintf("%s (ref %s: %s at %s)", name, ref, src.RepoURL, orHEAD(src.TargetRevision)))
 				continue
 			}
-			return nil, &RenderError{Raw: fmt.Sprintf("Application value file %q is not in chart %s", name, c.Name())}
+			if !filepath.IsLocal(filepath.FromSlash(rest)) {
+				return nil, nil, &RenderError{Raw: fmt.Sprintf("Application value file %q leaves its repository", name)}
+			}
+			b, err := os.ReadFile(filepath.Join(src.Dir, filepath.FromSlash(rest)))
+			if err != nil {
+				if os.IsNotExist(err) && base.IgnoreMissingValueFiles {
+					continue
+				}
+				return nil, nil, &RenderError{Raw: fmt.Sprintf("Application value file %q: %s is not in the checkout %s of %s", name, rest, src.Dir, src.RepoURL)}
+			}
+			data = b
+		} else {
+			clean := filepath.ToSlash(filepath.Clean(strings.TrimPrefix(name, "./")))
+			d, ok := files[clean]
+			if !ok {
+				if base.IgnoreMissingValueFiles {
+					continue
+				}
+				return nil, nil, &RenderError{Raw: fmt.Sprintf("Application value file %q is not in chart %s", name, c.Name())}
+			}
+			data = d
 		}
 		p := filepath.Join(dir, fmt.Sprintf("values-%d.yaml", i))
 		if err := os.WriteFile(p, data, 0o600); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.ValueFiles = append(opts.ValueFiles, p)
 	}
 	inline := []byte(base.InlineValues)
 	if base.ValuesObject != nil {
 		if inline, err = yaml.Marshal(base.ValuesObject); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(strings.TrimSpace(string(inline))) > 0 {
 		p := filepath.Join(dir, "values-inline.yaml")
 		if err := os.WriteFile(p, inline, 0o600); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.ValueFiles = append(opts.ValueFiles, p)
 	}
@@ -242,9 +300,27 @@ func SyncValues(c *helmchart.Chart, base SyncBase) (map[string]any, error) {
 	}
 	vals, err := opts.MergeValues(getter.Providers{})
 	if err != nil {
-		return nil, &RenderError{Raw: "the Application's helm values: " + err.Error()}
+		return nil, nil, &RenderError{Raw: "the Application's helm values: " + err.Error()}
 	}
-	return vals, nil
+	return vals, unread, nil
+}
+
+// refFile splits a value file of another source, "$<ref>/<path>", into
+// its ref and path.
+func refFile(name string) (ref, path string, ok bool) {
+	if !strings.HasPrefix(name, "$") {
+		return "", "", false
+	}
+	ref, path, ok = strings.Cut(name[1:], "/")
+	return ref, path, ok && ref != ""
+}
+
+// orHEAD is rev, or HEAD for the default revision.
+func orHEAD(rev string) string {
+	if rev == "" {
+		return "HEAD"
+	}
+	return rev
 }
 
 // ValueLeaves returns the dotted paths of the leaves of v (a map that is

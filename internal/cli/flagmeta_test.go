@@ -71,6 +71,7 @@ func recordedSamples(t *testing.T, dir string) map[string]recordedSample {
 		"request-timeout":         {args: []string{"--request-timeout", "20s"}},
 		"connect-to":              {args: []string{"--connect-to", "a.example:443:127.0.0.1:9"}},
 		"argocd-app":              {args: []string{"--argocd-app", "argocd/codefresh"}},
+		"argocd-source":           {args: []string{"--upgrade", "--argocd-source", "values=" + dir}, base: upgrade},
 		"registry-mirror":         {args: []string{"--registry-mirror", "mirror.example.com/cf"}},
 		"registry-check":          {args: []string{"--registry-check"}},
 		"installer":               {args: []string{"--installer", "system:serviceaccount:argocd:argocd-application-controller"}},

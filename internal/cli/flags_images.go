@@ -22,8 +22,8 @@ type imagesFlags struct {
 func (f *imagesFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.mirror, "registry-mirror", "", "the private registry every image should be pulled from, HOST[/PREFIX]: image-plan names each image elsewhere and the value that moves it (default: global.imageRegistry when set)")
 	fs.BoolVar(&f.registryCheck, "registry-check", false, "image-registry: resolve each image's manifest at its registry (dials the registries, through --connect-to) with the pods' pull secrets or the local Docker config")
-	describe(fs, "registry-mirror", placement{sectionPlan, 19}, recorded)
-	describe(fs, "registry-check", placement{sectionPlan, 20}, recorded)
+	describe(fs, "registry-mirror", placement{sectionPlan, 20}, recorded)
+	describe(fs, "registry-check", placement{sectionPlan, 21}, recorded)
 }
 
 // Validate checks that --registry-mirror is a repository prefix,

@@ -40,6 +40,15 @@ type ArgoApplication struct {
 	// Source is spec.source, or the first of spec.sources that is a Helm
 	// chart or a path (multi-source Applications).
 	Source ArgoSource
+	// Refs are the sources of spec.sources that carry a ref, by ref: the
+	// repositories whose files a value file "$<ref>/<path>" of Source
+	// names (https://argo-cd.readthedocs.io/en/stable/user-guide/multiple_sources/#helm-value-files-from-external-git-repository).
+	Refs map[string]ArgoSource
+	// GeneratedBy is the ApplicationSet that controls the Application (its
+	// controlling owner reference, "namespace/name"), "" when none: that
+	// ApplicationSet's controller rewrites the Application from its
+	// template (https://argo-cd.readthedocs.io/en/stable/operator-manual/applicationset/Controlling-Resource-Modification/).
+	GeneratedBy string
 	// Automated is spec.syncPolicy.automated set (and not disabled);
 	// Prune and SelfHeal are its switches.
 	Automated, Prune, SelfHeal bool
@@ -156,14 +165,27 @@ func ArgoApplicationFrom(u *unstructured.Unstructured) ArgoApplication {
 	if src, ok, _ := unstructured.NestedMap(o, "spec", "source"); ok {
 		a.Source = argoSourceFrom(src)
 	} else if srcs, ok, _ := unstructured.NestedSlice(o, "spec", "sources"); ok {
+		found := false
 		for _, x := range srcs {
-			if m, ok := x.(map[string]any); ok {
-				s := argoSourceFrom(m)
-				if s.Chart != "" || s.Path != "" {
-					a.Source = s
-					break
-				}
+			m, ok := x.(map[string]any)
+			if !ok {
+				continue
 			}
+			s := argoSourceFrom(m)
+			if ref := str(m, "ref"); ref != "" {
+				if a.Refs == nil {
+					a.Refs = map[string]ArgoSource{}
+				}
+				a.Refs[ref] = s
+			}
+			if !found && (s.Chart != "" || s.Path != "") {
+				a.Source, found = s, true
+			}
+		}
+	}
+	for _, ref := range u.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.Kind == "ApplicationSet" && strings.HasPrefix(ref.APIVersion, "argoproj.io/") {
+			a.GeneratedBy = u.GetNamespace() + "/" + ref.Name
 		}
 	}
 	if auto, ok, _ := unstructured.NestedMap(o, "spec", "syncPolicy", "automated"); ok {

@@ -146,6 +146,10 @@ type ArgoCD struct {
 	// Undetected, without App, looks for no Application: the replay of a
 	// bundle whose plugin did not look (format 1).
 	Undetected bool
+	// Sources are checkouts of the Application's sources by their ref
+	// (--argocd-source REF=DIR, absolute directories): where a value file
+	// "$REF/PATH" is read.
+	Sources map[string]string
 }
 
 // ChartLoader returns the loader of src for c (nil when no chart is used:

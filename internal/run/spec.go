@@ -64,6 +64,9 @@ type Spec struct {
 	// ArgoCDApp is the Argo CD Application the run was told manages the
 	// runtime ("namespace/name"; "" = detected).
 	ArgoCDApp string `json:"argoCDApp,omitempty"`
+	// ArgoCDSources are the checkouts of the Application's sources by ref
+	// (--argocd-source): a replay reads them again where they are.
+	ArgoCDSources map[string]string `json:"argoCDSources,omitempty"`
 	// Installer is who the run judged as the identity that installs (nil:
 	// the runner's own).
 	Installer *IdentitySpec `json:"installer,omitempty"`
@@ -157,7 +160,7 @@ func SpecOf(c *Config) Spec {
 		HelmMajor: c.HelmMajor, Waivers: c.Waivers,
 		Output:    OutputSpec{Format: c.Output.Format, NoColor: c.Output.NoColor},
 		Images:    ImagesSpec{Mirror: c.Images.Mirror, RegistryCheck: c.Images.RegistryCheck},
-		ArgoCDApp: c.ArgoCD.App, ArgoCDUndetected: c.ArgoCD.Undetected, InCluster: c.InCluster,
+		ArgoCDApp: c.ArgoCD.App, ArgoCDUndetected: c.ArgoCD.Undetected, InCluster: c.InCluster, ArgoCDSources: c.ArgoCD.Sources,
 	}
 	if id := c.Installer; id != nil {
 		s.Installer = &IdentitySpec{User: id.User, Groups: id.Groups}
@@ -243,7 +246,7 @@ func FromSpec(s Spec, ov Overrides) (*Config, error) {
 		Upgrade: chart.UpgradeValues{Reuse: s.Upgrade.ReuseValues, Reset: s.Upgrade.ResetValues, ResetThenReuse: s.Upgrade.ResetThenReuseValues},
 		Output:  Output{Format: s.Output.Format, NoColor: s.Output.NoColor},
 		Images:  checks.ImageOptions{Mirror: s.Images.Mirror, RegistryCheck: s.Images.RegistryCheck},
-		ArgoCD:  ArgoCD{App: s.ArgoCDApp, Undetected: s.ArgoCDUndetected}, InCluster: s.InCluster}
+		ArgoCD:  ArgoCD{App: s.ArgoCDApp, Undetected: s.ArgoCDUndetected, Sources: s.ArgoCDSources}, InCluster: s.InCluster}
 	if id := s.Installer; id != nil {
 		c.Installer = &checks.Identity{User: id.User, Groups: id.Groups}
 	}

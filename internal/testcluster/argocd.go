@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -475,7 +476,16 @@ func (a *ArgoSync) WriteStatus(ctx context.Context) error {
 	cur, err := apps.Get(ctx, a.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = apps.Create(ctx, app, metav1.CreateOptions{})
+		// Right after the install that brings the Application CRD, the API
+		// server may not serve the resource yet (NotFound on create too):
+		// wait for it to be established.
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := apps.Create(ctx, app, metav1.CreateOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return true, err
+		})
 	case err == nil:
 		app.SetResourceVersion(cur.GetResourceVersion())
 		_, err = apps.Update(ctx, app, metav1.UpdateOptions{})
