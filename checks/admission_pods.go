@@ -139,7 +139,7 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		}
 		if w.Spec.Kind == "Job" && v.Object != nil {
 			if added := addedContainers(runs.pods[i], answeredPod(runs, i)); len(added) > 0 {
-				by := mutatingWebhooksFor(env, "pods", ns, p.NamespaceLabels)
+				by := mutatingWebhooksFor(ctx, env, p, w, runs.pods[i])
 				refused = append(refused, fmt.Sprintf("%s: %s adds container %s, which is not a native sidecar: the Job's pod never completes (its own container exits, %s does not)",
 					w.label(), by, strings.Join(added, ", "), strings.Join(added, ", ")))
 				refs = append(refs, w.ref())

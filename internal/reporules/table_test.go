@@ -13,7 +13,9 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // renders the chart and reads its rules by the names plan declares;
 // cluster reads the API server; dryrun is the one engine of the dry runs
 // (it knows cluster's NotRecordedError and replay key); apply sends Helm's
-// writes through it; checks judge what those read; reporters
+// writes through it; webhookmatch is the API server's webhook matching
+// (k8s.io/apiserver's, over what a run read; it imports none of the
+// project); checks judge what those read; reporters
 // print a report; bundle records what a run read (through cluster's
 // clients and probe's Tape, redacted with redact) and replays it; fix changes the cluster for a check; run is one run as a
 // library call (the --wait rounds, --fix, the verdict, the recording of a
@@ -23,7 +25,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/plan", "internal/probe", "internal/proc", "internal/redact"},
+	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},

@@ -94,16 +94,22 @@ func inNamespace(ns string) *metav1.LabelSelector {
 
 // validatingWebhook creates a ValidatingWebhookConfiguration named name with
 // one webhook on the creation of pods in ns, called at cc, and deletes it
-// when the scenario ends.
-func validatingWebhook(t *testing.T, c *tc.Cluster, name, ns string, cc admissionregistrationv1.WebhookClientConfig, fp admissionregistrationv1.FailurePolicyType) {
+// when the scenario ends. With conditions, it selects the pods of every
+// namespace and its matchConditions decide.
+func validatingWebhook(t *testing.T, c *tc.Cluster, name, ns string, cc admissionregistrationv1.WebhookClientConfig, fp admissionregistrationv1.FailurePolicyType,
+	conditions ...admissionregistrationv1.MatchCondition) {
 	t.Helper()
 	none := admissionregistrationv1.SideEffectClassNone
 	timeout := int32(5)
+	sel := inNamespace(ns)
+	if len(conditions) > 0 {
+		sel = &metav1.LabelSelector{}
+	}
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: name, ClientConfig: cc, Rules: podRules, FailurePolicy: &fp, SideEffects: &none,
-			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: inNamespace(ns), TimeoutSeconds: &timeout,
+			AdmissionReviewVersions: []string{"v1"}, NamespaceSelector: sel, TimeoutSeconds: &timeout, MatchConditions: conditions,
 		}},
 	}
 	if _, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(bg, cfg, metav1.CreateOptions{}); err != nil {

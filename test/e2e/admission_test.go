@@ -183,16 +183,46 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		waitFailedCreate(t, c, ns, "psp-pods-allowed-user-ranges")
 	})
 
+	// A webhook with no ready endpoint that fails closed, on the pods of
+	// every namespace, whose matchConditions (CEL, evaluated by the API
+	// server's own matcher in the plugin) take in the runtime's namespace
+	// and the controllers' and Helm's requests.
 	t.Run("a validating webhook with no ready endpoint that fails closed", func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
-		validatingWebhook(t, c, "policy.e2e.example", ns, endpointlessService(t, c, "policy-system", "policy-webhook"), admissionregistrationv1.Fail)
+		validatingWebhook(t, c, "policy.e2e.example", ns, endpointlessService(t, c, "policy-system", "policy-webhook"), admissionregistrationv1.Fail,
+			admissionregistrationv1.MatchCondition{Name: "the-runtime", Expression: "request.namespace == '" + ns + "'"},
+			admissionregistrationv1.MatchCondition{Name: "has-containers", Expression: "size(object.spec.containers) > 0"})
 		waitAdmitted(t, c, ns, "the webhook in force", refusedWith("failed calling webhook"))
 		res, doc := plugin(t)
-		wantStatus(t, doc, "admission-webhooks", "fail", "policy.e2e.example", "no ready endpoint", "hook Job validate-values")
+		webhooks := wantStatus(t, doc, "admission-webhooks", "fail", "policy.e2e.example", "no ready endpoint", "hook Job validate-values", "and its 2 matchConditions are true")
+		t.Logf("admission-webhooks: %s", webhooks.Message)
+		if webhooks.Impact != "install-fails" {
+			t.Errorf("admission-webhooks impact %s, want install-fails", webhooks.Impact)
+		}
 		wantStatus(t, doc, "admission-pods", "fail", "webhook policy.e2e.example (unreachable)")
 		agreeInstall(t, res, false)
 		install(t, false)
 		waitFailedCreate(t, c, ns, `failed calling webhook "policy.e2e.example"`)
+	})
+
+	// Its twin whose matchConditions leave the runtime's namespace out:
+	// the API server never calls it for the release, Helm installs, and
+	// the plugin says why the webhook does not judge the release.
+	t.Run("a webhook with no ready endpoint whose matchConditions exclude the runtime's namespace", func(t *testing.T) {
+		t.Cleanup(func() { uninstall(t) })
+		validatingWebhook(t, c, "elsewhere.e2e.example", ns, endpointlessService(t, c, "policy-system", "elsewhere-webhook"), admissionregistrationv1.Fail,
+			admissionregistrationv1.MatchCondition{Name: "not-the-runtime", Expression: "request.namespace != '" + ns + "'"})
+		waitAdmitted(t, c, "policy-system", "the webhook in force elsewhere", refusedWith(`failed calling webhook "elsewhere.e2e.example"`))
+		waitAdmitted(t, c, ns, "the runtime's namespace left out", admitted)
+		res, doc := plugin(t)
+		webhooks := wantStatus(t, doc, "admission-webhooks", "pass", "elsewhere.e2e.example", "does not judge the release", `matchCondition "not-the-runtime" is false`)
+		t.Logf("admission-webhooks: %s", webhooks.Message)
+		wantStatus(t, doc, "admission-pods", "pass")
+		if res.Code != cli.ExitOK {
+			t.Errorf("plugin exit %d, want %d\n%s", res.Code, cli.ExitOK, res.Stdout)
+		}
+		agreeInstall(t, res, true)
+		install(t, true, false)
 	})
 
 	t.Run("a mutating webhook that adds a container to every pod", func(t *testing.T) {
