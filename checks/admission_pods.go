@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/mapolicy"
 )
 
 // AdmissionPods passes when the API server admits the pod each workload's
@@ -102,6 +104,11 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	muts, err := podMutations(ctx, env, p, runs)
+	if err != nil {
+		return Result{}, err
+	}
+	var changed []string
 	var refused, rbac, hints, notes []string
 	var groups refusalGroups
 	var refs []ObjectRef
@@ -130,8 +137,18 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		for _, wn := range v.Warnings {
 			warned[wn] = append(warned[wn], w.label())
 		}
+		m := muts.pods[i]
 		if v.Refused != nil {
-			refused = append(refused, fmt.Sprintf("%s: %s: %s", w.label(), v.Refused.Short(), v.Refused.Detail))
+			line := fmt.Sprintf("%s: %s: %s", w.label(), v.Refused.Short(), v.Refused.Detail)
+			if len(m.Policies) > 0 {
+				// Validation judges the pod the mutating policies made.
+				matches := "matches"
+				if len(m.Policies) > 1 {
+					matches = "match"
+				}
+				line += "; " + mapolicy.Describe(m.Policies) + " " + matches + " this pod: admission judged the pod as changed"
+			}
+			refused = append(refused, line)
 			refs = append(refs, w.ref())
 			groups.add(*v.Refused, w.Spec.Name)
 			hookFails = hookFails || w.isHook()
@@ -139,14 +156,30 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		}
 		if w.Spec.Kind == "Job" && v.Object != nil {
 			if added := addedContainers(runs.pods[i], answeredPod(runs, i)); len(added) > 0 {
-				by := mutatingWebhooksFor(env, "pods", ns, p.NamespaceLabels)
-				refused = append(refused, fmt.Sprintf("%s: %s adds container %s, which is not a native sidecar: the Job's pod never completes (its own container exits, %s does not)",
-					w.label(), by, strings.Join(added, ", "), strings.Join(added, ", ")))
+				by, matches := m.mutators(env, w.Namespace, p.NamespaceLabels)
+				if by == "" {
+					by, matches = "a mutating webhook or MutatingAdmissionPolicy", "matches"
+				}
+				refused = append(refused, fmt.Sprintf("%s: %s %s this pod and admission adds container %s, which is not a native sidecar: the Job's pod never completes (its own container exits, %s does not)",
+					w.label(), by, matches, strings.Join(added, ", "), strings.Join(added, ", ")))
 				refs = append(refs, w.ref())
-				hints = appendUnique(hints, fmt.Sprintf("exclude the release's Jobs from %s (its namespaceSelector or objectSelector; for Istio the pod label sidecar.istio.io/inject=false), or have it inject a native sidecar (an init container with restartPolicy: Always, Kubernetes 1.29+)", by))
+				if hooks := mutatingWebhooksFor(env, "pods", w.Namespace, p.NamespaceLabels); len(m.Policies) == 0 || strings.HasPrefix(hooks, "mutating webhook ") {
+					hints = appendUnique(hints, fmt.Sprintf("exclude the release's Jobs from %s (its namespaceSelector or objectSelector; for Istio the pod label sidecar.istio.io/inject=false), or have it inject a native sidecar (an init container with restartPolicy: Always, Kubernetes 1.29+)", hooks))
+				}
+				for _, pm := range m.Policies {
+					hints = appendUnique(hints, fmt.Sprintf("exclude the release's Jobs from MutatingAdmissionPolicy %s (binding %s's matchResources: namespaceSelector, objectSelector or excludeResourceRules; or a matchCondition of the policy), or have it add a native sidecar (an init container with restartPolicy: Always, Kubernetes 1.29+)", pm.Policy, pm.Binding))
+				}
 				hookFails = hookFails || w.isHook()
+				continue
 			}
 		}
+		if len(m.Changes) > 0 {
+			changed = append(changed, w.label()+": "+m.line(env, w.Namespace, p.NamespaceLabels))
+		}
+	}
+	notes = append(changed, notes...)
+	if muts.note != "" {
+		notes = append(notes, muts.note)
 	}
 	if len(runs.defaultSA) > 0 {
 		var sas []string
