@@ -15,9 +15,14 @@ import (
 // AdmissionPods passes when the API server admits the pod each workload's
 // controller will create (Deployments, StatefulSets, DaemonSets and Jobs,
 // the hook Jobs included), each sent as a server-side dry-run create in
-// its namespace as the identity that installs, and no mutating webhook
-// adds to a Job's pod a container that is not a native sidecar (such a
-// pod never completes, so a hook Job never does). Helm never sends these
+// its namespace as the identity that installs, and no mutating webhook or
+// MutatingAdmissionPolicy adds to a Job's pod a container that is not a
+// native sidecar (such a pod never completes, so a hook Job never does).
+// What admission changed of an admitted pod is one line per pod, naming
+// the MutatingAdmissionPolicies (through their bindings, matched by
+// k8s.io/apiserver: internal/mapolicy), mutating webhooks and LimitRanger
+// that match it (podMutations); a refused pod names the policies whose
+// change admission judged. Helm never sends these
 // pods itself: their controllers do, after helm has created the workloads
 // (docs/checks/admission-pods.md). A refused hook pod stops helm install
 // (it waits for the hook until --timeout): install-fails (upgrade-fails).

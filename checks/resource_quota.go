@@ -20,7 +20,9 @@ import (
 // of the release's workloads × replicas (an upgrade: the new workloads, the
 // changed Deployments' rollout surge beside their old pods), with the
 // requests and limits the pods' dry runs came back with (LimitRange
-// defaults applied, sidecars a webhook adds included); before them each
+// defaults applied, sidecars a webhook or MutatingAdmissionPolicy adds
+// included, and the pods whose requests or limits admission changed named
+// with the policies that match them: podMutations); before them each
 // pre-install hook Job's pod alone (Helm runs hooks one at a time); after
 // them the post-install hooks; and the objects the release creates, counted
 // (count/<resource>, services, secrets, configmaps, ...). A dry run of one
