@@ -8,14 +8,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/mapolicy"
 )
 
 // AdmissionPods passes when the API server admits the pod each workload's
 // controller will create (Deployments, StatefulSets, DaemonSets and Jobs,
 // the hook Jobs included), each sent as a server-side dry-run create in
-// its namespace as the identity that installs, and no mutating webhook
-// adds to a Job's pod a container that is not a native sidecar (such a
-// pod never completes, so a hook Job never does). Helm never sends these
+// its namespace as the identity that installs, and no mutating webhook or
+// MutatingAdmissionPolicy adds to a Job's pod a container that is not a
+// native sidecar (such a pod never completes, so a hook Job never does).
+// What admission changed of an admitted pod is one line per pod, naming
+// the MutatingAdmissionPolicies (through their bindings, matched by
+// k8s.io/apiserver: internal/mapolicy), mutating webhooks and LimitRanger
+// that match it (podMutations); a refused pod names the policies whose
+// change admission judged. Helm never sends these
 // pods itself: their controllers do, after helm has created the workloads
 // (docs/checks/admission-pods.md). A refused hook pod stops helm install
 // (it waits for the hook until --timeout): install-fails (upgrade-fails).
@@ -102,6 +109,11 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	muts, err := podMutations(ctx, env, p, runs)
+	if err != nil {
+		return Result{}, err
+	}
+	var changed []string
 	var refused, rbac, hints, notes []string
 	var groups refusalGroups
 	var refs []ObjectRef
@@ -130,8 +142,18 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		for _, wn := range v.Warnings {
 			warned[wn] = append(warned[wn], w.label())
 		}
+		m := muts.pods[i]
 		if v.Refused != nil {
-			refused = append(refused, fmt.Sprintf("%s: %s: %s", w.label(), v.Refused.Short(), v.Refused.Detail))
+			line := fmt.Sprintf("%s: %s: %s", w.label(), v.Refused.Short(), v.Refused.Detail)
+			if len(m.Policies) > 0 {
+				// Validation judges the pod the mutating policies made.
+				matches := "matches"
+				if len(m.Policies) > 1 {
+					matches = "match"
+				}
+				line += "; " + mapolicy.Describe(m.Policies) + " " + matches + " this pod: admission judged the pod as changed"
+			}
+			refused = append(refused, line)
 			refs = append(refs, w.ref())
 			groups.add(*v.Refused, w.Spec.Name)
 			hookFails = hookFails || w.isHook()
@@ -139,14 +161,31 @@ func runAdmissionPods(ctx context.Context, env *Env) (Result, error) {
 		}
 		if w.Spec.Kind == "Job" && v.Object != nil {
 			if added := addedContainers(runs.pods[i], answeredPod(runs, i)); len(added) > 0 {
-				by := mutatingWebhooksFor(ctx, env, p, w, runs.pods[i])
-				refused = append(refused, fmt.Sprintf("%s: %s adds container %s, which is not a native sidecar: the Job's pod never completes (its own container exits, %s does not)",
-					w.label(), by, strings.Join(added, ", "), strings.Join(added, ", ")))
+				hooks := mutatingWebhooksFor(ctx, env, p, w, runs.pods[i])
+				by, matches := m.mutators(hooks, w.Namespace)
+				if by == "" {
+					by, matches = "a mutating webhook or MutatingAdmissionPolicy", "matches"
+				}
+				refused = append(refused, fmt.Sprintf("%s: %s %s this pod and admission adds container %s, which is not a native sidecar: the Job's pod never completes (its own container exits, %s does not)",
+					w.label(), by, matches, strings.Join(added, ", "), strings.Join(added, ", ")))
 				refs = append(refs, w.ref())
-				hints = appendUnique(hints, fmt.Sprintf("exclude the release's Jobs from %s (its namespaceSelector or objectSelector; for Istio the pod label sidecar.istio.io/inject=false), or have it inject a native sidecar (an init container with restartPolicy: Always, Kubernetes 1.29+)", by))
+				if len(m.Policies) == 0 || strings.HasPrefix(hooks, "mutating webhook ") {
+					hints = appendUnique(hints, fmt.Sprintf("exclude the release's Jobs from %s (its namespaceSelector or objectSelector; for Istio the pod label sidecar.istio.io/inject=false), or have it inject a native sidecar (an init container with restartPolicy: Always, Kubernetes 1.29+)", hooks))
+				}
+				for _, pm := range m.Policies {
+					hints = appendUnique(hints, fmt.Sprintf("exclude the release's Jobs from MutatingAdmissionPolicy %s (binding %s's matchResources: namespaceSelector, objectSelector or excludeResourceRules; or a matchCondition of the policy), or have it add a native sidecar (an init container with restartPolicy: Always, Kubernetes 1.29+)", pm.Policy, pm.Binding))
+				}
 				hookFails = hookFails || w.isHook()
+				continue
 			}
 		}
+		if len(m.Changes) > 0 {
+			changed = append(changed, w.label()+": "+m.line(mutatingWebhooksFor(ctx, env, p, w, runs.pods[i]), w.Namespace))
+		}
+	}
+	notes = append(changed, notes...)
+	if muts.note != "" {
+		notes = append(notes, muts.note)
 	}
 	if len(runs.defaultSA) > 0 {
 		var sas []string

@@ -20,7 +20,9 @@ import (
 // of the release's workloads × replicas (an upgrade: the new workloads, the
 // changed Deployments' rollout surge beside their old pods), with the
 // requests and limits the pods' dry runs came back with (LimitRange
-// defaults applied, sidecars a webhook adds included); before them each
+// defaults applied, sidecars a webhook or MutatingAdmissionPolicy adds
+// included, and the pods whose requests or limits admission changed named
+// with the policies that match them: podMutations); before them each
 // pre-install hook Job's pod alone (Helm runs hooks one at a time); after
 // them the post-install hooks; and the objects the release creates, counted
 // (count/<resource>, services, secrets, configmaps, ...). A dry run of one
@@ -88,6 +90,22 @@ func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	phases := quotaPhases(p, runs)
+	muts, err := podMutations(ctx, env, p, runs)
+	if err != nil {
+		return Result{}, err
+	}
+	// What admission changed of what is counted: one line per pod whose
+	// requests or limits the API server's answer changed.
+	var mutated []string
+	for i, w := range p.Workloads {
+		if m := muts.pods[i]; m.Resources {
+			mutated = append(mutated, w.label()+": "+m.line(mutatingWebhooksFor(ctx, env, p, w, runs.pods[i]), w.Namespace))
+		}
+	}
+	said := countedAsChanged(mutated)
+	if muts.note != "" {
+		said = append(said, muts.note)
+	}
 	var over []string
 	var refs []ObjectRef
 	helmMeets := false
@@ -125,11 +143,27 @@ func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
 			effect, what = podless(env, "the release's workloads run without the pods beyond the room")
 			what = "the pods beyond the room are refused: " + what
 		}
-		return Fail("the release does not fit %s of namespace %s: %s:\n%s", plural(len(refs), "ResourceQuota"), ns, what, strings.Join(first(over, 8), "\n")).
+		return Fail("the release does not fit %s of namespace %s: %s:\n%s", plural(len(refs), "ResourceQuota"), ns, what, withNotes(strings.Join(first(over, 8), "\n"), said)).
 			WithHint(fmt.Sprintf("raise the quota's hard limits (kubectl edit resourcequota -n %s), or lower the release's replicas and requests in the values", ns)).
 			WithObjects(refs...).WithEffect(effect), nil
 	}
-	return Pass("the release fits all %s of namespace %s (%s)", plural(checked, "ResourceQuota"), ns, phaseSummary(phases)), nil
+	return Pass("the release fits all %s of namespace %s (%s)%s", plural(checked, "ResourceQuota"), ns, phaseSummary(phases), prefixLines("\n", said)), nil
+}
+
+// countedAsChanged introduces the pods whose requests and limits admission
+// changed: the quota counts them as changed.
+func countedAsChanged(lines []string) []string {
+	if len(lines) == 0 {
+		return nil
+	}
+	return append([]string{"counted as admission changed them:"}, first(lines, 6)...)
+}
+
+func prefixLines(sep string, lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return sep + strings.Join(lines, sep)
 }
 
 // quotaPhases are the moments of the install (upgrade) that need room: each

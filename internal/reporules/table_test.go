@@ -25,7 +25,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/webhookmatch"},
+	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
+	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
+)
+
+// TestMutatingAdmissionPolicyAgreesWithHelm: a real MutatingAdmissionPolicy
+// (admissionregistration.k8s.io/v1, on by default in Kubernetes 1.36) adds
+// a regular container that never exits to the pods of Jobs (a
+// matchCondition on the Job controller's label), bound to the runtime
+// namespace (the binding's namespaceSelector). The plugin's pre-install
+// (run, then replayed from its bundle) fails admission-pods naming the
+// policy and its binding for the chart's hook Jobs, and names it for no
+// Deployment's pod; real helm install agrees: the first hook's pod is
+// created with the policy's container, never completes, and helm fails at
+// its --timeout.
+func TestMutatingAdmissionPolicyAgreesWithHelm(t *testing.T) {
+	tc.Parallel(t)
+	c := tc.Start(t)
+	c.AddNode(t, tc.NodeSpec{Name: "worker-1", CPU: "8", Memory: "16Gi"})
+	ns := runtimeNS
+	c.Kubectl(t, "create", "namespace", ns)
+
+	fail := admissionregistrationv1.Fail
+	never := admissionregistrationv1.NeverReinvocationPolicy
+	equivalent := admissionregistrationv1.Equivalent
+	policy := &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-add-sleeper"},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy:      &fail,
+			ReinvocationPolicy: never,
+			MatchConstraints: &admissionregistrationv1.MatchResources{MatchPolicy: &equivalent,
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				}}}},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "job-pods",
+				Expression: `has(object.metadata.labels) && 'batch.kubernetes.io/job-name' in object.metadata.labels`}},
+			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: `[JSONPatch{op: "add", path: "/spec/containers/-",
+  value: Object.spec.containers{name: "e2e-sleeper", image: "example.invalid/sleeper:e2e-runs-forever"}}]`}}},
+		},
+	}
+	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-add-sleeper-runtime"},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: policy.Name,
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: inNamespace(ns)}},
+	}
+	if _, err := c.Kube.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(bg, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the MutatingAdmissionPolicy: %v", err)
+	}
+	if _, err := c.Kube.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(bg, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating its binding: %v", err)
+	}
+	// In force: a Job's pod gets the container (the plugin learns of
+	// policies through informers).
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-probe-", Namespace: ns, Labels: map[string]string{"batch.kubernetes.io/job-name": "probe"}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "example.invalid/probe:1"}}}}
+	waitFor(t, 30*time.Second, "the MutatingAdmissionPolicy in force", func() bool {
+		got, err := c.Kube.CoreV1().Pods(ns).Create(bg, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && len(got.Spec.Containers) == 2
+	})
+
+	values := runtimeValues(t, "")
+	chart := fixtureChart(t)
+	res, doc := c.RunJSONReplayed(t, nil, "--only", admissionChecks, "--chart", chart, "-f", values, "-n", ns, "--release-name", runtimeRelease)
+	pods := wantStatus(t, doc, "admission-pods", "fail",
+		"hook Job validate-values (pre-install,pre-upgrade): MutatingAdmissionPolicy e2e-add-sleeper (binding e2e-add-sleeper-runtime) matches this pod and admission adds container e2e-sleeper",
+		"never completes")
+	if pods.Impact != "install-fails" {
+		t.Errorf("admission-pods impact %s, want install-fails", pods.Impact)
+	}
+	for _, line := range strings.Split(pods.Message, "\n") {
+		if strings.HasPrefix(line, "Deployment ") && strings.Contains(line, "e2e-add-sleeper") {
+			t.Errorf("a Deployment's pod is said to match the policy (its matchCondition selects Jobs' pods): %s", line)
+		}
+	}
+	if !strings.Contains(pods.Hint, "MutatingAdmissionPolicy e2e-add-sleeper (binding e2e-add-sleeper-runtime's matchResources") {
+		t.Errorf("the hint does not name the policy's binding: %s", pods.Hint)
+	}
+	if res.Code != cli.ExitFailed {
+		t.Errorf("plugin exit %d, want %d", res.Code, cli.ExitFailed)
+	}
+
+	// Helm agrees: the hook Job's pod is created with the policy's
+	// container, never completes, and helm install fails at its timeout.
+	start := time.Now()
+	out, code := helmCmd(t, c, tc.HelmBinary(t), "install", runtimeRelease, chart, "-n", ns, "-f", values, "--timeout", admissionTimeout)
+	t.Logf("helm install: exit %d in %s: %s", code, time.Since(start).Round(100*time.Millisecond), lastLine(out))
+	if code == 0 {
+		t.Errorf("helm install succeeded; the plugin said its hook never completes\n%s", out)
+	}
+	// Helm runs the hooks one at a time: the first one's pod is the one
+	// that never completes, and the plugin named its Job.
+	list, err := c.Kube.CoreV1().Pods(ns).List(bg, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name"})
+	if err != nil || len(list.Items) == 0 {
+		t.Fatalf("no pod of a hook Job (%v)", err)
+	}
+	for _, p := range list.Items {
+		var names []string
+		for _, ct := range p.Spec.Containers {
+			names = append(names, ct.Name)
+		}
+		job := p.Labels["batch.kubernetes.io/job-name"]
+		if !strings.Contains(strings.Join(names, ","), "e2e-sleeper") || p.Status.Phase == corev1.PodSucceeded {
+			t.Errorf("hook pod %s: containers %v, phase %s; want e2e-sleeper added and the pod not completed", p.Name, names, p.Status.Phase)
+		}
+		if !strings.Contains(pods.Message, "hook Job "+job+" (") {
+			t.Errorf("helm waited for hook Job %s, which admission-pods does not name:\n%s", job, pods.Message)
+		}
+	}
+}
