@@ -246,16 +246,9 @@ func readRendered(r *chart.Rendering, ns string) renderedObjects {
 					ro.text["ConfigMap/"+o.Name] = joinValues(cm.Data)
 				}
 			case "Secret":
-				var s corev1.Secret
-				if yaml.Unmarshal([]byte(o.Doc), &s) != nil {
+				s, data, err := chart.DecodeSecret(o.Doc)
+				if err != nil {
 					continue
-				}
-				data := map[string]string{}
-				for k, v := range s.Data {
-					data[k] = string(v)
-				}
-				for k, v := range s.StringData {
-					data[k] = v
 				}
 				ro.text["Secret/"+o.Name] = joinValues(data)
 				switch s.Labels[plan.RepoSecretTypeLabel] {

@@ -110,6 +110,7 @@ spec:
 func TestImagePlanOnEveryChartLine(t *testing.T) {
 	for _, line := range []string{"chart-0.26", "chart-0.27", "chart"} {
 		t.Run(line, func(t *testing.T) {
+			t.Parallel() // each line's renders take seconds under the race detector
 			dir, err := fixtures.Path("gitops-runtime/" + line + "/gitops-runtime")
 			if err != nil {
 				t.Fatal(err)

@@ -99,18 +99,9 @@ func (r *Rendering) secrets() map[string]map[string]string {
 			if o.Kind != "Secret" {
 				continue
 			}
-			var s corev1.Secret
-			if yaml.Unmarshal([]byte(o.Doc), &s) != nil {
-				continue
+			if _, data, err := DecodeSecret(o.Doc); err == nil {
+				out[unmarked(o.Name)] = data
 			}
-			data := map[string]string{}
-			for k, v := range s.Data {
-				data[k] = string(v)
-			}
-			for k, v := range s.StringData {
-				data[k] = v
-			}
-			out[unmarked(o.Name)] = data
 		}
 	}
 	return out
@@ -124,4 +115,21 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// DecodeSecret decodes a rendered Secret (YAML) and its data as the API
+// server stores it: data decoded from base64, stringData over it.
+func DecodeSecret(doc string) (*corev1.Secret, map[string]string, error) {
+	var s corev1.Secret
+	if err := yaml.Unmarshal([]byte(doc), &s); err != nil {
+		return nil, nil, err
+	}
+	data := make(map[string]string, len(s.Data)+len(s.StringData))
+	for k, v := range s.Data {
+		data[k] = string(v)
+	}
+	for k, v := range s.StringData {
+		data[k] = v
+	}
+	return &s, data, nil
 }

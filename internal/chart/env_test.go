@@ -48,9 +48,8 @@ data:
 stringData:
   NO_PROXY: .svc,.cluster.local
 `)
-	ctx := context.Background()
-	r, err := Start(ctx, NewLoader(Source{Ref: dir, Settings: isolatedSettings(t)}), "rel", "ns", map[string]any{},
-		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil }).Wait(ctx)
+	p, _, refs := startDir(t, dir)
+	r, err := p.Wait(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +80,6 @@ stringData:
 	}
 	if order[0] != "A" || order[1] != "B" {
 		t.Errorf("order %v: envFrom's keys first, in order", order)
-	}
-	_, refs, err := r.Images()
-	if err != nil {
-		t.Fatal(err)
 	}
 	found := false
 	for _, ref := range refs {

@@ -7,14 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/cli"
 	"sigs.k8s.io/yaml"
 )
-
-// startFixture renders the real chart 0.30.0 through Start, as a run does.
-func startFixture(t *testing.T, vals map[string]any) *Pending {
-	t.Helper()
-	return startLine(t, "chart", vals)
-}
 
 // startLine renders a chart line of the fixtures ("chart" for 0.30.0,
 // "chart-0.27", "chart-0.26") through Start, as a run does.
@@ -30,8 +25,19 @@ func startLine(t *testing.T, line string, vals map[string]any) *Pending {
 	}
 	g["runtime"] = map[string]any{"name": "rt1"}
 	g["codefresh"] = map[string]any{"accountId": "acc", "userToken": map[string]any{"token": "x"}}
-	return Start(context.Background(), NewLoader(Source{Ref: fixtureLine(t, line), Settings: isolatedSettings(t)}), "cf", "codefresh", vals,
+	return Start(context.Background(), NewLoader(Source{Ref: fixtureLine(t, line), Settings: parallelSettings(t)}), "cf", "codefresh", vals,
 		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil })
+}
+
+// parallelSettings is isolatedSettings for a parallel test (which may not
+// set the environment): Helm's files under a temporary directory.
+func parallelSettings(t *testing.T) *cli.EnvSettings {
+	dir := t.TempDir()
+	s := cli.New()
+	s.RepositoryConfig = filepath.Join(dir, "config", "repositories.yaml")
+	s.RepositoryCache = filepath.Join(dir, "cache", "repository")
+	s.RegistryConfig = filepath.Join(dir, "config", "registry", "config.json")
+	return s
 }
 
 // chartLines are the lines of the gitops-runtime chart in the fixtures.
@@ -100,92 +106,34 @@ func valuesFileMatch(t *testing.T, dir string, path []string, match func(v any) 
 	return match(cur)
 }
 
-// TestImageKeysOnEveryChartLine traces, on every chart line of the
-// fixtures, the values that produce each image the release pulls or
-// names: every reference gets a key, every key found is in the chart's
-// values files with that value, no reference is left untraced by a key
-// whose marked render failed, and a mirror plan moves every image (Helm
-// renders them all at the mirror). On 0.26 and 0.27 a marker in
-// app-proxy's cpu request ('0.2', found in a tag) makes the pods
-// undecodable: the key is reported, the others still traced.
-func TestImageKeysOnEveryChartLine(t *testing.T) {
+// TestKeysOnEveryChartLine traces, on every chart line of the fixtures
+// (one render of each shared by the two tracings, the lines in parallel:
+// the race detector makes each render of the real chart seconds long):
+//   - the values that produce each image the release pulls or names: every
+//     reference gets a key, every key found is in the chart's values files
+//     with that value, no reference is left untraced by a key whose marked
+//     render failed, and a mirror plan moves every image (PlanMirror renders
+//     the chart with it and finds none elsewhere). On 0.30.0 also the keys
+//     of the installer hook, the workflow controller's --executor-image,
+//     an aliased subchart and Argo CD's Redis;
+//   - the values that give each component an environment: the component's
+//     own first, each a map or a list of the chart's values files; on
+//     0.30.0 also a key of all Argo CD's pods after the server's own, none
+//     for argo-gateway, and the --set-string flags of a map and of a list.
+func TestKeysOnEveryChartLine(t *testing.T) {
 	for _, line := range chartLines {
 		t.Run(line, func(t *testing.T) {
-			ctx := context.Background()
+			t.Parallel()
 			p := startLine(t, line, nil)
-			r, err := p.Wait(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pods, refs, err := r.Images()
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys, failed, err := p.ImageKeys(ctx, pods, refs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, f := range failed {
-				t.Logf("not traced: %s=%q: %s", f.SetPath(), f.Value, f.Err)
-				if f.Err == "" {
-					t.Errorf("failure of %s without Helm's error", f.SetPath())
-				}
-			}
-			dir := fixtureLine(t, line)
-			for i, ref := range refs {
-				if len(keys[i]) == 0 {
-					t.Errorf("%s (%s %s): no key; untraced %v", ref.Ref, ref.Container, ref.Field, FailuresIn(ref.Ref, failed))
-				}
-				for _, k := range keys[i] {
-					if !strings.Contains(ref.Ref, k.Value) {
-						t.Errorf("%s: key %s=%q not in the reference", ref.Ref, k.SetPath(), k.Value)
-					}
-					if !valuesFileHas(t, dir, k.Path, k.Value) && !globalOverride(k.Path) {
-						t.Errorf("%s: key %s=%q is not in the chart's values files", ref.Ref, k.SetPath(), k.Value)
-					}
-				}
-			}
-			mirror := "mirror.corp.example/cf"
-			mp, err := p.PlanMirror(ctx, mirror, pods, refs, keys)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(mp.Unmoved) != 0 {
-				for _, i := range mp.Unmoved {
-					t.Errorf("unmoved: %s (keys %v)", refs[i].Ref, keys[i])
-				}
-			}
-			moved, err := p.Rerender(ctx, mp.Set)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, after, err := moved.Images()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ref := range after {
-				if !AtMirror(ref.Ref, mirror) {
-					t.Errorf("after the plan's values %s is still elsewhere", ref.Ref)
-				}
-			}
+			imageKeysOfLine(t, line, p)
+			envKeysOfLine(t, line, p)
 		})
 	}
 }
 
-// globalOverride is true for a key under a subchart's global that the
-// umbrella chart sets in its own global (Helm copies the parent's globals
-// into every subchart's): its value is the umbrella's.
-func globalOverride(path []string) bool {
-	return len(path) > 2 && path[1] == "global"
-}
-
-// TestImagesAndTheirKeysInTheRealChart reads the images of chart 0.30.0,
-// hooks and the workflow controller's --executor-image included, finds the
-// values that produce each by Helm's render, and plans a mirror that Helm
-// then renders every movable image at.
-func TestImagesAndTheirKeysInTheRealChart(t *testing.T) {
+// imageKeysOfLine is TestKeysOnEveryChartLine's tracing of images.
+func imageKeysOfLine(t *testing.T, line string, p *Pending) {
 	ctx := context.Background()
-	p := startFixture(t, nil)
 	r, err := p.Wait(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -194,70 +142,133 @@ func TestImagesAndTheirKeysInTheRealChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	find := func(sub, field string) int {
-		for i, ref := range refs {
-			if strings.Contains(ref.Ref, sub) && (field == "" || ref.Field == field) {
-				return i
-			}
-		}
-		t.Fatalf("no image %s (%s) among %v", sub, field, refs)
-		return -1
-	}
-	installer := find("gitops-runtime-installer", "image")
-	if pods[refs[installer].Pod].Hook == "" {
-		t.Errorf("installer image %v not in a hook", refs[installer])
-	}
-	executor := find("argoexec", "args")
-	if refs[executor].Pulled() {
-		t.Error("an --executor-image argument is not pulled by the controller's node")
-	}
-	keys, _, err := p.ImageKeys(ctx, pods, refs)
+	keys, failed, err := p.ImageKeys(ctx, pods, refs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	has := func(i int, path string) {
-		t.Helper()
+	for _, f := range failed {
+		t.Errorf("not traced: %s=%q: %s", f.SetPath(), f.Value, f.Err)
+	}
+	dir := fixtureLine(t, line)
+	for i, ref := range refs {
+		if len(keys[i]) == 0 {
+			t.Errorf("%s (%s %s): no key", ref.Ref, ref.Container, ref.Field)
+		}
 		for _, k := range keys[i] {
-			if k.SetPath() == path {
-				return
+			if !strings.Contains(ref.Ref, k.Value) {
+				t.Errorf("%s: key %s=%q not in the reference", ref.Ref, k.SetPath(), k.Value)
+			}
+			if !valuesFileHas(t, dir, k.Path, k.Value) && !globalOverride(k.Path) {
+				t.Errorf("%s: key %s=%q is not in the chart's values files", ref.Ref, k.SetPath(), k.Value)
 			}
 		}
-		t.Errorf("%s: keys %v, want %s", refs[i].Ref, keys[i], path)
 	}
-	has(installer, "installer.image.repository")
-	has(executor, "argo-workflows.executor.image.registry")
-	has(find("frpc", "image"), "tunnel-client.image.repository") // an aliased subchart
-	has(find("cap-app-proxy:", "image"), "app-proxy.image.repository")
-	has(find("redis:", "image"), "argo-cd.redis.image.repository")
-
-	mirror := "mirror.corp.example/cf"
-	mp, err := p.PlanMirror(ctx, mirror, pods, refs, keys)
+	if line == "chart" {
+		find := func(sub, field string) int {
+			for i, ref := range refs {
+				if strings.Contains(ref.Ref, sub) && (field == "" || ref.Field == field) {
+					return i
+				}
+			}
+			t.Fatalf("no image %s (%s) among %v", sub, field, refs)
+			return -1
+		}
+		has := func(i int, path string) {
+			t.Helper()
+			for _, k := range keys[i] {
+				if k.SetPath() == path {
+					return
+				}
+			}
+			t.Errorf("%s: keys %v, want %s", refs[i].Ref, keys[i], path)
+		}
+		installer := find("gitops-runtime-installer", "image")
+		if pods[refs[installer].Pod].Hook == "" {
+			t.Errorf("installer image %v not in a hook", refs[installer])
+		}
+		executor := find("argoexec", "args")
+		if refs[executor].Pulled() {
+			t.Error("an --executor-image argument is not pulled by the controller's node")
+		}
+		has(installer, "installer.image.repository")
+		has(executor, "argo-workflows.executor.image.registry")
+		has(find("frpc", "image"), "tunnel-client.image.repository") // an aliased subchart
+		has(find("cap-app-proxy:", "image"), "app-proxy.image.repository")
+		has(find("redis:", "image"), "argo-cd.redis.image.repository")
+	}
+	mp, err := p.PlanMirror(ctx, "mirror.corp.example/cf", pods, refs, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(mp.Set) < 10 {
 		t.Errorf("mirror keys %v", mp.Set)
 	}
-	moved, err := p.Rerender(ctx, mp.Set)
+	for _, i := range mp.Unmoved {
+		t.Errorf("unmoved: %s (keys %v)", refs[i].Ref, keys[i])
+	}
+}
+
+// envKeysOfLine is TestKeysOnEveryChartLine's tracing of environments.
+func envKeysOfLine(t *testing.T, line string, p *Pending) {
+	keys, failed, err := p.EnvKeys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, err := moved.Images()
-	if err != nil {
-		t.Fatal(err)
+	if len(failed) > 0 {
+		t.Errorf("env keys not traced: %v", failed)
 	}
-	left := 0
-	for _, ref := range after {
-		if !AtMirror(ref.Ref, mirror) {
-			left++
+	want := map[string]string{
+		"Deployment//gitops-operator":                          "gitops-operator.env",
+		"Deployment//internal-router":                          "internal-router.env",
+		"Deployment/codefresh/argo-cd-repo-server":             "argo-cd.repoServer.env",
+		"StatefulSet/codefresh/argo-cd-application-controller": "argo-cd.controller.env",
+		"Deployment/codefresh/argo-workflow-controller":        "argo-workflows.controller.extraEnv",
+	}
+	if line == "chart" {
+		want["Deployment//codefresh-tunnel-client"] = "tunnel-client.env"
+	}
+	for pod, w := range want {
+		if ks := keys[pod]; len(ks) == 0 || ks[0].SetPath() != w {
+			t.Errorf("%s: keys %v, want %s first", pod, ks, w)
 		}
 	}
-	if left != len(mp.Unmoved) {
-		t.Errorf("%d references left elsewhere, plan says %d unmoved: %v", left, len(mp.Unmoved), mp.Unmoved)
+	dir := fixtureLine(t, line)
+	for pod, ks := range keys {
+		for _, k := range ks {
+			if !valuesFileMatch(t, dir, k.Path, func(v any) bool {
+				_, m := v.(map[string]any)
+				_, l := v.([]any)
+				return m || l || v == nil
+			}) {
+				t.Errorf("%s: key %s is not a map or list of the chart's values files", pod, k.SetPath())
+			}
+		}
 	}
-	if len(mp.Unmoved) != 0 {
-		t.Errorf("chart 0.30.0 has a value for every image; unmoved %v", mp.Unmoved)
+	if line != "chart" {
+		return
 	}
+	if ks := keys["Deployment/codefresh/argo-cd-server"]; len(ks) != 2 || ks[1].SetPath() != "argo-cd.global.env" || len(ks[1].Pods) < 5 {
+		t.Errorf("argo-cd-server: keys %v, want argo-cd.server.env then argo-cd.global.env (every Argo CD pod)", ks)
+	}
+	if ks := keys["Deployment//argo-gateway"]; len(ks) != 0 {
+		t.Errorf("argo-gateway has no env value in chart 0.30, got %v", ks)
+	}
+	repo := keys["Deployment/codefresh/argo-cd-repo-server"][0]
+	got := strings.Join(repo.SetFlags([][2]string{{"HTTPS_PROXY", "http://p:3128"}, {"NO_PROXY", "a,b"}}), " ")
+	if want := `--set-string 'argo-cd.repoServer.env[0].name=HTTPS_PROXY' --set-string 'argo-cd.repoServer.env[0].value=http://p:3128' --set-string 'argo-cd.repoServer.env[1].name=NO_PROXY' --set-string 'argo-cd.repoServer.env[1].value=a\,b'`; got != want {
+		t.Errorf("SetFlags = %s\nwant %s", got, want)
+	}
+	op := keys["Deployment//gitops-operator"][0]
+	if got := strings.Join(op.SetFlags([][2]string{{"HTTPS_PROXY", "http://p:3128"}}), " "); got != `--set-string 'gitops-operator.env.HTTPS_PROXY=http://p:3128'` {
+		t.Errorf("SetFlags = %s", got)
+	}
+}
+
+// globalOverride is true for a key under a subchart's global that the
+// umbrella chart sets in its own global (Helm copies the parent's globals
+// into every subchart's): its value is the umbrella's.
+func globalOverride(path []string) bool {
+	return len(path) > 2 && path[1] == "global"
 }
 
 func TestIsImageReference(t *testing.T) {
@@ -290,88 +301,6 @@ func TestMirrorTarget(t *testing.T) {
 		if got := MirrorTarget(ref, "m.example/cf"); got != want {
 			t.Errorf("MirrorTarget(%q) = %q, want %q", ref, got, want)
 		}
-	}
-}
-
-// TestEnvKeysOnEveryChartLine finds, by Helm's render of each chart line
-// of the fixtures, the value that gives each component an environment
-// variable, every key found a map or a list in the chart's values files.
-func TestEnvKeysOnEveryChartLine(t *testing.T) {
-	for _, line := range chartLines {
-		t.Run(line, func(t *testing.T) {
-			keys, failed, err := startLine(t, line, nil).EnvKeys(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(failed) > 0 {
-				t.Errorf("env keys not traced: %v", failed)
-			}
-			for pod, want := range map[string]string{
-				"Deployment//gitops-operator":                          "gitops-operator.env",
-				"Deployment//internal-router":                          "internal-router.env",
-				"Deployment/codefresh/argo-cd-repo-server":             "argo-cd.repoServer.env",
-				"StatefulSet/codefresh/argo-cd-application-controller": "argo-cd.controller.env",
-				"Deployment/codefresh/argo-workflow-controller":        "argo-workflows.controller.extraEnv",
-			} {
-				if ks := keys[pod]; len(ks) == 0 || ks[0].SetPath() != want {
-					t.Errorf("%s: keys %v, want %s first", pod, ks, want)
-				}
-			}
-			dir := fixtureLine(t, line)
-			for pod, ks := range keys {
-				for _, k := range ks {
-					if !valuesFileMatch(t, dir, k.Path, func(v any) bool {
-						_, m := v.(map[string]any)
-						_, l := v.([]any)
-						return m || l || v == nil
-					}) {
-						t.Errorf("%s: key %s is not a map or list of the chart's values files", pod, k.SetPath())
-					}
-				}
-			}
-		})
-	}
-}
-
-// TestEnvKeysInTheRealChart finds, by Helm's render of chart 0.30.0, the
-// value that gives each component an environment variable: the
-// component's own before one of all its chart's, none for a component the
-// chart gives no such value.
-func TestEnvKeysInTheRealChart(t *testing.T) {
-	keys, failed, err := startFixture(t, nil).EnvKeys(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(failed) > 0 {
-		t.Errorf("env keys not traced: %v", failed)
-	}
-	for pod, want := range map[string]string{
-		"Deployment//gitops-operator":                          "gitops-operator.env",
-		"Deployment//codefresh-tunnel-client":                  "tunnel-client.env",
-		"Deployment//internal-router":                          "internal-router.env",
-		"Deployment/codefresh/argo-cd-repo-server":             "argo-cd.repoServer.env",
-		"StatefulSet/codefresh/argo-cd-application-controller": "argo-cd.controller.env",
-		"Deployment/codefresh/argo-workflow-controller":        "argo-workflows.controller.extraEnv",
-	} {
-		ks := keys[pod]
-		if len(ks) == 0 || ks[0].SetPath() != want {
-			t.Errorf("%s: keys %v, want %s first", pod, ks, want)
-		}
-	}
-	if ks := keys["Deployment/codefresh/argo-cd-server"]; len(ks) != 2 || ks[1].SetPath() != "argo-cd.global.env" || len(ks[1].Pods) < 5 {
-		t.Errorf("argo-cd-server: keys %v, want argo-cd.server.env then argo-cd.global.env (every Argo CD pod)", ks)
-	}
-	if ks := keys["Deployment//argo-gateway"]; len(ks) != 0 {
-		t.Errorf("argo-gateway has no env value in chart 0.30, got %v", ks)
-	}
-	repo := keys["Deployment/codefresh/argo-cd-repo-server"][0]
-	got := strings.Join(repo.SetFlags([][2]string{{"HTTPS_PROXY", "http://p:3128"}, {"NO_PROXY", "a,b"}}), " ")
-	if want := `--set-string 'argo-cd.repoServer.env[0].name=HTTPS_PROXY' --set-string 'argo-cd.repoServer.env[0].value=http://p:3128' --set-string 'argo-cd.repoServer.env[1].name=NO_PROXY' --set-string 'argo-cd.repoServer.env[1].value=a\,b'`; got != want {
-		t.Errorf("SetFlags = %s\nwant %s", got, want)
-	}
-	op := keys["Deployment//gitops-operator"][0]
-	if got := strings.Join(op.SetFlags([][2]string{{"HTTPS_PROXY", "http://p:3128"}}), " "); got != `--set-string 'gitops-operator.env.HTTPS_PROXY=http://p:3128'` {
-		t.Errorf("SetFlags = %s", got)
 	}
 }
 
@@ -425,6 +354,23 @@ func writeChart(t *testing.T, values, deployment string, more ...string) string 
 	return dir
 }
 
+// startDir renders the chart at dir as release rel in namespace ns with
+// no values, and returns its Pending and the images of the render.
+func startDir(t *testing.T, dir string) (*Pending, []Pod, []ImageRef) {
+	t.Helper()
+	p := Start(context.Background(), NewLoader(Source{Ref: dir, Settings: parallelSettings(t)}), "rel", "ns", map[string]any{},
+		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil })
+	r, err := p.Wait(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, refs, err := r.Images()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, pods, refs
+}
+
 // TestImageKeysWhenMarkersBreakTheRender traces a chart whose templates
 // cannot take some marked values: a tag also written as a cpu request (the
 // marked render's pods do not decode) and a registry the chart checks
@@ -461,16 +407,7 @@ spec:
         image: "{{ .Values.tools.registry }}/tools:1"
 `)
 	ctx := context.Background()
-	p := Start(ctx, NewLoader(Source{Ref: dir, Settings: isolatedSettings(t)}), "rel", "ns", map[string]any{},
-		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil })
-	r, err := p.Wait(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods, refs, err := r.Images()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, pods, refs := startDir(t, dir)
 	keys, failed, err := p.ImageKeys(ctx, pods, refs)
 	if err != nil {
 		t.Fatal(err)
@@ -552,16 +489,7 @@ spec:
       containers: [{name: sub, image: "{{ .Values.global.imageRegistry }}/sub:2"}]
 `)
 	ctx := context.Background()
-	p := Start(ctx, NewLoader(Source{Ref: dir, Settings: isolatedSettings(t)}), "rel", "ns", map[string]any{},
-		func() (Capabilities, error) { return Capabilities{KubeVersion: "v1.30.2"}, nil })
-	r, err := p.Wait(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods, refs, err := r.Images()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, pods, refs := startDir(t, dir)
 	keys, failed, err := p.ImageKeys(ctx, pods, refs)
 	if err != nil || len(failed) > 0 {
 		t.Fatal(err, failed)

@@ -31,6 +31,7 @@ func helmSplit(s string) []string {
 // the three chart lines and on random streams of separators, whitespace
 // and text.
 func TestSplitDocumentsAsHelm(t *testing.T) {
+	t.Parallel() // seconds of rendering under the race detector, beside the other parallel ones
 	for _, line := range []string{"chart", "chart-0.27", "chart-0.26"} {
 		c, err := loader.Load(fixtureLine(t, line))
 		if err != nil {
