@@ -173,14 +173,15 @@ unit: $(TESTREPORT)
 # The end-to-end tests: E2E_PARALLEL at a time, each on control planes of its
 # own, in the suite's slots (go test -parallel; testcluster.Parallel admits the
 # long tests first), after the few that run alone; chosen from the suite's wall
-# time measured on 2 cores (docs/development.md). E2E_TIMEOUT keeps at least
-# half as much again as the measured suite.
+# time measured on 2 cores (docs/development.md). E2E_TIMEOUT keeps room above
+# the measured suite: the last measurement ran past 30 minutes (see
+# docs/development.md), so it is 60m until the suite is brought back.
 # The terminal gets each test's RUN and PASS/FAIL lines, the tests' log lines
 # (file.go:line: ..., with the test's name while tests run in parallel) and
 # the Helm builds; bin/e2e.log all of it. E2E_FLAGS adds go test flags
 # (E2E_FLAGS='-shuffle on -run TestGate').
 E2E_PARALLEL ?= 4
-E2E_TIMEOUT  ?= 30m
+E2E_TIMEOUT  ?= 60m
 E2E_FLAGS    ?=
 e2e: test-binaries build $(TESTREPORT)
 	@$(PROGRESS) "end-to-end tests (full output: $(BIN)/e2e.log)" bash -c 'set -o pipefail; \

@@ -88,16 +88,7 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 	}
 	pods, cms := renderedManifest(t, helmTemplate(t, runtimeNS, values))
 	pulled, argsEnv := podImages(pods, cms)
-	elsewhere := map[string][]string{}
-	for _, m := range []map[string][]string{pulled, argsEnv} {
-		for w, imgs := range m {
-			for _, img := range imgs {
-				if !strings.HasPrefix(img, airgapMirror+"/") {
-					elsewhere[w] = appendUnique(elsewhere[w], img)
-				}
-			}
-		}
-	}
+	elsewhere := offMirror(pulled, argsEnv)
 	sameImages(t, "images image-plan names elsewhere", named, "helm template renders elsewhere", elsewhere)
 
 	step("image-plan fails; helm template")
@@ -421,6 +412,22 @@ func waitNoWorkloadPods(t *testing.T, c *tc.Cluster, ns string, timeout time.Dur
 	}
 }
 
+// offMirror returns, by workload, the images of pulled and argsEnv (as
+// podImages returns them) that are not under airgapMirror.
+func offMirror(pulled, argsEnv map[string][]string) map[string][]string {
+	elsewhere := map[string][]string{}
+	for _, m := range []map[string][]string{pulled, argsEnv} {
+		for w, imgs := range m {
+			for _, img := range imgs {
+				if !strings.HasPrefix(img, airgapMirror+"/") {
+					elsewhere[w] = appendUnique(elsewhere[w], img)
+				}
+			}
+		}
+	}
+	return elsewhere
+}
+
 // TestImagePlanOnEveryChartLineAgreesWithHelm runs image-plan with
 // global.imageRegistry as the intent against the chart lines 0.26.x and
 // 0.27.x of the fixtures (0.30.0 is TestAirGappedAndProxiedClusters'):
@@ -449,23 +456,13 @@ func TestImagePlanOnEveryChartLineAgreesWithHelm(t *testing.T) {
 				}
 			}
 			pods, cms := renderedManifest(t, helmTemplateOf(t, dir, runtimeNS, values))
-			pulled, argsEnv := podImages(pods, cms)
-			elsewhere := map[string][]string{}
-			for _, m := range []map[string][]string{pulled, argsEnv} {
-				for w, imgs := range m {
-					for _, img := range imgs {
-						if !strings.HasPrefix(img, airgapMirror+"/") {
-							elsewhere[w] = appendUnique(elsewhere[w], img)
-						}
-					}
-				}
-			}
+			elsewhere := offMirror(podImages(pods, cms))
 			if len(elsewhere) == 0 {
 				t.Fatalf("%s: helm template renders every image at the mirror", line)
 			}
 			sameImages(t, "images image-plan names elsewhere", named, "helm template renders elsewhere", elsewhere)
 			pods, cms = renderedManifest(t, helmTemplateOf(t, dir, runtimeNS, values, hintFlags(t, plan.Hint)...))
-			pulled, argsEnv = podImages(pods, cms)
+			pulled, argsEnv := podImages(pods, cms)
 			n := 0
 			for _, m := range []map[string][]string{pulled, argsEnv} {
 				for w, imgs := range m {
