@@ -186,6 +186,12 @@ func startWith(t testing.TB, full, audit bool) *Cluster {
 	if full {
 		configureFullAPIServer(env)
 	}
+	// Webhook and aggregated-API calls to a Service go to its endpoints'
+	// addresses, not its ClusterIP: a Service with no ready endpoint is
+	// refused in the API server ("no endpoints available"), as in a
+	// cluster whose ClusterIPs the API server cannot reach, instead of
+	// dialling a ClusterIP that routes off this machine.
+	env.ControlPlane.GetAPIServer().Configure().Set("enable-aggregator-routing", "true")
 	// etcd's data on tmpfs and no fsync: a test's cluster is thrown away
 	// with it, and its writes waited on the disk (on 2 cores the suite spent
 	// as long in I/O wait as it computed).

@@ -26,8 +26,12 @@ import (
 // install` with its hooks, `--wait` and a short `--timeout`, with the
 // FailedCreate events read back; then every layer in the form that lets
 // Helm install; then `helm upgrade` under PodSecurity. Helm 3 and Helm 4
-// each run the whole sequence on a cluster of their own, at once. The
-// audit log shows that every write of the plugin was a dry run.
+// each have a cluster of their own and run at once: the refusal scenarios
+// are shared out between them (each install takes a minute of the two
+// cores, and which client sends a create does not change what admission
+// answers), and both run the last two, the install that goes through and
+// the upgrade (upgrade verdicts are held against Helm 3 and 4). The audit
+// log shows that every write of the plugin was a dry run.
 
 // admissionTimeout bounds a helm install or upgrade the plugin expects to
 // fail: the hook Job whose pod is refused never completes.
@@ -41,12 +45,21 @@ func TestAdmissionAgreesWithHelm(t *testing.T) {
 		c := clusters[i]
 		t.Run("Helm "+h.major, func(t *testing.T) {
 			t.Parallel()
-			admissionScenarios(t, c, h.bin, h.major)
+			admissionScenarios(t, c, h.bin, h.major, i)
 		})
 	}
 }
 
-func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
+// Which cluster runs a scenario: the Helm 3 one, the Helm 4 one, or both.
+const (
+	onHelm3 = iota
+	onHelm4
+	onBoth
+)
+
+// admissionScenarios runs on c, with the Helm client helmBin (major), the
+// scenarios of share (onHelm3 or onHelm4) and those of onBoth.
+func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string, share int) {
 	c.AddNode(t, tc.NodeSpec{Name: "worker-1", CPU: "8", Memory: "16Gi"})
 	c.AddNode(t, tc.NodeSpec{Name: "worker-2", CPU: "8", Memory: "16Gi"})
 	values := runtimeValues(t, "")
@@ -95,8 +108,21 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 			t.Errorf("plugin exit %d, helm install ok=%v\n%s", res.Code, helmOK, res.Stdout)
 		}
 	}
+	// scenario runs f as a subtest where on says (onHelm3, onHelm4 or
+	// onBoth); the other cluster's scenarios are logged, not skipped.
+	scenario := func(name string, on int, f func(t *testing.T)) {
+		if on != onBoth && on != share {
+			t.Logf("%q runs with the other Helm major", name)
+			return
+		}
+		t.Run(name, f)
+	}
 
-	t.Run("a namespace that does not exist yet", func(t *testing.T) {
+	if share != onHelm3 {
+		// The namespace is created first, as that scenario's hint says.
+		c.Kubectl(t, "create", "namespace", ns)
+	}
+	scenario("a namespace that does not exist yet", onHelm3, func(t *testing.T) {
 		res, doc := plugin(t)
 		wantStatus(t, doc, "admission-objects", "pass", "namespace codefresh does not exist yet", "kubectl create namespace codefresh first")
 		wantStatus(t, doc, "admission-pods", "pass", "evaluated here with k8s.io/pod-security-admission")
@@ -111,13 +137,13 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// Dry runs are authorized like the writes they stand for: judged as
 	// an identity (--as) that may create nothing, the checks skip naming
 	// the permission, never guess.
-	t.Run("as an identity without the rights to install", func(t *testing.T) {
+	scenario("as an identity without the rights to install", onHelm4, func(t *testing.T) {
 		_, doc := plugin(t, "--as", "e2e-no-rights")
 		wantStatus(t, doc, "admission-objects", "skip", "no permission to create", "as user e2e-no-rights")
 		wantStatus(t, doc, "admission-pods", "skip", "no permission to create pods in namespace codefresh")
 	})
 
-	t.Run("PodSecurity enforces restricted", func(t *testing.T) {
+	scenario("PodSecurity enforces restricted", onHelm4, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		label(t, "pod-security.kubernetes.io/enforce=restricted")
 		t.Cleanup(func() {
@@ -141,7 +167,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		wantStatus(t, pd, "validate-values-job", "fail", "PodSecurity restricted:latest")
 	})
 
-	t.Run("a ResourceQuota without LimitRange defaults", func(t *testing.T) {
+	scenario("a ResourceQuota without LimitRange defaults", onHelm4, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		quota(t, c, ns)
 		t.Cleanup(func() { c.Kubectl(t, "delete", "resourcequota", "compute", "-n", ns) })
@@ -154,7 +180,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		t.Logf("helm: %s\nevent: %s", lastLine(out), ev)
 	})
 
-	t.Run("a ValidatingAdmissionPolicy denying wildcard verbs", func(t *testing.T) {
+	scenario("a ValidatingAdmissionPolicy denying wildcard verbs", onHelm3, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		wildcardPolicy(t, c, "Deny")
 		res, doc := plugin(t)
@@ -170,7 +196,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		}
 	})
 
-	t.Run("a validating webhook that denies the pods", func(t *testing.T) {
+	scenario("a validating webhook that denies the pods", onHelm3, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		ws := serveWebhook(t, gatekeeperDeny)
 		validatingWebhook(t, c, "validation.gatekeeper.sh", ns, urlClient(ws, "/v1/admit"), admissionregistrationv1.Fail)
@@ -187,7 +213,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// every namespace, whose matchConditions (CEL, evaluated by the API
 	// server's own matcher in the plugin) take in the runtime's namespace
 	// and the controllers' and Helm's requests.
-	t.Run("a validating webhook with no ready endpoint that fails closed", func(t *testing.T) {
+	scenario("a validating webhook with no ready endpoint that fails closed", onHelm3, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		validatingWebhook(t, c, "policy.e2e.example", ns, endpointlessService(t, c, "policy-system", "policy-webhook"), admissionregistrationv1.Fail,
 			admissionregistrationv1.MatchCondition{Name: "the-runtime", Expression: "request.namespace == '" + ns + "'"},
@@ -208,7 +234,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// Its twin whose matchConditions leave the runtime's namespace out:
 	// the API server never calls it for the release, Helm installs, and
 	// the plugin says why the webhook does not judge the release.
-	t.Run("a webhook with no ready endpoint whose matchConditions exclude the runtime's namespace", func(t *testing.T) {
+	scenario("a webhook with no ready endpoint whose matchConditions exclude the runtime's namespace", onHelm4, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		validatingWebhook(t, c, "elsewhere.e2e.example", ns, endpointlessService(t, c, "policy-system", "elsewhere-webhook"), admissionregistrationv1.Fail,
 			admissionregistrationv1.MatchCondition{Name: "not-the-runtime", Expression: "request.namespace != '" + ns + "'"})
@@ -225,7 +251,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 		install(t, true, false)
 	})
 
-	t.Run("a mutating webhook that adds a container to every pod", func(t *testing.T) {
+	scenario("a mutating webhook that adds a container to every pod", onHelm4, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		ws := serveWebhook(t, addSidecar)
 		mutatingWebhook(t, c, "inject.mesh.e2e.example", ns, urlClient(ws, "/inject"))
@@ -245,7 +271,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// fails after its --timeout; its bundle replayed with
 	// --helm-wait=false, runtime-breaks, and helm install without --wait
 	// succeeds, those Deployments without pods.
-	t.Run("a LimitRange max some runtime containers exceed", func(t *testing.T) {
+	scenario("a LimitRange max some runtime containers exceed", onHelm3, func(t *testing.T) {
 		t.Cleanup(func() { uninstall(t) })
 		maxLimitRange(t, c, ns)
 		t.Cleanup(func() { c.Kubectl(t, "delete", "limitrange", "max", "-n", ns) })
@@ -297,7 +323,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// audit only, a LimitRange giving the quota's defaults, the policy in
 	// Warn mode, a webhook that admits, and one with no endpoint that
 	// fails open.
-	t.Run("every layer in the form Helm installs through", func(t *testing.T) {
+	scenario("every layer in the form Helm installs through", onBoth, func(t *testing.T) {
 		label(t, "pod-security.kubernetes.io/warn=restricted", "pod-security.kubernetes.io/audit=restricted")
 		quota(t, c, ns)
 		limitRange(t, c, ns)
@@ -321,7 +347,7 @@ func admissionScenarios(t *testing.T, c *tc.Cluster, helmBin, major string) {
 	// The release is deployed: an upgrade into a namespace that now
 	// enforces restricted fails in its pre-upgrade hook; labelled as the
 	// hint says, it goes through.
-	t.Run("helm upgrade under PodSecurity", func(t *testing.T) {
+	scenario("helm upgrade under PodSecurity", onBoth, func(t *testing.T) {
 		label(t, "pod-security.kubernetes.io/enforce=restricted")
 		waitAdmitted(t, c, ns, "enforce=restricted in force", refusedWith("violates PodSecurity"))
 		res, doc := plugin(t, "--upgrade")
