@@ -23,14 +23,15 @@ import (
 func ChartRenders() Check {
 	return Check{
 		Meta: Meta{
-			ID:         "chart-renders",
-			Impact:     ImpactInstallFails,
-			ReadsChart: true,
-			Category:   CategoryInputs,
-			Modes:      ModePre | ModeUpgrade,
-			Title:      "The gitops-runtime chart renders with the given values",
-			Severity:   SeverityFail,
-			Requires:   []string{"cluster-reachable"},
+			ID:                 "chart-renders",
+			Impact:             ImpactInstallFails,
+			ReadsChart:         true,
+			ReadsIgnoredValues: true,
+			Category:           CategoryInputs,
+			Modes:              ModePre | ModeUpgrade,
+			Title:              "The gitops-runtime chart renders with the given values",
+			Severity:           SeverityFail,
+			Requires:           []string{"cluster-reachable"},
 		},
 		Run: runChartRenders,
 	}

@@ -151,6 +151,11 @@ type Meta struct {
 	// ReadsChart checks read the rendered chart; the chart is loaded and
 	// rendered only when one of them is selected.
 	ReadsChart bool
+	// ReadsIgnoredValues checks read which of the user's values the chart
+	// ignores (chart.Pending.Ignored: more renders of the chart); a run
+	// starts deciding that beside its own render only when one of them is
+	// selected.
+	ReadsIgnoredValues bool
 	// FixOptions are the names of the command's --fix options (flags) that
 	// only this check's fix uses ("crds", "tls-secret"): one given while
 	// this check is not selected is a usage error.

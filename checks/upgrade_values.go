@@ -29,14 +29,15 @@ import (
 func UpgradeValues() Check {
 	return Check{
 		Meta: Meta{
-			ID:         "upgrade-values",
-			Impact:     ImpactUpgradeFails,
-			ReadsChart: true,
-			Category:   CategoryUpgrade,
-			Modes:      ModeUpgrade,
-			Title:      "The upgrade keeps the values the runtime depends on",
-			Severity:   SeverityFail,
-			Requires:   []string{"release-upgradable"},
+			ID:                 "upgrade-values",
+			Impact:             ImpactUpgradeFails,
+			ReadsChart:         true,
+			ReadsIgnoredValues: true,
+			Category:           CategoryUpgrade,
+			Modes:              ModeUpgrade,
+			Title:              "The upgrade keeps the values the runtime depends on",
+			Severity:           SeverityFail,
+			Requires:           []string{"release-upgradable"},
 		},
 		Run: runUpgradeValues,
 	}

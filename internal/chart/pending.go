@@ -86,18 +86,19 @@ func (p *Pending) Ignored(ctx context.Context) (*Ignored, error) {
 // called once, from the background goroutine, for the cluster's
 // capabilities (its error is returned by Wait as it is).
 func Start(ctx context.Context, l *Loader, releaseName, namespace string, vals map[string]any, caps func() (Capabilities, error)) *Pending {
-	return StartDeciding(ctx, l, releaseName, namespace, vals, caps, nil)
+	return StartDeciding(ctx, l, releaseName, namespace, vals, caps, nil, false)
 }
 
-// StartDeciding is Start for a run whose user gave values: it also starts,
-// beside the render, deciding which of them the chart ignores (what
-// Ignored returns), so that the renders that do not compare against the
-// run's own render use the time the run waits for the cluster. judge says
-// which leaves of vals (by key path) are the user's to judge: those a
-// values file or --set gave, not the keys the plugin's shortcut flags
-// write. With judge nil nothing starts early and Ignored judges every
-// leaf.
-func StartDeciding(ctx context.Context, l *Loader, releaseName, namespace string, vals map[string]any, caps func() (Capabilities, error), judge func(key []string) bool) *Pending {
+// StartDeciding is Start for a run whose user gave values. With early, it
+// also starts, beside the render, deciding which of them the chart ignores
+// (what Ignored returns), so that the renders that do not compare against
+// the run's own render use the time the run waits for the cluster; without
+// it Ignored decides when first called (a run none of whose checks reads
+// it never pays for those renders). judge says which leaves of vals (by
+// key path) are the user's to judge: those a values file or --set gave,
+// not the keys the plugin's shortcut flags write. With judge nil nothing
+// starts early and Ignored judges every leaf.
+func StartDeciding(ctx context.Context, l *Loader, releaseName, namespace string, vals map[string]any, caps func() (Capabilities, error), judge func(key []string) bool, early bool) *Pending {
 	return start(ctx, l, nil, caps, func(p *Pending, c *helmchart.Chart, cp Capabilities) {
 		p.chart, p.caps, p.vals, p.name, p.ns = c, cp, vals, releaseName, namespace
 		rendered := make(chan struct{})
@@ -113,7 +114,7 @@ func StartDeciding(ctx context.Context, l *Loader, releaseName, namespace string
 				}
 			}, judge)
 		}
-		if judge != nil {
+		if judge != nil && early {
 			go p.decideIgnored(ctx)
 		}
 		p.r, p.err = Render(ctx, c, releaseName, namespace, vals, cp)

@@ -137,6 +137,18 @@ func NeedsChart(selected []checks.Check) bool {
 	return false
 }
 
+// NeedsIgnoredValues reports whether a check of selected reads which of
+// the user's values the chart ignores (Meta.ReadsIgnoredValues): only then
+// does the run start deciding it beside its render.
+func NeedsIgnoredValues(selected []checks.Check) bool {
+	for _, c := range selected {
+		if c.ReadsIgnoredValues {
+			return true
+		}
+	}
+	return false
+}
+
 // ArgoCD is how the run finds the Argo CD Application that manages the
 // runtime (docs/argocd.md).
 type ArgoCD struct {

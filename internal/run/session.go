@@ -254,7 +254,7 @@ func startRender(ctx context.Context, c *Config, snap *cluster.Snapshot) *chart.
 			return !ok || !src.Shortcut()
 		}
 	}
-	return chart.StartDeciding(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, caps, judge)
+	return chart.StartDeciding(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, caps, judge, NeedsIgnoredValues(c.Selected))
 }
 
 // upgradeInfo names what an --upgrade run judged: the release, its latest
