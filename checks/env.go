@@ -36,7 +36,9 @@ const (
 )
 
 // Env is what a check may use: the inputs, the shared cluster snapshot and
-// the host environment. Tests build it directly.
+// the host environment. internal/run builds it from the run's config, each
+// input as the config holds it (Inputs, Images, Installer, Fix, ...); tests
+// build it directly.
 type Env struct {
 	// Inputs is what the chart will get (internal/plan): never how the run
 	// was invoked.

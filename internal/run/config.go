@@ -186,3 +186,11 @@ func ChartLoader(c *Config, src chart.Source) *chart.Loader {
 	}
 	return chart.NewLoader(src)
 }
+
+// cmpOr is d, or def when d is not positive.
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

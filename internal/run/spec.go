@@ -13,7 +13,9 @@ import (
 )
 
 // SpecVersion is the version of the Spec this plugin records, and the
-// newest it replays.
+// newest it replays. Its JSON shape is the types' (their json tags):
+// testdata/spec-v1.json is a run as version 1 records it, and a change of
+// shape is a new version, with the older ones still replayed.
 const SpecVersion = 1
 
 // Spec is a run as it was compiled (a Config, the hooks aside), in the form
@@ -251,12 +253,4 @@ func redactedSources(x plan.SourceIndex) plan.SourceIndex {
 	}
 	x.RuntimeName.Flag, x.ChartVersion.Flag = bundle.Text(x.RuntimeName.Flag), bundle.Text(x.ChartVersion.Flag)
 	return x
-}
-
-// cmpOr is d, or def when d is not positive.
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
