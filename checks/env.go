@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os/exec"
@@ -35,7 +36,9 @@ const (
 )
 
 // Env is what a check may use: the inputs, the shared cluster snapshot and
-// the host environment. Tests build it directly.
+// the host environment. internal/run builds it from the run's config, each
+// input as the config holds it (Inputs, Images, Installer, Fix, ...); tests
+// build it directly.
 type Env struct {
 	// Inputs is what the chart will get (internal/plan): never how the run
 	// was invoked.
@@ -110,6 +113,35 @@ const (
 	// HelmWaitOff: without --wait (Helm 4: --wait=hookOnly, its default).
 	HelmWaitOff
 )
+
+// MarshalJSON writes w as a bundle's spec records it: true (HelmWaitOn),
+// false (HelmWaitOff) or null (HelmWaitUnknown, which a spec leaves out).
+func (w HelmWait) MarshalJSON() ([]byte, error) {
+	switch w {
+	case HelmWaitOn:
+		return []byte("true"), nil
+	case HelmWaitOff:
+		return []byte("false"), nil
+	}
+	return []byte("null"), nil
+}
+
+// UnmarshalJSON reads true, false or null (HelmWaitUnknown).
+func (w *HelmWait) UnmarshalJSON(b []byte) error {
+	var on *bool
+	if err := json.Unmarshal(b, &on); err != nil {
+		return err
+	}
+	switch {
+	case on == nil:
+		*w = HelmWaitUnknown
+	case *on:
+		*w = HelmWaitOn
+	default:
+		*w = HelmWaitOff
+	}
+	return nil
+}
 
 // Host is what a check reads beyond the cluster: the plugin's environment,
 // its programs and the network probes. A bundle records what they answer,

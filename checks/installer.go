@@ -25,8 +25,8 @@ import (
 // system:serviceaccounts:NAMESPACE, and system:authenticated for every
 // identity, as the API server's authenticators add them).
 type Identity struct {
-	User   string
-	Groups []string
+	User   string   `json:"user"`
+	Groups []string `json:"groups,omitempty"`
 }
 
 // serviceAccountPrefix starts a ServiceAccount's user name

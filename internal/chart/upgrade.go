@@ -20,17 +20,18 @@ import (
 // UpgradeValues are `helm upgrade`'s flags that decide which values the new
 // revision gets beside -f/--set (Helm's pkg/action/upgrade.go reuseValues):
 // with none of them and no -f/--set, the previous revision's values are
-// reused; with -f/--set they are not.
+// reused; with -f/--set they are not. A bundle's spec records it as
+// {"reuseValues": true}.
 type UpgradeValues struct {
 	// Reuse is --reuse-values: the given values over the previous computed
 	// values (the target chart's new defaults are lost).
-	Reuse bool
+	Reuse bool `json:"reuseValues,omitempty"`
 	// Reset is --reset-values: only the target chart's defaults and the
 	// given values.
-	Reset bool
+	Reset bool `json:"resetValues,omitempty"`
 	// ResetThenReuse is --reset-then-reuse-values: the target chart's
 	// defaults, the previous user values, then the given values.
-	ResetThenReuse bool
+	ResetThenReuse bool `json:"resetThenReuseValues,omitempty"`
 }
 
 // Upgrade is one `helm upgrade` predicted by Helm's own action.Upgrade (a

@@ -17,10 +17,13 @@ import (
 // (Validate) and compiles them, once, into its part of the run's config
 // (ToConfig), reading what the groups before it compiled.
 //
-// A new run input is a new group in a file of its own (flags_<topic>.go:
-// its flags described with their help section, rank and whether a bundle
-// records them) feeding a field of run.Config (and of run.Spec, when a
-// bundle records it), and one line in newFlags' list of groups.
+// A new run input is a type of its own (its JSON names on it), a group in
+// a file of its own (flags_<topic>.go: its flags described with their help
+// section, rank and whether a bundle records them, bound to that type's
+// fields where no compiling is needed) feeding a field of run.Config of
+// that type, and one line in newFlags' list of groups. A bundle records the
+// input as it is (a field of run.Spec of the same type); the checks that
+// read it see it as it is (a field of checks.Env).
 type flagGroup interface {
 	AddFlags(fs *pflag.FlagSet)
 	Validate() error
@@ -29,7 +32,8 @@ type flagGroup interface {
 
 // Flags are the root command's flags in their groups. The groups that read
 // each other's flags hold each other (the plan reads the namespace of the
-// connection flags, the chart the request timeout).
+// connection flags); a group that reads another's input reads it compiled,
+// from the config (the chart's loader reads the probes' settings).
 type Flags struct {
 	conn      *connectionFlags
 	selection *selectionFlags
@@ -57,7 +61,7 @@ func newFlags(streams genericiooptions.IOStreams, host Host) *Flags {
 		conn:      conn,
 		selection: newSelectionFlags(),
 		plan:      &planFlags{conn: conn, stdin: streams.In},
-		chart:     newChartFlags(conn),
+		chart:     newChartFlags(),
 		fix:       &fixFlags{interactive: term.interactive},
 		fleet:     &fleetFlags{parallel: run.DefaultParallel},
 		output:    newOutputFlags(),

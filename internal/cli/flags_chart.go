@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -17,11 +18,11 @@ import (
 // helm install takes them), helm upgrade's values flags, the Helm major
 // version that will install or upgrade and whether it waits (--helm-wait).
 type chartFlags struct {
-	conn                                           *connectionFlags
-	ref, version                                   string
-	reuseValues, resetValues, resetThenReuseValues bool
-	helmMajor                                      int
-	helmWait                                       optionalBool
+	ref, version string
+	// upgrade are helm upgrade's values flags, as run.Config takes them.
+	upgrade   chart.UpgradeValues
+	helmMajor int
+	helmWait  optionalBool
 }
 
 // optionalBool is a boolean flag that may be left unset: "" (not given),
@@ -43,8 +44,8 @@ func (b *optionalBool) Set(s string) error {
 // Type is "bool": the help shows the flag alone, as a boolean's.
 func (b *optionalBool) Type() string { return "bool" }
 
-func newChartFlags(conn *connectionFlags) *chartFlags {
-	return &chartFlags{conn: conn, ref: plan.DefaultChart}
+func newChartFlags() *chartFlags {
+	return &chartFlags{ref: plan.DefaultChart}
 }
 
 // AddFlags declares the chart flags on fs.
@@ -55,9 +56,9 @@ func (f *chartFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.version, "chart-version", "", "chart version constraint (helm --version; default: the latest)")
 	describe(fs, "chart-version", placement{sectionPlan, 5}, recorded)
 	replayable(fs, "chart-version", "chart version constraint, with --chart")
-	fs.BoolVar(&f.reuseValues, "reuse-values", false, "with --upgrade: as helm upgrade --reuse-values")
-	fs.BoolVar(&f.resetValues, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
-	fs.BoolVar(&f.resetThenReuseValues, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
+	fs.BoolVar(&f.upgrade.Reuse, "reuse-values", false, "with --upgrade: as helm upgrade --reuse-values")
+	fs.BoolVar(&f.upgrade.Reset, "reset-values", false, "with --upgrade: as helm upgrade --reset-values")
+	fs.BoolVar(&f.upgrade.ResetThenReuse, "reset-then-reuse-values", false, "with --upgrade: as helm upgrade --reset-then-reuse-values")
 	fs.IntVar(&f.helmMajor, "helm-major", 0, "the Helm major version (3 or 4) that will run helm install or helm upgrade: Helm 4 applies server-side (default: the helm client found)")
 	fs.Var(&f.helmWait, "helm-wait", "whether helm install or upgrade will run with --wait (the installation guide's command does): true judges runtime pods the cluster refuses as failing the install after Helm's --timeout (install-fails), false as Helm reporting success without them (runtime-breaks); unset, the message says both")
 	fs.Lookup("helm-wait").NoOptDefVal = "true"
@@ -80,7 +81,7 @@ func (f *chartFlags) helmWaitState() checks.HelmWait {
 
 // upgradeValues reports whether one of helm upgrade's values flags is given.
 func (f *chartFlags) upgradeValues() bool {
-	return f.reuseValues || f.resetValues || f.resetThenReuseValues
+	return f.upgrade != chart.UpgradeValues{}
 }
 
 // Validate checks --helm-major.
@@ -96,20 +97,14 @@ func (f *chartFlags) Validate() error {
 // --chart-version, pulled with Helm's environment (HELM_* variables, set by
 // Helm itself under `helm gitops-preflight`) through the --connect-to
 // rules, bounded by --request-timeout (chart.DefaultTimeout when it is not
-// given). It reads the prober (the connection flags compile first).
+// given: 0). It reads the probes' settings and the prober (the connection
+// flags compile first).
 func (f *chartFlags) ToConfig(_ context.Context, c *run.Config) error {
 	c.Inputs.Chart, c.Inputs.ChartVersion = f.ref, f.version
 	c.Inputs.ChartVersionSource = plan.ChartVersionSourceOf(f.ref, f.version)
-	c.Upgrade = chart.UpgradeValues{Reuse: f.reuseValues, Reset: f.resetValues, ResetThenReuse: f.resetThenReuseValues}
+	c.Upgrade = f.upgrade
 	c.HelmMajor = f.helmMajor
 	c.HelmWait = f.helmWaitState()
-	timeout, given, err := f.conn.requestTimeout()
-	if err != nil {
-		return err
-	}
-	if !given {
-		timeout = 0 // chart.DefaultTimeout bounds the pull
-	}
-	c.Chart = run.ChartLoader(c, chart.Source{Ref: f.ref, Version: f.version, Timeout: timeout, DialContext: c.Probe.DialContext})
+	c.Chart = run.ChartLoader(c, chart.Source{Ref: f.ref, Version: f.version, Timeout: time.Duration(c.Probes.RequestTimeout), DialContext: c.Probe.DialContext})
 	return nil
 }

@@ -122,22 +122,25 @@ func (f *connectionFlags) requestTimeout() (time.Duration, bool, error) {
 // compiled after them, as they always were).
 func (f *connectionFlags) Validate() error { return nil }
 
-// ToConfig compiles the network prober: the --connect-to rules, the
-// --ca-file roots and the --request-timeout bound.
+// ToConfig compiles the probes' settings (run.Config.Probes: the
+// --connect-to rules, --request-timeout when given) and the network prober
+// of them, trusting the --ca-file roots too.
 func (f *connectionFlags) ToConfig(_ context.Context, c *run.Config) error {
-	var rules []probe.ConnectTo
 	for _, s := range f.connectTo {
 		r, err := probe.ParseConnectTo(s)
 		if err != nil {
 			return usageError("%v", err)
 		}
-		rules = append(rules, r)
+		c.Probes.ConnectTo = append(c.Probes.ConnectTo, r)
 	}
-	timeout, _, err := f.requestTimeout()
+	timeout, given, err := f.requestTimeout()
 	if err != nil {
 		return err
 	}
-	if c.Probe, err = probe.New(timeout, rules, f.caFile); err != nil {
+	if given {
+		c.Probes.RequestTimeout = run.Duration(timeout)
+	}
+	if c.Probe, err = c.Probes.Prober(f.caFile); err != nil {
 		return usageError("%v", err)
 	}
 	return nil

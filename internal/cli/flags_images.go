@@ -14,14 +14,15 @@ import (
 // imagesFlags are the flags of the image checks: the mirror the images
 // should come from and whether to ask the registries.
 type imagesFlags struct {
-	mirror        string
-	registryCheck bool
+	// options are the image checks' options as given: ToConfig trims the
+	// mirror.
+	options checks.ImageOptions
 }
 
 // AddFlags declares --registry-mirror and --registry-check.
 func (f *imagesFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.mirror, "registry-mirror", "", "the private registry every image should be pulled from, HOST[/PREFIX]: image-plan names each image elsewhere and the value that moves it (default: global.imageRegistry when set)")
-	fs.BoolVar(&f.registryCheck, "registry-check", false, "image-registry: resolve each image's manifest at its registry (dials the registries, through --connect-to) with the pods' pull secrets or the local Docker config")
+	fs.StringVar(&f.options.Mirror, "registry-mirror", "", "the private registry every image should be pulled from, HOST[/PREFIX]: image-plan names each image elsewhere and the value that moves it (default: global.imageRegistry when set)")
+	fs.BoolVar(&f.options.RegistryCheck, "registry-check", false, "image-registry: resolve each image's manifest at its registry (dials the registries, through --connect-to) with the pods' pull secrets or the local Docker config")
 	describe(fs, "registry-mirror", placement{sectionPlan, 20}, recorded)
 	describe(fs, "registry-check", placement{sectionPlan, 21}, recorded)
 }
@@ -34,11 +35,11 @@ func (f *imagesFlags) Validate() error {
 		return nil
 	}
 	if strings.Contains(m, "://") {
-		return usageError("--registry-mirror is HOST[/PREFIX], without a scheme: not %q", f.mirror)
+		return usageError("--registry-mirror is HOST[/PREFIX], without a scheme: not %q", f.options.Mirror)
 	}
 	// A mirror is a repository prefix: it must parse as one.
 	if _, err := name.NewRepository(m+"/x", name.StrictValidation); err != nil {
-		return usageError("--registry-mirror %q is not HOST[/PREFIX]: %v", f.mirror, err)
+		return usageError("--registry-mirror %q is not HOST[/PREFIX]: %v", f.options.Mirror, err)
 	}
 	return nil
 }
@@ -46,11 +47,12 @@ func (f *imagesFlags) Validate() error {
 // mirrorPrefix is --registry-mirror without surrounding space or a
 // trailing slash.
 func (f *imagesFlags) mirrorPrefix() string {
-	return strings.TrimSuffix(strings.TrimSpace(f.mirror), "/")
+	return strings.TrimSuffix(strings.TrimSpace(f.options.Mirror), "/")
 }
 
 // ToConfig sets the run's image options (run.Config.Images).
 func (f *imagesFlags) ToConfig(_ context.Context, c *run.Config) error {
-	c.Images = checks.ImageOptions{Mirror: f.mirrorPrefix(), RegistryCheck: f.registryCheck}
+	c.Images = f.options
+	c.Images.Mirror = f.mirrorPrefix()
 	return nil
 }

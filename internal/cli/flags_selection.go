@@ -17,7 +17,8 @@ import (
 // --timeout).
 type selectionFlags struct {
 	post, upgrade bool
-	only, skip    []string
+	// selection is --only and --skip, as run.Config takes them.
+	selection     run.Selection
 	failOn        string
 	waivers       string
 	wait, timeout time.Duration
@@ -35,10 +36,10 @@ func (f *selectionFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.upgrade, "upgrade", false, "check a helm upgrade of the deployed release to --chart/--chart-version with -f/--set, instead of an install")
 	describe(fs, "upgrade", placement{sectionRun, 2}, recorded)
 	replayable(fs, "upgrade", "check a helm upgrade of the recorded release to --chart")
-	fs.StringSliceVar(&f.only, "only", nil, "run only these check IDs (comma-separated; cluster-reachable always runs)")
+	fs.StringSliceVar(&f.selection.Only, "only", nil, "run only these check IDs (comma-separated; cluster-reachable always runs)")
 	describe(fs, "only", placement{sectionRun, 6}, recorded)
 	replayable(fs, "only", "run only these check IDs (default: the recorded run's)")
-	fs.StringSliceVar(&f.skip, "skip", nil, "do not run these check IDs (comma-separated)")
+	fs.StringSliceVar(&f.selection.Skip, "skip", nil, "do not run these check IDs (comma-separated)")
 	describe(fs, "skip", placement{sectionRun, 7}, recorded)
 	replayable(fs, "skip", "do not run these check IDs (default: the recorded run's)")
 	fs.StringVar(&f.failOn, "fail-on", f.failOn, "lowest status that makes the exit code 1: fail or warn")
@@ -97,8 +98,8 @@ func (f *selectionFlags) ToConfig(_ context.Context, c *run.Config) error {
 	if f.listChecks {
 		return nil
 	}
-	c.Selection = run.Selection{Only: f.only, Skip: f.skip}
-	if c.Selected, err = c.Registry.Select(c.Mode, f.only, f.skip); err != nil {
+	c.Selection = f.selection
+	if c.Selected, err = c.Registry.Select(c.Mode, f.selection.Only, f.selection.Skip); err != nil {
 		return usageError("%v", err)
 	}
 	return nil

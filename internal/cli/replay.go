@@ -89,16 +89,16 @@ func replayOverrides(fs *pflag.FlagSet, f *Flags) (run.Overrides, error) {
 	s := f.selection
 	changed := fs.Changed
 	if changed("output") {
-		ov.Format = f.output.format
+		ov.Format = f.output.output.Format
 	}
 	if changed("no-color") {
-		ov.NoColor = &f.output.noColor
+		ov.NoColor = &f.output.output.NoColor
 	}
 	if changed("only") {
-		ov.Only = &s.only
+		ov.Only = &s.selection.Only
 	}
 	if changed("skip") {
-		ov.Skip = &s.skip
+		ov.Skip = &s.selection.Skip
 	}
 	if changed("fail-on") {
 		warn := s.failOn == "warn"

@@ -62,6 +62,20 @@ func (c ConnectTo) String() string {
 	return strings.Join(parts, ":")
 }
 
+// MarshalText is the rule as String writes it: a recorded run (a bundle's
+// spec) keeps its rules as --connect-to takes them.
+func (c ConnectTo) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a rule as ParseConnectTo does.
+func (c *ConnectTo) UnmarshalText(b []byte) error {
+	r, err := ParseConnectTo(string(b))
+	if err != nil {
+		return err
+	}
+	*c = r
+	return nil
+}
+
 // splitColons splits on ':' outside square brackets, dropping the brackets.
 func splitColons(s string) ([]string, error) {
 	var out []string

@@ -3,10 +3,12 @@ package probe
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 )
@@ -31,6 +33,24 @@ func TestParseConnectTo(t *testing.T) {
 	}
 	if got, ok := p.Target("b.example", "443"); ok || got != "b.example:443" {
 		t.Errorf("Target = %s %v", got, ok)
+	}
+}
+
+// TestConnectToText: a rule is written as --connect-to takes it (an IPv6
+// address in brackets) and read back as ParseConnectTo reads it; a bad
+// rule is refused.
+func TestConnectToText(t *testing.T) {
+	rules := []ConnectTo{{Host: "a.example", Port: "443", Addr: "127.0.0.1", AddrPort: "9"}, {Addr: "::1"}}
+	b, err := json.Marshal(rules)
+	if err != nil || string(b) != `["a.example:443:127.0.0.1:9","::[::1]:"]` {
+		t.Fatalf("%s %v", b, err)
+	}
+	var back []ConnectTo
+	if err := json.Unmarshal(b, &back); err != nil || !slices.Equal(back, rules) {
+		t.Errorf("%+v %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`["a:1:b"]`), &back); err == nil {
+		t.Error("a bad rule is read")
 	}
 }
 

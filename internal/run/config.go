@@ -7,10 +7,14 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 // Config is one run's inputs, every one typed: what the command's flags
-// (internal/cli) compile to.
+// (internal/cli) compile to. Each input is one typed value (chart.
+// UpgradeValues, checks.ImageOptions, checks.Identity, ProbeOptions,
+// Output, ...): a bundle records it as it is (Spec) and the checks see it
+// through checks.Env (newEnv).
 type Config struct {
 	// Mode is pre-install, --post or --upgrade.
 	Mode checks.Mode
@@ -41,9 +45,12 @@ type Config struct {
 	// Host is what the checks read beyond the cluster: the environment
 	// (HELM_BIN, PATH for helm-version), the programs they find and run
 	// (nil: the checks' defaults) and the network prober (--connect-to,
-	// --ca-file, proxies). A bundle records what they answer; a replay
-	// answers from it.
+	// --ca-file, proxies; compiled from Probes). A bundle records what
+	// they answer; a replay answers from it.
 	checks.Host
+	// Probes are the network probes' settings (--connect-to,
+	// --request-timeout): the prober of Host is compiled from them.
+	Probes ProbeOptions
 	// Images are the image checks' options (--registry-mirror,
 	// --registry-check).
 	Images checks.ImageOptions
@@ -88,7 +95,8 @@ type Config struct {
 
 // Selection is how the checks were chosen: --only and --skip, as given.
 type Selection struct {
-	Only, Skip []string
+	Only []string `json:"only,omitempty"`
+	Skip []string `json:"skip,omitempty"`
 }
 
 // Fix is what --fix does after the checks ran.
@@ -110,9 +118,25 @@ type Fix struct {
 // Output is how the report is printed (-o, --no-color).
 type Output struct {
 	// Format is the output format's name ("table", "json", ...).
-	Format string
+	Format string `json:"format"`
 	// NoColor never colours the report.
-	NoColor bool
+	NoColor bool `json:"noColor,omitempty"`
+}
+
+// ProbeOptions are the network probes' settings a run records: the
+// --connect-to rules, first match wins, and --request-timeout as it was
+// given (0: not given, and the probes are bounded by probe.DefaultTimeout,
+// a chart's pull by chart.DefaultTimeout). --ca-file is not among them: a
+// replay dials nothing.
+type ProbeOptions struct {
+	ConnectTo      []probe.ConnectTo `json:"connectTo,omitempty"`
+	RequestTimeout Duration          `json:"requestTimeout,omitempty"`
+}
+
+// Prober returns the prober of o, trusting the PEM certificates of caFile
+// too (when not empty). The error is one line (probe.New's).
+func (o ProbeOptions) Prober(caFile string) (*probe.Prober, error) {
+	return probe.New(cmpOr(time.Duration(o.RequestTimeout), probe.DefaultTimeout), o.ConnectTo, caFile)
 }
 
 // Hooks are the run's progress callbacks (a progress line on a terminal).
@@ -150,18 +174,19 @@ func NeedsIgnoredValues(selected []checks.Check) bool {
 }
 
 // ArgoCD is how the run finds the Argo CD Application that manages the
-// runtime (docs/argocd.md).
+// runtime (docs/argocd.md). A bundle's spec records its fields beside the
+// others ("argoCDApp", ...).
 type ArgoCD struct {
 	// App is --argocd-app, "namespace/name"; "" means: detected
 	// (checks.ManagingApplication).
-	App string
+	App string `json:"argoCDApp,omitempty"`
 	// Undetected, without App, looks for no Application: the replay of a
 	// bundle whose plugin did not look (format 1).
-	Undetected bool
+	Undetected bool `json:"argoCDUndetected,omitempty"`
 	// Sources are checkouts of the Application's sources by their ref
 	// (--argocd-source REF=DIR, absolute directories): where a value file
-	// "$REF/PATH" is read.
-	Sources map[string]string
+	// "$REF/PATH" is read; a replay reads them again where they are.
+	Sources map[string]string `json:"argoCDSources,omitempty"`
 }
 
 // ChartLoader returns the loader of src for c (nil when no chart is used:
@@ -172,4 +197,12 @@ func ChartLoader(c *Config, src chart.Source) *chart.Loader {
 		return nil
 	}
 	return chart.NewLoader(src)
+}
+
+// cmpOr is d, or def when d is not positive.
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }

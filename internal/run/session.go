@@ -134,8 +134,7 @@ func (s *Session) check(ctx context.Context, rec *bundle.Recorder) (*checks.Repo
 			}()
 			defer func() { <-hooksDone }()
 		}
-		env = &checks.Env{Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, HelmWait: c.HelmWait, Fix: c.Fix.Options, Images: c.Images, Cluster: snap, Host: c.Host, Chart: startRender(ctx, c, snap),
-			ArgoCDApp: c.ArgoCD.App, ArgoCDUndetected: c.ArgoCD.Undetected, Installer: c.Installer, InCluster: c.InCluster}
+		env = newEnv(c, snap, startRender(ctx, c, snap))
 		opts, done := checks.RunOptions{}, func() {}
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))
@@ -163,6 +162,16 @@ func (s *Session) check(ctx context.Context, rec *bundle.Recorder) (*checks.Repo
 		report.Upgrade = upgradeInfo(c.Inputs, snap, env)
 	}
 	return report, decide(report, c.Inputs.Namespace, c.FailOnWarn, fixFailed, interrupted)
+}
+
+// newEnv is what the checks of a round of c see: the run's inputs, each as
+// c holds it, the round's snapshot and the chart's rendering (nil: none).
+func newEnv(c *Config, snap *cluster.Snapshot, rendering *chart.Pending) *checks.Env {
+	return &checks.Env{
+		Inputs: c.Inputs, Mode: c.Mode, HelmMajor: c.HelmMajor, HelmWait: c.HelmWait, Installer: c.Installer, InCluster: c.InCluster,
+		Fix: c.Fix.Options, Images: c.Images, ArgoCDApp: c.ArgoCD.App, ArgoCDUndetected: c.ArgoCD.Undetected,
+		Cluster: snap, Host: c.Host, Chart: rendering,
+	}
 }
 
 // withCheckouts sets where the value files of base's other sources are

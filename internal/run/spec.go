@@ -10,19 +10,21 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 // SpecVersion is the version of the Spec this plugin records, and the
-// newest it replays.
+// newest it replays. Its JSON shape is the types' (their json tags):
+// testdata/spec-v1.json is a run as version 1 records it, and a change of
+// shape is a new version, with the older ones still replayed.
 const SpecVersion = 1
 
 // Spec is a run as it was compiled (a Config, the hooks aside), in the form
 // a bundle keeps it (the "spec" of its manifest.json): the way Helm keeps a
 // release's computed values, not the command line that produced them.
-// FromSpec builds the Config of its replay. No field names a flag: the
-// command that compiled the run may change its flags, a recorded run stays
-// what it was.
+// Each input is recorded as the Config holds it, in its own type (its JSON
+// names are on the type); FromSpec builds the Config of its replay. No
+// field names a flag: the command that compiled the run may change its
+// flags, a recorded run stays what it was.
 type Spec struct {
 	// Version is SpecVersion when recorded.
 	Version int `json:"version"`
@@ -30,107 +32,48 @@ type Spec struct {
 	// (checks.Mode.Phase).
 	Mode string `json:"mode"`
 	// Checks are the IDs of the selected checks, in catalogue order: the
-	// checks a replay runs again. Only and Skip are the selection as it
-	// was asked, which a replay in another mode, or with another selection
-	// given, selects by again.
+	// checks a replay runs again. Selection ("only", "skip") is the
+	// selection as it was asked, which a replay in another mode, or with
+	// another selection given, selects by again.
 	Checks []string `json:"checks"`
-	Only   []string `json:"only,omitempty"`
-	Skip   []string `json:"skip,omitempty"`
+	Selection
 	// FailOnWarn makes warnings fail the run.
 	FailOnWarn bool `json:"failOnWarn,omitempty"`
 	// Wait and Timeout are the run's --wait and --timeout, e.g. "5m0s".
 	Wait    Duration `json:"wait,omitempty"`
 	Timeout Duration `json:"timeout,omitempty"`
 	// Upgrade are helm upgrade's values flags of an upgrade run.
-	Upgrade UpgradeSpec `json:"upgrade,omitzero"`
+	Upgrade chart.UpgradeValues `json:"upgrade,omitzero"`
 	// HelmMajor is the Helm major version that would install or upgrade
 	// (0: the client found).
 	HelmMajor int `json:"helmMajor,omitempty"`
 	// HelmWait is whether helm install or upgrade would run with --wait:
 	// true or false; absent when the run was not told.
-	HelmWait *bool `json:"helmWait,omitempty"`
-	// Plan is the planned install, with its values.
-	Plan PlanSpec `json:"plan"`
+	HelmWait checks.HelmWait `json:"helmWait,omitzero"`
+	// Plan is the planned install as it was given (plan.Given): its names,
+	// the chart, the effective values (Helm's merge of -f and --set with
+	// the shortcuts over it) and where each came from, redacted.
+	Plan plan.Given `json:"plan"`
 	// Probes are the network probes' settings.
-	Probes ProbeSpec `json:"probes,omitzero"`
+	Probes ProbeOptions `json:"probes,omitzero"`
 	// Waivers are the run's parsed waivers, named by the file the run was
 	// given.
 	Waivers []Waiver `json:"waivers,omitempty"`
 	// Output is how the run printed its report: a replay prints so too.
-	Output OutputSpec `json:"output"`
+	Output Output `json:"output"`
 	// Images are the image checks' options (--registry-mirror,
 	// --registry-check).
-	Images ImagesSpec `json:"images,omitzero"`
-	// ArgoCDApp is the Argo CD Application the run was told manages the
-	// runtime ("namespace/name"; "" = detected).
-	ArgoCDApp string `json:"argoCDApp,omitempty"`
-	// ArgoCDSources are the checkouts of the Application's sources by ref
-	// (--argocd-source): a replay reads them again where they are.
-	ArgoCDSources map[string]string `json:"argoCDSources,omitempty"`
+	Images checks.ImageOptions `json:"images,omitzero"`
+	// ArgoCD is the Argo CD Application the run was told manages the
+	// runtime ("argoCDApp"), the checkouts of its sources
+	// ("argoCDSources"), and whether the run did not look for one
+	// ("argoCDUndetected": a bundle of format 1, whose plugin did not).
+	ArgoCD
 	// Installer is who the run judged as the identity that installs (nil:
 	// the runner's own).
-	Installer *IdentitySpec `json:"installer,omitempty"`
+	Installer *checks.Identity `json:"installer,omitempty"`
 	// InCluster is a run from a pod of the cluster (the gate).
 	InCluster bool `json:"inCluster,omitempty"`
-	// ArgoCDUndetected is a run that did not look for the Argo CD
-	// Application that syncs the runtime (a bundle of format 1, whose
-	// plugin did not): its replay does not either.
-	ArgoCDUndetected bool `json:"argoCDUndetected,omitempty"`
-}
-
-// ImagesSpec are the image checks' options (checks.ImageOptions).
-type ImagesSpec struct {
-	Mirror        string `json:"mirror,omitempty"`
-	RegistryCheck bool   `json:"registryCheck,omitempty"`
-}
-
-// IdentitySpec is an identity (checks.Identity): a user name and groups.
-type IdentitySpec struct {
-	User   string   `json:"user"`
-	Groups []string `json:"groups,omitempty"`
-}
-
-// UpgradeSpec are helm upgrade's values flags (chart.UpgradeValues).
-type UpgradeSpec struct {
-	ReuseValues          bool `json:"reuseValues,omitempty"`
-	ResetValues          bool `json:"resetValues,omitempty"`
-	ResetThenReuseValues bool `json:"resetThenReuseValues,omitempty"`
-}
-
-// PlanSpec is the planned install as a replay derives it again
-// (plan.Replayed): its names, the chart, the effective values (Helm's merge
-// of -f and --set with the shortcuts over it), redacted, and whether the
-// run was given values (-f, --set) or only shortcuts.
-type PlanSpec struct {
-	RuntimeName        string         `json:"runtimeName"`
-	Namespace          string         `json:"namespace"`
-	NamespaceExplicit  bool           `json:"namespaceExplicit,omitempty"`
-	ReleaseName        string         `json:"releaseName"`
-	Chart              string         `json:"chart,omitempty"`
-	ChartVersion       string         `json:"chartVersion,omitempty"`
-	Values             map[string]any `json:"values,omitempty"`
-	ValuesGiven        bool           `json:"valuesGiven,omitempty"`
-	ArgoCDVersionRange string         `json:"argoCDVersionRange,omitempty"`
-	// Sources say where each value came from (a values file's line, a
-	// flag, redacted): a replay anchors its findings where the run did.
-	Sources plan.SourceIndex `json:"sources,omitzero"`
-	// shortcuts apply over Values as the run applied them; a spec read
-	// from a format-1 bundle's flags has them (its values were recorded
-	// without the shortcuts given alone), a recorded spec never.
-	shortcuts plan.Shortcuts
-}
-
-// ProbeSpec are the network probes' settings: the --connect-to rules
-// (HOST:PORT:ADDR:PORT) and --request-timeout ("" when not given).
-type ProbeSpec struct {
-	ConnectTo      []string `json:"connectTo,omitempty"`
-	RequestTimeout Duration `json:"requestTimeout,omitempty"`
-}
-
-// OutputSpec is how the report is printed (Output).
-type OutputSpec struct {
-	Format  string `json:"format"`
-	NoColor bool   `json:"noColor,omitempty"`
 }
 
 // Duration is a time.Duration in a spec: its String form, "1m30s".
@@ -151,47 +94,19 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // SpecOf is the spec of the run c: what a bundle of it records. Its values
-// are redacted as a bundle's (bundle.Values).
+// and the flags its sources name are redacted as a bundle's (bundle.Values,
+// bundle.Text).
 func SpecOf(c *Config) Spec {
+	given := c.Inputs.Given()
+	given.Values, given.Sources = bundle.Values(given.Values), redactedSources(given.Sources)
 	s := Spec{
-		Version: SpecVersion, Mode: c.Mode.Phase(), Only: c.Selection.Only, Skip: c.Selection.Skip,
-		FailOnWarn: c.FailOnWarn, Wait: Duration(c.Wait), Timeout: Duration(c.Timeout),
-		Upgrade:   UpgradeSpec{ReuseValues: c.Upgrade.Reuse, ResetValues: c.Upgrade.Reset, ResetThenReuseValues: c.Upgrade.ResetThenReuse},
-		HelmMajor: c.HelmMajor, Waivers: c.Waivers,
-		Output:    OutputSpec{Format: c.Output.Format, NoColor: c.Output.NoColor},
-		Images:    ImagesSpec{Mirror: c.Images.Mirror, RegistryCheck: c.Images.RegistryCheck},
-		ArgoCDApp: c.ArgoCD.App, ArgoCDUndetected: c.ArgoCD.Undetected, InCluster: c.InCluster, ArgoCDSources: c.ArgoCD.Sources,
-	}
-	if id := c.Installer; id != nil {
-		s.Installer = &IdentitySpec{User: id.User, Groups: id.Groups}
-	}
-	if c.HelmWait != checks.HelmWaitUnknown {
-		on := c.HelmWait == checks.HelmWaitOn
-		s.HelmWait = &on
+		Version: SpecVersion, Mode: c.Mode.Phase(), Selection: c.Selection, FailOnWarn: c.FailOnWarn,
+		Wait: Duration(c.Wait), Timeout: Duration(c.Timeout), Upgrade: c.Upgrade, HelmMajor: c.HelmMajor, HelmWait: c.HelmWait,
+		Plan: given, Probes: c.Probes, Waivers: c.Waivers, Output: c.Output, Images: c.Images, ArgoCD: c.ArgoCD,
+		Installer: c.Installer, InCluster: c.InCluster,
 	}
 	for _, chk := range c.Selected {
 		s.Checks = append(s.Checks, chk.ID)
-	}
-	in := c.Inputs
-	s.Plan = PlanSpec{
-		RuntimeName: in.RuntimeName, Namespace: in.Namespace, NamespaceExplicit: in.NamespaceExplicit,
-		ReleaseName: in.ReleaseName, Chart: in.Chart, ChartVersion: in.ChartVersion,
-		Values: bundle.Values(in.RenderValues), ValuesGiven: in.Values != nil, ArgoCDVersionRange: in.ArgoCDVersionRange,
-		Sources: redactedSources(in.SourceIndex()),
-	}
-	if p := c.Probe; p != nil {
-		for _, r := range p.ConnectTo {
-			s.Probes.ConnectTo = append(s.Probes.ConnectTo, r.String())
-		}
-		// The chart's loader has --request-timeout as it was given (0 when
-		// it was not); without one, the probes' bound says it unless it is
-		// their default.
-		switch {
-		case c.Chart != nil:
-			s.Probes.RequestTimeout = Duration(c.Chart.Source().Timeout)
-		case p.Timeout != probe.DefaultTimeout:
-			s.Probes.RequestTimeout = Duration(p.Timeout)
-		}
 	}
 	return s
 }
@@ -229,8 +144,8 @@ type ChartRef struct {
 
 // FromSpec builds the config of a replay of the run s, changed by ov: the
 // recorded checks, judged as they were, on the plan derived again from its
-// recorded values (plan.Replayed), the recorded waivers, the probes' rules
-// (offline once bound to a bundle: Replay). Nothing is re-parsed from
+// recorded values (plan.Given.Install), the recorded waivers, the probes'
+// rules (offline once bound to a bundle: Replay). Nothing is re-parsed from
 // flags. The error is one line: a spec of a newer version, a mode or
 // check the plugin does not know, a selection that does not apply.
 func FromSpec(s Spec, ov Overrides) (*Config, error) {
@@ -241,16 +156,11 @@ func FromSpec(s Spec, ov Overrides) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("internal error: %w", err)
 	}
-	c := &Config{Registry: reg, FailOnWarn: s.FailOnWarn, Wait: time.Duration(s.Wait), Timeout: time.Duration(s.Timeout),
-		HelmMajor: s.HelmMajor, Waivers: s.Waivers, Selection: Selection{Only: s.Only, Skip: s.Skip},
-		Upgrade: chart.UpgradeValues{Reuse: s.Upgrade.ReuseValues, Reset: s.Upgrade.ResetValues, ResetThenReuse: s.Upgrade.ResetThenReuseValues},
-		Output:  Output{Format: s.Output.Format, NoColor: s.Output.NoColor},
-		Images:  checks.ImageOptions{Mirror: s.Images.Mirror, RegistryCheck: s.Images.RegistryCheck},
-		ArgoCD:  ArgoCD{App: s.ArgoCDApp, Undetected: s.ArgoCDUndetected, Sources: s.ArgoCDSources}, InCluster: s.InCluster}
-	if id := s.Installer; id != nil {
-		c.Installer = &checks.Identity{User: id.User, Groups: id.Groups}
+	c := &Config{
+		Registry: reg, Selection: s.Selection, FailOnWarn: s.FailOnWarn, Wait: time.Duration(s.Wait), Timeout: time.Duration(s.Timeout),
+		Upgrade: s.Upgrade, HelmMajor: s.HelmMajor, HelmWait: s.HelmWait, Probes: s.Probes, Waivers: s.Waivers, Output: s.Output,
+		Images: s.Images, ArgoCD: s.ArgoCD, Installer: s.Installer, InCluster: s.InCluster,
 	}
-	c.HelmWait = helmWaitOf(s.HelmWait)
 	if c.Mode, err = modeOf(s.Mode); err != nil {
 		return nil, err
 	}
@@ -258,48 +168,21 @@ func FromSpec(s Spec, ov Overrides) (*Config, error) {
 	if c.Selected, err = selected(c, s.Checks, s.Mode, ov); err != nil {
 		return nil, err
 	}
-	p := s.Plan
+	given := s.Plan
 	if ov.Chart.Ref != "" {
-		p.Chart, p.ChartVersion = ov.Chart.Ref, ov.Chart.Version
+		// replay --chart: the chart, and where its version is written, are
+		// the new chart's.
+		given.Chart, given.ChartVersion = ov.Chart.Ref, ov.Chart.Version
+		given.Sources.ChartVersion = plan.ChartVersionSourceOf(given.Chart, given.ChartVersion)
 	}
-	c.Inputs, err = plan.Replayed(plan.Flags{RuntimeName: p.RuntimeName, Namespace: p.Namespace, NamespaceExplicit: p.NamespaceExplicit,
-		ReleaseName: p.ReleaseName, Chart: p.Chart, ChartVersion: p.ChartVersion, Shortcuts: p.shortcuts}, p.Values, p.ValuesGiven)
-	if err != nil {
+	if c.Inputs, err = given.Install(); err != nil {
 		return nil, err
 	}
-	c.Inputs.ArgoCDVersionRange = p.ArgoCDVersionRange
-	idx := p.Sources
-	if ov.Chart.Ref != "" {
-		// replay --chart: the version is the new chart's.
-		idx.ChartVersion = plan.ChartVersionSourceOf(p.Chart, p.ChartVersion)
-	}
-	c.Inputs = c.Inputs.WithSourceIndex(idx)
-	var rules []probe.ConnectTo
-	for _, r := range s.Probes.ConnectTo {
-		rule, err := probe.ParseConnectTo(r)
-		if err != nil {
-			return nil, err
-		}
-		rules = append(rules, rule)
-	}
-	timeout := time.Duration(s.Probes.RequestTimeout)
-	if c.Probe, err = probe.New(cmpOr(timeout, probe.DefaultTimeout), rules, ""); err != nil {
+	if c.Probe, err = c.Probes.Prober(""); err != nil {
 		return nil, err
 	}
-	c.Chart = ChartLoader(c, chart.Source{Ref: p.Chart, Version: p.ChartVersion, Timeout: timeout, DialContext: c.Probe.DialContext})
+	c.Chart = ChartLoader(c, chart.Source{Ref: given.Chart, Version: given.ChartVersion, Timeout: time.Duration(c.Probes.RequestTimeout), DialContext: c.Probe.DialContext})
 	return c, nil
-}
-
-// helmWaitOf is the HelmWait a spec's helmWait says: on (true), off
-// (false) or unknown (absent).
-func helmWaitOf(b *bool) checks.HelmWait {
-	switch {
-	case b == nil:
-		return checks.HelmWaitUnknown
-	case *b:
-		return checks.HelmWaitOn
-	}
-	return checks.HelmWaitOff
 }
 
 // overrideRun applies the overrides that change how the run is judged,
@@ -370,12 +253,4 @@ func redactedSources(x plan.SourceIndex) plan.SourceIndex {
 	}
 	x.RuntimeName.Flag, x.ChartVersion.Flag = bundle.Text(x.RuntimeName.Flag), bundle.Text(x.ChartVersion.Flag)
 	return x
-}
-
-// cmpOr is d, or def when d is not positive.
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

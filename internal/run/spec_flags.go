@@ -11,6 +11,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
 
 // Format 1 of a bundle recorded the command line: the flags that shaped
@@ -24,8 +25,8 @@ import (
 // record: the command's defaults when it wrote them.
 var format1Defaults = Spec{
 	Version: SpecVersion, Mode: checks.ModePre.Phase(), Timeout: Duration(5 * time.Minute),
-	Plan:   PlanSpec{RuntimeName: plan.DefaultRuntimeName, Namespace: plan.DefaultNamespace, ReleaseName: plan.DefaultReleaseName, Chart: plan.DefaultChart},
-	Output: OutputSpec{Format: "table"},
+	Plan:   plan.Given{RuntimeName: plan.DefaultRuntimeName, Namespace: plan.DefaultNamespace, ReleaseName: plan.DefaultReleaseName, Chart: plan.DefaultChart},
+	Output: Output{Format: "table"},
 }
 
 // specOfFlags reads the spec of a format-1 bundle: its recorded flags, its
@@ -72,7 +73,7 @@ func specOfFlags(flags []bundle.Flag, values, waivers []byte) (Spec, error) {
 	}
 	// The plugins that wrote format 1 did not look for the Argo CD
 	// Application that syncs the runtime: their bundles hold no answer.
-	s.ArgoCDUndetected = true
+	s.ArgoCD.Undetected = true
 	if values != nil {
 		if err := yaml.Unmarshal(values, &s.Plan.Values); err != nil {
 			return Spec{}, fmt.Errorf("%s: %w", bundle.ValuesEntry, err)
@@ -95,7 +96,7 @@ func specOfFlags(flags []bundle.Flag, values, waivers []byte) (Spec, error) {
 // recorded is left alone.
 func setFormat1Flag(s *Spec, name string, values []string, last string, post, upgrade *bool) error {
 	var err error
-	p, sc := &s.Plan, &s.Plan.shortcuts
+	p, sc := &s.Plan, &s.Plan.Shortcuts
 	switch name {
 	case "output":
 		s.Output.Format = last
@@ -115,11 +116,11 @@ func setFormat1Flag(s *Spec, name string, values []string, last string, post, up
 	case "upgrade":
 		*upgrade, err = strconv.ParseBool(last)
 	case "reuse-values":
-		s.Upgrade.ReuseValues, err = strconv.ParseBool(last)
+		s.Upgrade.Reuse, err = strconv.ParseBool(last)
 	case "reset-values":
-		s.Upgrade.ResetValues, err = strconv.ParseBool(last)
+		s.Upgrade.Reset, err = strconv.ParseBool(last)
 	case "reset-then-reuse-values":
-		s.Upgrade.ResetThenReuseValues, err = strconv.ParseBool(last)
+		s.Upgrade.ResetThenReuse, err = strconv.ParseBool(last)
 	case "helm-major":
 		s.HelmMajor, err = strconv.Atoi(last)
 	case "timeout":
@@ -129,7 +130,7 @@ func setFormat1Flag(s *Spec, name string, values []string, last string, post, up
 	case "request-timeout":
 		err = parseRequestTimeout(&s.Probes.RequestTimeout, last)
 	case "connect-to":
-		s.Probes.ConnectTo = values
+		s.Probes.ConnectTo, err = parseConnectTo(values)
 	case "runtime-name":
 		p.RuntimeName = last
 	case "release-name":
@@ -156,6 +157,19 @@ func setFormat1Flag(s *Spec, name string, values []string, last string, post, up
 		sc.SkipIngressValidation, err = strconv.ParseBool(last)
 	}
 	return err
+}
+
+// parseConnectTo reads --connect-to rules (probe.ParseConnectTo).
+func parseConnectTo(values []string) ([]probe.ConnectTo, error) {
+	rules := make([]probe.ConnectTo, 0, len(values))
+	for _, v := range values {
+		r, err := probe.ParseConnectTo(v)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
 }
 
 // parseDuration reads a duration as pflag printed it ("5m0s").

@@ -3,7 +3,9 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
@@ -33,7 +36,8 @@ func sampleConfig(t *testing.T) *Config {
 		t.Fatal(err)
 	}
 	rule, _ := probe.ParseConnectTo("g.codefresh.io:443:127.0.0.1:9")
-	p, err := probe.New(20*time.Second, []probe.ConnectTo{rule}, "")
+	probes := ProbeOptions{ConnectTo: []probe.ConnectTo{rule}, RequestTimeout: Duration(20 * time.Second)}
+	p, err := probes.Prober("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +46,7 @@ func sampleConfig(t *testing.T) *Config {
 		t.Fatal(err)
 	}
 	return &Config{Mode: checks.ModePre, Registry: reg, Selected: sel, Selection: Selection{Only: []string{"values", "runtime-name"}},
-		Inputs: in, Host: checks.Host{Probe: p}, FailOnWarn: true, Timeout: 2 * time.Minute, Waivers: ws, HelmMajor: 4, Output: Output{Format: "json"}}
+		Inputs: in, Host: checks.Host{Probe: p}, Probes: probes, FailOnWarn: true, Timeout: 2 * time.Minute, Waivers: ws, HelmMajor: 4, Output: Output{Format: "json"}}
 }
 
 // specJSON is s as a bundle's manifest keeps it, read back.
@@ -265,4 +269,84 @@ func sortedIDs(cs []checks.Check) []string {
 		out[i] = c.ID
 	}
 	return out
+}
+
+// goldenConfig is the run testdata/spec-v1.json records: sampleConfig as an
+// --upgrade run with every input the spec holds set.
+func goldenConfig(t *testing.T) *Config {
+	t.Helper()
+	c := sampleConfig(t)
+	only, skip := []string{"upgrade-path", "cluster-admin"}, []string{"helm-version"}
+	sel, err := c.Registry.Select(checks.ModeUpgrade, only, skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Mode, c.Selected, c.Selection = checks.ModeUpgrade, sel, Selection{Only: only, Skip: skip}
+	c.Upgrade = chart.UpgradeValues{Reuse: true}
+	c.HelmWait = checks.HelmWaitOff
+	c.Images = checks.ImageOptions{Mirror: "mirror.example.com/gitops", RegistryCheck: true}
+	c.ArgoCD = ArgoCD{App: "argocd/runtime", Sources: map[string]string{"values": "/src/values"}}
+	c.Installer = &checks.Identity{User: "system:serviceaccount:argocd:argocd-application-controller",
+		Groups: []string{"system:authenticated", "system:serviceaccounts", "system:serviceaccounts:argocd"}}
+	c.Inputs.ArgoCDVersionRange = ">=2.12"
+	c.Output = Output{Format: "json", NoColor: true}
+	return c
+}
+
+// TestSpecVersion1: a spec of version 1, as a plugin of that version
+// recorded it (testdata/spec-v1.json), replays every input it holds; and a
+// run records that same JSON (the shape of a version does not change:
+// another shape is another SpecVersion).
+func TestSpecVersion1(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "spec-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := decodeSpec(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FromSpec(s, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := goldenConfig(t)
+	if got.Mode != checks.ModeUpgrade || !slices.Equal(sortedIDs(got.Selected), sortedIDs(want.Selected)) ||
+		!slices.Equal(got.Selection.Only, want.Selection.Only) || !slices.Equal(got.Selection.Skip, want.Selection.Skip) ||
+		!got.FailOnWarn || got.Timeout != 2*time.Minute || got.Upgrade != want.Upgrade || got.HelmMajor != 4 || got.HelmWait != checks.HelmWaitOff {
+		t.Errorf("run %+v", got)
+	}
+	if !reflect.DeepEqual(got.Probes, want.Probes) || got.Probe.Timeout != 20*time.Second || !slices.Equal(got.Probe.ConnectTo, want.Probes.ConnectTo) {
+		t.Errorf("probes %+v, prober %+v", got.Probes, got.Probe)
+	}
+	if got.Output != want.Output || got.Images != want.Images || !reflect.DeepEqual(got.ArgoCD, want.ArgoCD) || !reflect.DeepEqual(got.Installer, want.Installer) || got.InCluster {
+		t.Errorf("output %+v, images %+v, Argo CD %+v, installer %+v", got.Output, got.Images, got.ArgoCD, got.Installer)
+	}
+	if len(got.Waivers) != 1 || got.Waivers[0].File != "team.yaml" || got.Waivers[0].Check != "values" {
+		t.Errorf("waivers %+v", got.Waivers)
+	}
+	in := got.Inputs
+	if in.RuntimeName != "rt-1" || in.Namespace != "team-a" || !in.NamespaceExplicit || in.ReleaseName != "rel" || in.Chart != "./chart" ||
+		in.IngressHost != "rt.example.com" || in.AccessMode != plan.AccessIngress || !in.HasValues() || in.ArgoCDVersionRange != ">=2.12" ||
+		in.RuntimeNameSource.Flag != "--runtime-name rt-1" || in.Sources.Len() != want.Inputs.Sources.Len() {
+		t.Errorf("plan %+v", in)
+	}
+	if in.UserToken.Reveal() == "s3cr3t-token" {
+		t.Error("the replayed plan has the token")
+	}
+
+	recorded, err := json.Marshal(SpecOf(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(recorded, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("the run records\n%s\nnot the spec of version %d in testdata/spec-v1.json", recorded, SpecVersion)
+	}
 }
