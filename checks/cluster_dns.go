@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -51,7 +52,7 @@ func runClusterDNS(ctx context.Context, env *Env) (Result, error) {
 		return deref(skip), err
 	}
 	var conf string
-	for _, v := range ri.r.ConfigMapData(routerConfigMap) {
+	for _, v := range ri.Rendering.ConfigMapData(routerConfigMap) {
 		conf += v + "\n"
 	}
 	m := resolverLine.FindStringSubmatch(conf)
@@ -73,22 +74,7 @@ func runClusterDNS(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// The cluster domain, from the CoreDNS Corefile when readable.
-	clusterDomain := ""
-	for _, d := range dns {
-		for _, cm := range []string{d.Name, "coredns"} {
-			c, err := env.Cluster.ConfigMap(d.Namespace, cm)
-			if err != nil || !c.Exists {
-				continue
-			}
-			if z := corefileZone.FindStringSubmatch(c.Data["Corefile"]); z != nil {
-				clusterDomain = strings.TrimSuffix(z[1], ".")
-			}
-		}
-		if clusterDomain != "" {
-			break
-		}
-	}
+	clusterDomain := corefileDomain(env, dns)
 	var problems, sets []string
 	var objs []ObjectRef
 	if !found {
@@ -121,4 +107,27 @@ func runClusterDNS(ctx context.Context, env *Env) (Result, error) {
 	}
 	return Pass("internal-router resolves with %s: Service %s/%s exists%s", resolver, ns, svcName,
 		map[bool]string{true: ", cluster domain " + clusterDomain + " (CoreDNS Corefile)", false: ""}[clusterDomain != ""]).WithObjects(objs...), nil
+}
+
+// corefileDomain is the cluster domain of the CoreDNS Corefile (the zone of
+// its kubernetes plugin, https://coredns.io/plugins/kubernetes/), read from
+// the ConfigMap named as each DNS Service, else coredns, in its namespace;
+// "" when none is readable.
+func corefileDomain(env *Env, dns []cluster.Service) string {
+	clusterDomain := ""
+	for _, d := range dns {
+		for _, cm := range []string{d.Name, "coredns"} {
+			c, err := env.Cluster.ConfigMap(d.Namespace, cm)
+			if err != nil || !c.Exists {
+				continue
+			}
+			if z := corefileZone.FindStringSubmatch(c.Data["Corefile"]); z != nil {
+				clusterDomain = strings.TrimSuffix(z[1], ".")
+			}
+		}
+		if clusterDomain != "" {
+			break
+		}
+	}
+	return clusterDomain
 }

@@ -3,9 +3,11 @@ package checks
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
-	"golang.org/x/net/http/httpproxy"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/images"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/netpol"
 )
 
 // EgressConfig judges, from the rendered release, each pod's proxy
@@ -46,76 +48,30 @@ func runEgressConfig(ctx context.Context, env *Env) (Result, error) {
 		return deref(skip), err
 	}
 	in := env.Inputs
-	// The proxy: the global values', else the first proxied pod's.
-	httpProxy, httpsProxy := in.HTTPProxy, in.HTTPSProxy
-	for _, p := range pods {
-		if httpProxy == "" && httpsProxy == "" && p.Proxied {
-			httpProxy, httpsProxy = p.HTTPProxy, p.HTTPSProxy
-		}
-	}
-	proxySet := httpProxy != "" || httpsProxy != ""
-
+	rep := netpol.ProxyFindings(pods, netpol.Proxy{HTTP: in.HTTPProxy, HTTPS: in.HTTPSProxy, NoProxy: in.NoProxy}, in.PlatformCA)
 	msgs := make([][]string, len(pods))
 	var unproxied []int // pods that call outside with no proxy
-	entries := map[string]bool{}
-	external, proxied := 0, 0
-	for i, p := range pods {
-		var ext []string
-		for _, d := range p.Dests {
-			if d.External && d.Proxy == "" {
-				ext = append(ext, d.label())
-			}
-		}
-		if len(ext) > 0 {
-			external++
-		}
-		mustProxy := proxySet && len(ext) > 0 && !p.Proxied
-		if mustProxy {
+	for i, f := range rep.Pods {
+		if len(f.Direct) > 0 {
 			unproxied = append(unproxied, i)
 			// proxyValues ends it with the value to set.
-			msgs[i] = append(msgs[i], "calls "+strings.Join(ext, ", ")+" with no proxy (no HTTP_PROXY/HTTPS_PROXY in its environment: the chart's global proxy does not reach it)")
+			msgs[i] = append(msgs[i], "calls "+strings.Join(f.Direct, ", ")+" with no proxy (no HTTP_PROXY/HTTPS_PROXY in its environment: the chart's global proxy does not reach it)")
 		}
-		if p.Proxied || mustProxy {
-			// Its NO_PROXY: its own, or the global one it is to get.
-			cfg := httpproxy.Config{HTTPProxy: p.HTTPProxy, HTTPSProxy: p.HTTPSProxy, NoProxy: p.NoProxy}
-			if mustProxy {
-				cfg = httpproxy.Config{HTTPProxy: httpProxy, HTTPSProxy: httpsProxy, NoProxy: in.NoProxy}
-			}
-			via := cfg.ProxyFunc()
-			var leaks []string
-			for _, d := range p.Dests {
-				if d.External {
-					continue
-				}
-				if px, err := via(d.URL); err == nil && px != nil {
-					leaks = append(leaks, d.label())
-					entries[d.URL.Hostname()] = true
-				}
-			}
-			if p.Proxied {
-				proxied++
-				if len(leaks) > 0 {
-					msgs[i] = append(msgs[i], "sends "+strings.Join(leaks, ", ")+" to the proxy: NO_PROXY "+noProxyWords(p)+" does not cover them")
-				}
-			}
+		if len(f.Leaks) > 0 {
+			msgs[i] = append(msgs[i], "sends "+strings.Join(f.Leaks, ", ")+" to the proxy: NO_PROXY "+noProxyWords(pods[i])+" does not cover them")
 		}
-		if in.PlatformCA && !p.MountsCA {
-			for _, d := range p.Dests {
-				if d.What == "the platform" {
-					msgs[i] = append(msgs[i], "calls the platform without the platform CA (Secret "+in.PlatformCASecret+") mounted")
-					break
-				}
-			}
+		if f.NoCA {
+			msgs[i] = append(msgs[i], "calls the platform without the platform CA (Secret "+in.PlatformCASecret+") mounted")
 		}
 	}
-	noProxy := strings.Trim(strings.Join(append([]string{in.NoProxy}, sortedKeys(entries)...), ","), ",")
+	noProxy := strings.Trim(strings.Join(append([]string{in.NoProxy}, rep.NoProxyAdd...), ","), ",")
 	var hints []string
-	if len(entries) > 0 {
+	if len(rep.NoProxyAdd) > 0 {
 		hints = append(hints, fmt.Sprintf("add %s to NO_PROXY (the global value reaches the components the global proxy reaches):\n  --set-string 'global.noProxy=%s'",
-			strings.Join(sortedKeys(entries), ","), strings.ReplaceAll(noProxy, ",", `\,`)))
+			strings.Join(rep.NoProxyAdd, ","), strings.ReplaceAll(noProxy, ",", `\,`)))
 	}
 	if len(unproxied) > 0 {
-		h, err := proxyValues(ctx, env, ri, pods, unproxied, msgs, [][2]string{{"HTTPS_PROXY", httpsProxy}, {"HTTP_PROXY", httpProxy}, {"NO_PROXY", noProxy}})
+		h, err := proxyValues(ctx, env, ri, pods, unproxied, msgs, [][2]string{{"HTTPS_PROXY", rep.Proxy.HTTPS}, {"HTTP_PROXY", rep.Proxy.HTTP}, {"NO_PROXY", noProxy}})
 		if err != nil {
 			return Result{}, err
 		}
@@ -136,10 +92,32 @@ func runEgressConfig(ctx context.Context, env *Env) (Result, error) {
 		return Fail("%d of %d pods lack the egress configuration they need: %s", len(problems), len(pods), strings.Join(problems, "; ")).
 			WithHint(strings.Join(hints, "\n")).WithObjects(objs...), nil
 	}
-	if !proxySet {
-		return Pass("no proxy configured; %d of %d pods call the platform, the tunnel server or the Git provider directly", external, len(pods)), nil
+	if !rep.Proxy.Set() {
+		return Pass("no proxy configured; %d of %d pods call the platform, the tunnel server or the Git provider directly", rep.External, len(pods)), nil
 	}
-	return Pass("the %d pods that call the platform, the tunnel server or the Git provider are proxied; NO_PROXY covers the in-cluster destinations of all %d proxied pods", external, proxied), nil
+	return Pass("the %d pods that call the platform, the tunnel server or the Git provider are proxied; NO_PROXY covers the in-cluster destinations of all %d proxied pods", rep.External, rep.Proxied), nil
+}
+
+// egressOfRun is the egress of every pod of the run's rendering
+// (netpol.Egress), once per snapshot. It reads the rendering first
+// (imagesOfRun: skip is set when there is none to read), and the
+// ClusterIP of Service default/kubernetes: the API server's address.
+func egressOfRun(ctx context.Context, env *Env) (ri *images.Rendered, pods []netpol.PodEgress, skip *Result, err error) {
+	if ri, skip, err = imagesOfRun(ctx, env); skip != nil || err != nil {
+		return nil, nil, skip, err
+	}
+	pods, err = memoOr(env, "egress/pods", func() ([]netpol.PodEgress, error) {
+		apiIP := ""
+		if svc, found, err := env.Cluster.Service("default", "kubernetes"); err != nil {
+			return nil, err
+		} else if found && len(svc.ClusterIPs) > 0 {
+			apiIP = svc.ClusterIPs[0]
+		}
+		in := env.Inputs
+		return netpol.Egress(ri.Rendering, ri.Pods, netpol.Release{Namespace: in.Namespace, PlatformURL: in.PlatformURL, TunnelServer: in.TunnelServer,
+			Tunnel: in.AccessMode == AccessTunnel, PlatformCASecret: in.PlatformCASecret, APIServerIP: apiIP}), nil
+	})
+	return ri, pods, nil, err
 }
 
 // proxyValues names, in msgs (each pod's first: the call with no proxy),
@@ -148,7 +126,7 @@ func runEgressConfig(ctx context.Context, env *Env) (Result, error) {
 // the fewest pods besides it), or says that its chart has none, and
 // returns the hint lines that set vars (NAME, value; empty values left
 // out) through each key.
-func proxyValues(ctx context.Context, env *Env, ri *renderedImages, pods []podEgress, unproxied []int, msgs [][]string, vars [][2]string) ([]string, error) {
+func proxyValues(ctx context.Context, env *Env, ri *images.Rendered, pods []netpol.PodEgress, unproxied []int, msgs [][]string, vars [][2]string) ([]string, error) {
 	keys, failed, err := env.Chart.EnvKeys(ctx)
 	if err != nil {
 		return nil, err
@@ -165,12 +143,12 @@ func proxyValues(ctx context.Context, env *Env, ri *renderedImages, pods []podEg
 		p := pods[i].Pod
 		ks := keys[p.Kind+"/"+p.Namespace+"/"+p.Name]
 		if len(ks) == 0 && len(failed) > 0 {
-			msgs[i][0] += fmt.Sprintf("; no value of chart %s found for this, and %s", p.Chart(ri.r.ChartName), couldNotTrace(failed))
+			msgs[i][0] += fmt.Sprintf("; no value of chart %s found for this, and %s", p.Chart(ri.Rendering.ChartName), couldNotTrace(failed))
 			continue
 		}
 		if len(ks) == 0 {
-			msgs[i][0] += fmt.Sprintf("; chart %s has no value for this", p.Chart(ri.r.ChartName))
-			hints = append(hints, fmt.Sprintf("chart %s has no value that gives %s an environment: route its egress through a transparent proxy, or allow it direct egress", p.Chart(ri.r.ChartName), p.Ref()))
+			msgs[i][0] += fmt.Sprintf("; chart %s has no value for this", p.Chart(ri.Rendering.ChartName))
+			hints = append(hints, fmt.Sprintf("chart %s has no value that gives %s an environment: route its egress through a transparent proxy, or allow it direct egress", p.Chart(ri.Rendering.ChartName), p.Ref()))
 			continue
 		}
 		k := ks[0]
@@ -196,7 +174,7 @@ func proxyValues(ctx context.Context, env *Env, ri *renderedImages, pods []podEg
 // noProxyWords is the pod's NO_PROXY as a message shows it: quoted, or,
 // read from a Secret, that Secret's name and key (a Secret's value is
 // never printed).
-func noProxyWords(p podEgress) string {
+func noProxyWords(p netpol.PodEgress) string {
 	if p.NoProxyFrom != "" {
 		return "(from " + p.NoProxyFrom + ")"
 	}
@@ -209,4 +187,14 @@ func quoteOr(s string) string {
 		return "(empty)"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// sortedKeys returns m's keys, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

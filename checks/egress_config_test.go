@@ -76,26 +76,6 @@ spec: {clusterIP: 10.96.0.1, clusterIPs: [10.96.0.1], ports: [{port: 443}]}`
 	})
 }
 
-func TestRepositoryURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://github.com/org/repo.git":    "https://github.com:443",
-		"http://git.corp:8080/r":             "http://git.corp:8080",
-		"git@github.com:org/repo.git":        "ssh://github.com:22",
-		"ssh://git@gitlab.corp:2222/group/r": "ssh://gitlab.corp:2222",
-		"oci://registry.corp/charts":         "https://registry.corp:443",
-		"":                                   "<nil>",
-		"not a url":                          "<nil>",
-	} {
-		got := "<nil>"
-		if u := repositoryURL(in); u != nil {
-			got = u.String()
-		}
-		if got != want {
-			t.Errorf("repositoryURL(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 // TestEgressConfigProxyFromASecret: a proxy environment the chart renders
 // into a Secret (base64 data) and gives a pod by envFrom is the pod's
 // proxy; its NO_PROXY is judged and named by its Secret, never printed.

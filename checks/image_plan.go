@@ -2,11 +2,14 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/images"
 )
 
 // ImagePlan lists every image the rendered release pulls or names (hooks,
@@ -44,7 +47,7 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 	if skip != nil || err != nil {
 		return deref(skip), err
 	}
-	all := distinctRefs(ri.refs)
+	all := images.DistinctRefs(ri.Refs)
 	mirror, from := mirrorIntent(env)
 	newRefs, newNote, err := newInTarget(ctx, env, all)
 	if err != nil {
@@ -57,84 +60,92 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 		}
 		return r, nil
 	}
-	elsewhereAny := false
-	for _, ref := range ri.refs {
-		elsewhereAny = elsewhereAny || !chart.AtMirror(ref.Ref, mirror)
-	}
-	if !elsewhereAny {
+	if ri.AllAt(mirror) {
 		// Nothing to move: no value to trace (ImageKeys renders the chart
 		// again).
 		r := Pass("all %d images are at %s (%s)%s", len(all), mirror, from, newNote)
 		if env.Upgrading() && len(newRefs) > 0 {
-			r.Hint = "mirror list of the images new in the target:\n" + mirrorCSV(newRefs, mirror)
+			r.Hint = "mirror list of the images new in the target:\n" + images.MirrorCSV(newRefs, mirror)
 		}
 		return r, nil
 	}
-	keys, failed, err := env.Chart.ImageKeys(ctx, ri.pods, ri.refs)
+	keys, failed, err := env.Chart.ImageKeys(ctx, ri.Pods, ri.Refs)
 	if err != nil {
 		return Result{}, err
 	}
-	plan, err := env.Chart.PlanMirror(ctx, mirror, ri.pods, ri.refs, keys)
+	plan, err := env.Chart.PlanMirror(ctx, mirror, ri.Pods, ri.Refs, keys)
 	if err != nil {
 		return Result{}, err
 	}
-	unmoved := map[int]bool{}
-	for _, i := range plan.Unmoved {
-		unmoved[i] = true
-	}
-	var lines []string
-	var objs []ObjectRef
-	seenObj := map[ObjectRef]bool{}
-	var elsewhere []string
-	seenRef := map[string]bool{}
-	hook := false // a hook pulls an image elsewhere
-	noValue, untraced := 0, 0
-	for i, ref := range ri.refs {
-		if chart.AtMirror(ref.Ref, mirror) {
-			continue
-		}
-		where := ref.Container + " " + ref.Field
-		chartName := ref.Container
-		if ref.Pod >= 0 {
-			p := ri.pods[ref.Pod]
-			hook = hook || (p.Hook != "" && ref.Pulled())
-			where = podLabel(p) + " " + ref.Container + " " + ref.Field
-			chartName = p.Chart(ri.r.ChartName)
-			if o := podObject(p, env.Inputs); !seenObj[o] {
-				seenObj[o] = true
-				objs = append(objs, o)
-			}
-		}
-		how := ""
-		switch {
-		case unmoved[i] && len(chart.FailuresIn(ref.Ref, failed)) > 0:
-			untraced++
-			how = fmt.Sprintf("no value of chart %s found for this, and %s", chartName, couldNotTrace(chart.FailuresIn(ref.Ref, failed)))
-		case unmoved[i]:
-			noValue++
-			how = fmt.Sprintf("chart %s has no value for this", chartName)
-		default:
-			var set []string
-			for _, k := range plan.Moves[i] {
-				set = append(set, k.SetPath()+"="+k.Value)
-			}
-			how = "set " + strings.Join(set, " ")
-		}
-		lines = append(lines, fmt.Sprintf("%s (%s: %s)", ref.Ref, where, how))
-		if !seenRef[ref.Ref] {
-			seenRef[ref.Ref] = true
-			elsewhere = append(elsewhere, ref.Ref)
-		}
-	}
-	sort.Strings(elsewhere)
+	w := wordUnmirrored(ri.Unmirrored(mirror, plan, failed), env.Inputs)
 	listed := all
 	if env.Upgrading() {
 		listed = newRefs
 	}
-	csv := mirrorCSV(listed, mirror)
+	hint := mirrorHint(plan.Set, mirror, w, env.Upgrading()) + images.MirrorCSV(listed, mirror)
+	msg := fmt.Sprintf("%d of %d images are not at %s (%s)%s: %s", w.refs, len(all), mirror, from, newNote, strings.Join(w.lines, "; "))
+	return hookEffect(Fail("%s", msg).WithHint(hint).WithObjects(w.objs...), w.hook), nil
+}
+
+// unmirroredWords are the images not at the mirror as image-plan words
+// them: a line each, the distinct references and the workloads, whether a
+// hook pulls one, and how many no value moves (noValue) or moves only
+// through a value that could not be traced (untraced).
+type unmirroredWords struct {
+	lines             []string
+	objs              []ObjectRef
+	refs              int
+	hook              bool
+	noValue, untraced int
+}
+
+// wordUnmirrored words the images of um (images.Rendered.Unmirrored).
+func wordUnmirrored(um []images.Unmirrored, in Inputs) unmirroredWords {
+	var w unmirroredWords
+	seenObj := map[ObjectRef]bool{}
+	seenRef := map[string]bool{}
+	for _, u := range um {
+		ref := u.Ref
+		where := ref.Container + " " + ref.Field
+		if p := u.Pod; p != nil {
+			w.hook = w.hook || (p.Hook != "" && ref.Pulled())
+			where = podLabel(*p) + " " + ref.Container + " " + ref.Field
+			if o := podObject(*p, in); !seenObj[o] {
+				seenObj[o] = true
+				w.objs = append(w.objs, o)
+			}
+		}
+		how := ""
+		switch {
+		case u.Unmoved && len(u.Failures) > 0:
+			w.untraced++
+			how = fmt.Sprintf("no value of chart %s found for this, and %s", u.Chart, couldNotTrace(u.Failures))
+		case u.Unmoved:
+			w.noValue++
+			how = fmt.Sprintf("chart %s has no value for this", u.Chart)
+		default:
+			var set []string
+			for _, k := range u.Moves {
+				set = append(set, k.SetPath()+"="+k.Value)
+			}
+			how = "set " + strings.Join(set, " ")
+		}
+		w.lines = append(w.lines, fmt.Sprintf("%s (%s: %s)", ref.Ref, where, how))
+		if !seenRef[ref.Ref] {
+			seenRef[ref.Ref] = true
+			w.refs++
+		}
+	}
+	return w
+}
+
+// mirrorHint is image-plan's hint up to its mirror list: the values to set
+// (--set flags, and the keys inside lists for a values file), what to do
+// for the images no value moves, and the line that introduces the list.
+func mirrorHint(set []chart.ImageKey, mirror string, w unmirroredWords, upgrading bool) string {
 	var hint strings.Builder
 	var flags, inLists []chart.ImageKey
-	for _, k := range plan.Set {
+	for _, k := range set {
 		if k.InList() {
 			inLists = append(inLists, k)
 		} else {
@@ -153,19 +164,17 @@ func runImagePlan(ctx context.Context, env *Env) (Result, error) {
 			hint.WriteString("  " + k.SetPath() + ": " + k.Value + "  (list " + k.ListPath() + ")\n")
 		}
 	}
-	if untraced > 0 {
+	if w.untraced > 0 {
 		hint.WriteString("the values that move some images could not be traced (Helm could not render the chart with them marked, or its objects did not decode): set them by hand, or mirror those images under their own names\n")
 	}
-	if noValue > 0 {
+	if w.noValue > 0 {
 		hint.WriteString("the chart has no value for some images: mirror them under their own names and have the nodes' container runtime redirect their registries to " + mirror + "\n")
 	}
 	what := "mirror list (copy each source_image to its target_image)"
-	if env.Upgrading() {
+	if upgrading {
 		what = "mirror list of the images new in the target"
 	}
-	hint.WriteString(what + ":\n" + csv)
-	msg := fmt.Sprintf("%d of %d images are not at %s (%s)%s: %s", len(elsewhere), len(all), mirror, from, newNote, strings.Join(lines, "; "))
-	return hookEffect(Fail("%s", msg).WithHint(hint.String()).WithObjects(objs...), hook), nil
+	return hint.String() + what + ":\n"
 }
 
 // hookEffect returns r with impact install-fails when a hook cannot pull
@@ -194,16 +203,7 @@ func newInTarget(ctx context.Context, env *Env, refs []string) ([]string, string
 	if err != nil {
 		return nil, "", err
 	}
-	had := map[string]bool{}
-	for _, r := range cur {
-		had[r.Ref] = true
-	}
-	var out []string
-	for _, r := range refs {
-		if !had[r] {
-			out = append(out, r)
-		}
-	}
+	out := images.NewIn(refs, cur)
 	if len(out) == 0 {
 		return nil, fmt.Sprintf("; none new since revision %d", up.Current.Version), nil
 	}
@@ -231,4 +231,93 @@ func deref(r *Result) Result {
 		return Result{}
 	}
 	return *r
+}
+
+// imagesOfRun reads the pods and image references of the run's rendering
+// (images.Read), once per snapshot. skip is set, with the reason, when the
+// chart was not loaded or does not render.
+func imagesOfRun(ctx context.Context, env *Env) (ri *images.Rendered, skip *Result, err error) {
+	r, err := env.Rendering(ctx)
+	if err != nil {
+		var le *chart.LoadError
+		switch {
+		case errors.As(err, &le):
+			s := Skip("no chart rendered: %s", oneLineOf(le.Error()))
+			return nil, &s, nil
+		default:
+			if _, ok := chart.IsRenderError(err); ok {
+				s := Skip("the chart does not render with these values (see chart-renders)")
+				return nil, &s, nil
+			}
+		}
+		return nil, nil, err
+	}
+	ri, err = memoOr(env, "images/rendered", func() (*images.Rendered, error) { return images.Read(r) })
+	return ri, nil, err
+}
+
+func oneLineOf(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// memoOr computes f once per snapshot and key (cluster.Memo), or just
+// calls it when the Env has no snapshot.
+func memoOr[T any](env *Env, key string, f func() (T, error)) (T, error) {
+	if env.Cluster == nil {
+		return f()
+	}
+	return cluster.Memo(env.Cluster, key, f)
+}
+
+// mirrorIntent is where the user means every image to come from, and what
+// says so (images.MirrorIntent): --registry-mirror, else
+// global.imageRegistry; "" for none.
+func mirrorIntent(env *Env) (mirror, from string) {
+	return images.MirrorIntent(env.Images.Mirror, env.Inputs.ImageRegistry)
+}
+
+// podNamespace is the namespace a rendered pod runs in: its manifest's, else
+// the release namespace.
+func podNamespace(p chart.Pod, in Inputs) string {
+	if p.Namespace != "" {
+		return p.Namespace
+	}
+	return in.Namespace
+}
+
+// podObject names a rendered pod's workload.
+func podObject(p chart.Pod, in Inputs) ObjectRef {
+	return ObjectRef{Kind: p.Kind, Namespace: podNamespace(p, in), Name: p.Name}
+}
+
+// podLabel says which workload a reference is in, and where: "Job/validate-values
+// (hook) image", "Deployment/argo-workflow-controller args".
+func podLabel(p chart.Pod) string {
+	s := p.Ref()
+	if p.Hook != "" {
+		s += " (hook)"
+	}
+	return s
+}
+
+// registryCounts says how many distinct images come from each registry:
+// "quay.io ×14, docker.io ×2".
+func registryCounts(refs []string) string {
+	n := map[string]int{}
+	for _, r := range refs {
+		n[chart.Registry(r)]++
+	}
+	regs := make([]string, 0, len(n))
+	for r := range n {
+		regs = append(regs, r)
+	}
+	sort.Slice(regs, func(i, j int) bool {
+		if n[regs[i]] != n[regs[j]] {
+			return n[regs[i]] > n[regs[j]]
+		}
+		return regs[i] < regs[j]
+	})
+	parts := make([]string, len(regs))
+	for i, r := range regs {
+		parts[i] = fmt.Sprintf("%s ×%d", r, n[r])
+	}
+	return strings.Join(parts, ", ")
 }

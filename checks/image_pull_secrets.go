@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/images"
 )
 
 // ImagePullSecrets judges, per rendered pod (hooks included), the pull
@@ -38,52 +38,17 @@ func runImagePullSecrets(ctx context.Context, env *Env) (Result, error) {
 	if skip != nil || err != nil {
 		return deref(skip), err
 	}
-	// The authenticated registries, and what says so.
-	why := map[string]string{}
-	for _, a := range auths {
-		for h, s := range a.byHost {
-			if _, ok := why[h]; !ok {
-				why[h] = "pull secret " + s + " names it"
-			}
-		}
-	}
-	if env.Images.RegistryCheck {
-		var pulled []string
-		for _, r := range ri.refs {
-			if r.Pulled() {
-				pulled = append(pulled, r.Ref)
-			}
-		}
-		refusing, err := anonymousAnswers(ctx, env, pulled)
-		if err != nil {
-			return Result{}, err
-		}
-		for h := range refusing {
-			why[registryHost(h)] = "it refuses anonymous pulls"
-		}
+	why, err := authenticatedRegistries(ctx, env, ri, auths)
+	if err != nil {
+		return Result{}, err
 	}
 	var problems []string
 	var objs []ObjectRef
 	hooks := false
-	for i, p := range ri.pods {
+	for i, p := range ri.Pods {
 		a := auths[i]
-		var regs []string
-		seen := map[string]bool{}
-		for _, r := range ri.refs {
-			h := registryHost(chart.Registry(r.Ref))
-			if r.Pod != i || !r.Pulled() || seen[h] {
-				continue
-			}
-			seen[h] = true
-			if _, auth := why[h]; auth {
-				if _, ok := a.byHost[h]; !ok {
-					regs = append(regs, h)
-				}
-			}
-		}
-		sort.Strings(regs)
 		var parts []string
-		if len(regs) > 0 {
+		if regs := ri.UnservedRegistries(i, a, func(h string) bool { _, auth := why[h]; return auth }); len(regs) > 0 {
 			s := fmt.Sprintf("pulls from %s with no pull secret for it", strings.Join(regs, ", "))
 			if p.Hook != "" {
 				s += " (a hook: only the nodes' credentials serve it)"
@@ -91,8 +56,8 @@ func runImagePullSecrets(ctx context.Context, env *Env) (Result, error) {
 			}
 			parts = append(parts, s)
 		}
-		if len(a.missing) > 0 {
-			parts = append(parts, fmt.Sprintf("refers to pull secret %s, which does not exist in namespace %s", strings.Join(a.missing, ", "), podNamespace(p, env.Inputs)))
+		if len(a.Missing) > 0 {
+			parts = append(parts, fmt.Sprintf("refers to pull secret %s, which does not exist in namespace %s", strings.Join(a.Missing, ", "), podNamespace(p, env.Inputs)))
 		}
 		if len(parts) > 0 {
 			problems = append(problems, podLabel(p)+" "+strings.Join(parts, "; "))
@@ -109,7 +74,7 @@ func runImagePullSecrets(ctx context.Context, env *Env) (Result, error) {
 		if hooks {
 			hint += "; the chart has no pull-secret value for its hooks: give the nodes credentials for the registry (a kubelet credential provider or the container runtime's registry configuration), or mirror the hooks' images to a registry that allows anonymous pulls"
 		}
-		return hookEffect(Fail("%d of %d pods cannot authenticate their pulls; authenticated registries: %s: %s", len(problems), len(ri.pods), strings.Join(regs, ", "), strings.Join(problems, "; ")).
+		return hookEffect(Fail("%d of %d pods cannot authenticate their pulls; authenticated registries: %s: %s", len(problems), len(ri.Pods), strings.Join(regs, ", "), strings.Join(problems, "; ")).
 			WithHint(hint).WithObjects(objs...), hooks), nil
 	}
 	if len(why) == 0 {
@@ -118,7 +83,61 @@ func runImagePullSecrets(ctx context.Context, env *Env) (Result, error) {
 			hint = "--registry-check asks each registry whether it allows anonymous pulls"
 		}
 		return Pass("no pull secret the release refers to names a registry%s: the %d pods pull anonymously or with the nodes' credentials",
-			map[bool]string{true: " and every registry allows anonymous pulls", false: ""}[env.Images.RegistryCheck], len(ri.pods)).WithHint(hint), nil
+			map[bool]string{true: " and every registry allows anonymous pulls", false: ""}[env.Images.RegistryCheck], len(ri.Pods)).WithHint(hint), nil
 	}
 	return Pass("every pod that pulls from an authenticated registry (%s) has a pull secret for it", strings.Join(regs, ", ")), nil
+}
+
+// authenticatedRegistries returns the registries (images.RegistryHost)
+// that need credentials, each with what says so: a pull secret the
+// release refers to names it, or, with --registry-check, it refuses an
+// anonymous request.
+func authenticatedRegistries(ctx context.Context, env *Env, ri *images.Rendered, auths []*images.PodAuths) (map[string]string, error) {
+	why := map[string]string{}
+	for _, a := range auths {
+		for h, s := range a.ByHost {
+			if _, ok := why[h]; !ok {
+				why[h] = "pull secret " + s + " names it"
+			}
+		}
+	}
+	if !env.Images.RegistryCheck {
+		return why, nil
+	}
+	var pulled []string
+	for _, r := range ri.Refs {
+		if r.Pulled() {
+			pulled = append(pulled, r.Ref)
+		}
+	}
+	rs, err := registryResolver(env)
+	if err != nil {
+		return nil, err
+	}
+	for h := range rs.RefusingAnonymous(ctx, env.Probe, pulled) {
+		why[images.RegistryHost(h)] = "it refuses anonymous pulls"
+	}
+	return why, nil
+}
+
+// pullContext is the pods of the run's rendering (imagesOfRun: skip is set
+// when there is none to read) with their pull secrets read
+// (images.AuthsOf), once per snapshot.
+func pullContext(ctx context.Context, env *Env) (ri *images.Rendered, auths []*images.PodAuths, skip *Result, err error) {
+	if ri, skip, err = imagesOfRun(ctx, env); skip != nil || err != nil {
+		return nil, nil, skip, err
+	}
+	read := func() ([]*images.PodAuths, error) {
+		out := make([]*images.PodAuths, len(ri.Pods))
+		for i, p := range ri.Pods {
+			a, err := images.AuthsOf(env.Cluster, ri.Rendering, p, podNamespace(p, env.Inputs))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = a
+		}
+		return out, nil
+	}
+	auths, err = memoOr(env, "images/pullsecrets", read)
+	return ri, auths, nil, err
 }

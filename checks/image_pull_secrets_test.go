@@ -42,18 +42,3 @@ imagePullSecrets: [{name: quay-pull}]`
 		}
 	})
 }
-
-func TestParseDockerConfig(t *testing.T) {
-	a, err := parseDockerConfig([]byte(`{"auths":{"https://index.docker.io/v1/":{"auth":"eDp5"},"mirror.example:5000":{"username":"u","password":"p"}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := a.hosts(); len(got) != 2 || got[0] != "docker.io" || got[1] != "mirror.example:5000" {
-		t.Errorf("hosts %v", got)
-	}
-	// A bundle's copy: the credentials masked, the registries kept.
-	a, err = parseDockerConfig([]byte(`{"auths":{"ghcr.io":{"auth":"***"}}}`))
-	if err != nil || strings.Join(a.hosts(), " ") != "ghcr.io" {
-		t.Errorf("masked pull secret: hosts %v, %v", a.hosts(), err)
-	}
-}

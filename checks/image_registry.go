@@ -1,26 +1,16 @@
 package checks
 
 import (
-	"cmp"
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/images"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/schedule"
 )
 
 // ImageRegistry (opt-in, --registry-check: the one image check that dials)
@@ -51,97 +41,31 @@ func ImageRegistry() Check {
 	}
 }
 
-// resolved is one image's manifest as the registry answered (a refusal is
-// an answer), or Err: no answer at all.
-type resolved struct {
-	probe.RegistryAnswer
-	Err error
+// ImageOptions are the image checks' inputs.
+type ImageOptions struct {
+	// Mirror is --registry-mirror: the HOST[/PREFIX] every image should be
+	// pulled from ("" = none given; global.imageRegistry, when set, is the
+	// intent then).
+	Mirror string
+	// RegistryCheck is --registry-check: image-registry resolves each
+	// image at its registry (the only image check that dials).
+	RegistryCheck bool
 }
 
-// registryTransport dials as the probes do (--connect-to, --ca-file, the
-// probe timeout).
-func registryTransport(env *Env) http.RoundTripper {
-	return &http.Transport{
-		DialContext:         env.Probe.DialContext,
-		TLSClientConfig:     &tls.Config{RootCAs: env.Probe.Roots, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout: env.Probe.Timeout,
-	}
-}
-
-// resolveImage asks ref's registry for its manifest with kc, whose
-// credentials creds names ("anonymous", "pull secrets a, b and the local
-// Docker configuration"): through env.Probe.Registry, so that a bundle
-// records the answer and its replay gives it back.
-func resolveImage(ctx context.Context, env *Env, ref, creds string, kc authn.Keychain) resolved {
-	a, err := env.Probe.Registry(ref+" as "+creds, func() (*probe.RegistryAnswer, error) {
-		return askRegistry(ctx, env, ref, kc)
+// registryResolver is the run's resolver (shared by image-registry and
+// image-pull-secrets), one per snapshot.
+func registryResolver(env *Env) (*images.Resolver, error) {
+	return memoOr(env, "images/resolver", func() (*images.Resolver, error) {
+		return images.NewResolver(), nil
 	})
-	if err != nil || a == nil {
-		return resolved{Err: cmp.Or(err, errors.New("no answer"))}
-	}
-	return resolved{RegistryAnswer: *a}
 }
 
-// askRegistry gets ref's manifest with go-containerregistry: its digest and
-// platforms (an index's, else the image config's), or the status and code
-// the registry refused with.
-func askRegistry(ctx context.Context, env *Env, ref string, kc authn.Keychain) (*probe.RegistryAnswer, error) {
-	r, err := name.ParseReference(ref)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*env.Probe.Timeout)
-	defer cancel()
-	desc, err := remote.Get(r, remote.WithContext(ctx), remote.WithAuthFromKeychain(kc), remote.WithTransport(registryTransport(env)))
-	var te *transport.Error
-	if errors.As(err, &te) {
-		a := &probe.RegistryAnswer{Status: te.StatusCode}
-		if len(te.Errors) > 0 {
-			a.Code = string(te.Errors[0].Code)
-		}
-		return a, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := &probe.RegistryAnswer{Digest: desc.Digest.String()}
-	if desc.MediaType.IsIndex() {
-		idx, err := desc.ImageIndex()
-		if err != nil {
-			return nil, err
-		}
-		im, err := idx.IndexManifest()
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range im.Manifests {
-			if m.Platform != nil && m.Platform.OS != "unknown" {
-				out.Platforms = append(out.Platforms, m.Platform.String())
-			}
-		}
-		return out, nil
-	}
-	img, err := desc.Image()
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	out.Platforms = []string{cfg.Platform().String()}
-	return out, nil
-}
-
-// ok reports whether the registry served the manifest.
-func (r resolved) ok() bool { return r.Err == nil && r.Status == 0 }
-
-// answer says what the registry said, in a few words.
-func (r resolved) answer() string {
+// registryAnswer says what the registry said, in a few words.
+func registryAnswer(r images.Resolved) string {
 	switch {
 	case r.Err != nil:
 		return oneLineOf(r.Err.Error())
-	case r.needsAuth():
+	case r.NeedsAuth():
 		return fmt.Sprintf("unauthorized (HTTP %d)", r.Status)
 	case r.Status == http.StatusNotFound:
 		return "not found (HTTP 404)"
@@ -149,65 +73,6 @@ func (r resolved) answer() string {
 		return "not found (" + r.Code + ")"
 	}
 	return fmt.Sprintf("HTTP %d", r.Status)
-}
-
-// needsAuth reports whether the registry refused for want of credentials.
-func (r resolved) needsAuth() bool {
-	return r.Err == nil && (r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden)
-}
-
-// resolver resolves each (image, credentials) once per run.
-type resolver struct {
-	mu   sync.Mutex
-	memo map[string]*resolveOnce
-}
-
-type resolveOnce struct {
-	once sync.Once
-	r    resolved
-}
-
-// get resolves ref with kc, whose credentials creds names (resolveImage).
-func (rs *resolver) get(ctx context.Context, env *Env, ref, creds string, kc authn.Keychain) resolved {
-	rs.mu.Lock()
-	e, ok := rs.memo[ref+" as "+creds]
-	if !ok {
-		e = &resolveOnce{}
-		rs.memo[ref+" as "+creds] = e
-	}
-	rs.mu.Unlock()
-	e.once.Do(func() { e.r = resolveImage(ctx, env, ref, creds, kc) })
-	return e.r
-}
-
-// registryResolver is the run's resolver (shared by image-registry and
-// image-pull-secrets).
-func registryResolver(env *Env) (*resolver, error) {
-	return memoOr(env, "images/resolver", func() (*resolver, error) {
-		return &resolver{memo: map[string]*resolveOnce{}}, nil
-	})
-}
-
-// anonymousAnswers asks each registry of refs, anonymously, for one of its
-// images (--registry-check): the registries that refuse need credentials.
-func anonymousAnswers(ctx context.Context, env *Env, refs []string) (map[string]bool, error) {
-	rs, err := registryResolver(env)
-	if err != nil {
-		return nil, err
-	}
-	byReg := map[string]string{}
-	for _, r := range refs {
-		if _, ok := byReg[chart.Registry(r)]; !ok {
-			byReg[chart.Registry(r)] = r
-		}
-	}
-	out := map[string]bool{}
-	for reg, ref := range byReg {
-		if rs.get(ctx, env, ref, "anonymous", authn.NewMultiKeychain()).needsAuth() {
-			out[reg] = true
-		}
-	}
-	return out, nil
 }
 
 func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
@@ -231,24 +96,24 @@ func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
 	seen := map[string]bool{}
 	checked := map[string]bool{}
 	hook := false
-	for _, ref := range ri.refs {
+	for _, ref := range ri.Refs {
 		if ref.Pod < 0 {
 			continue
 		}
-		p := ri.pods[ref.Pod]
+		p := ri.Pods[ref.Pod]
 		a := auths[ref.Pod]
-		res := rs.get(ctx, env, ref.Ref, a.credentials(), a.keychain())
+		res := rs.Get(ctx, env.Probe, ref.Ref, a.Credentials(), a.Keychain())
 		checked[ref.Ref] = true
 		var problem string
-		if !res.ok() {
+		if !res.OK() {
 			via := "the local Docker config"
-			if s, ok := a.byHost[registryHost(chart.Registry(ref.Ref))]; ok {
+			if s, ok := a.ByHost[images.RegistryHost(chart.Registry(ref.Ref))]; ok {
 				via = "pull secret " + s
 			}
-			problem = fmt.Sprintf("%s: %s (with %s)", ref.Ref, res.answer(), via)
+			problem = fmt.Sprintf("%s: %s (with %s)", ref.Ref, registryAnswer(res), via)
 		} else if ref.Pulled() {
-			archs := nodeArchs(p.Spec, nodes)
-			if missing := unservedArchs(res.Platforms, archs); len(missing) > 0 {
+			archs := schedule.NodePlatforms(p.Spec, nodes)
+			if missing := images.Unserved(res.Platforms, archs); len(missing) > 0 {
 				problem = fmt.Sprintf("%s: platforms %s, none for the %s nodes the pod can land on", ref.Ref, strings.Join(res.Platforms, ", "), strings.Join(missing, ", "))
 			}
 		}
@@ -265,52 +130,4 @@ func runImageRegistry(ctx context.Context, env *Env) (Result, error) {
 			WithObjects(objs...), hook), nil
 	}
 	return Pass("%d images resolve at their registries, each with a platform for the nodes its pod can land on", len(checked)), nil
-}
-
-// nodeArchs returns the architectures (kubernetes.io/arch) of the Ready
-// nodes a pod with spec can land on.
-func nodeArchs(spec corev1.PodSpec, nodes []cluster.Node) []string {
-	set := map[string]bool{}
-	for _, n := range nodes {
-		if !n.Ready || n.Unschedulable {
-			continue
-		}
-		obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}, Spec: corev1.NodeSpec{Taints: n.TaintList}}
-		if !nodeAdmits(&spec, obj) {
-			continue
-		}
-		arch := n.Labels[corev1.LabelArchStable]
-		if arch == "" {
-			continue
-		}
-		os := n.Labels[corev1.LabelOSStable]
-		if os == "" {
-			os = "linux"
-		}
-		set[os+"/"+arch] = true
-	}
-	out := make([]string, 0, len(set))
-	for a := range set {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// unservedArchs returns the node platforms ("linux/amd64") no image
-// platform serves (a variant, "linux/arm/v7", serves its architecture).
-func unservedArchs(platforms, nodeArchs []string) []string {
-	var out []string
-	for _, na := range nodeArchs {
-		ok := false
-		for _, p := range platforms {
-			if p == na || strings.HasPrefix(p, na+"/") {
-				ok = true
-			}
-		}
-		if !ok {
-			out = append(out, na)
-		}
-	}
-	return out
 }

@@ -50,13 +50,24 @@ func kitService(name, ports string) string {
 // imageChartAt is imageChart with ctrl's --executor-image at registry.
 func imageChartAt(t *testing.T, registry string) string {
 	t.Helper()
-	const proxyEnv = `        {{- if .Values.global.httpsProxy }}
+	templates := kitComponents(registry)
+	for name, text := range kitHookAndRouter() {
+		templates[name] = text
+	}
+	return targetChart(t, "0.30.0", kitImageValues, templates)
+}
+
+// kitProxyEnv gives a container the global proxy values as its
+// environment, when they are set.
+const kitProxyEnv = `        {{- if .Values.global.httpsProxy }}
         - {name: HTTPS_PROXY, value: {{ .Values.global.httpsProxy | quote }}}
         - {name: HTTP_PROXY, value: {{ .Values.global.httpProxy | quote }}}
         - {name: NO_PROXY, value: {{ .Values.global.noProxy | quote }}}
         {{- end }}
 `
-	values := `global:
+
+// kitImageValues are the values of imageChart.
+const kitImageValues = `global:
   imageRegistry: ""
   httpProxy: ""
   httpsProxy: ""
@@ -76,7 +87,11 @@ router:
   dnsNamespace: kube-system
   clusterDomain: cluster.local
 `
-	return targetChart(t, "0.30.0", values, map[string]string{
+
+// kitComponents are imageChart's components (app, op, ctrl, repo), ctrl's
+// --executor-image at registry.
+func kitComponents(registry string) map[string]string {
+	return map[string]string{
 		"app.yaml": kitDeployment("app", "", `      serviceAccountName: app
       {{- with .Values.app.imagePullSecrets }}
       imagePullSecrets: {{ toYaml . | nindent 8 }}
@@ -88,7 +103,7 @@ router:
         env:
         - {name: CF_URL, value: "https://g.codefresh.io"}
         - {name: OP_URL, value: "http://op:8080"}
-`+proxyEnv) + `---
+`+kitProxyEnv) + `---
 apiVersion: v1
 kind: ServiceAccount
 metadata: {name: app}
@@ -135,6 +150,13 @@ data:
   {{- end }}
 {{- end }}
 `,
+	}
+}
+
+// kitHookAndRouter are imageChart's validate-values hook and
+// internal-router's configuration.
+func kitHookAndRouter() map[string]string {
+	return map[string]string{
 		"hook.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
@@ -164,7 +186,7 @@ spec:
         image: {{ .Values.installer.image.repository }}:{{ .Values.installer.image.tag }}
         env:
         - {name: PLATFORM_URL, value: "https://g.codefresh.io"}
-` + proxyEnv,
+` + kitProxyEnv,
 		"router.yaml": `apiVersion: v1
 kind: ConfigMap
 metadata: {name: internal-router-config}
@@ -175,7 +197,7 @@ data:
       resolver {{ .Values.router.dnsService }}.{{ .Values.router.dnsNamespace }}.svc.{{ .Values.router.clusterDomain }} valid=10s;
     }
 `,
-	})
+	}
 }
 
 // imageInputs are the planned install of --set sets, as the command

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/ingressclass"
 )
 
 // IngressClassCheck passes when the planned IngressClass
@@ -27,6 +29,17 @@ func IngressClassCheck() Check {
 		Run: runIngressClass,
 	}
 }
+
+// Ingress controllers the runtime supports, by IngressClass spec.controller
+// (ingressclass.ControllerNginxCommunity, ...).
+const (
+	ControllerNginxCommunity = ingressclass.ControllerNginxCommunity
+	ControllerNginxF5        = ingressclass.ControllerNginxF5
+	ControllerALB            = ingressclass.ControllerALB
+	ControllerTraefik        = ingressclass.ControllerTraefik
+	ControllerIstio          = ingressclass.ControllerIstio
+	ControllerAmbassador     = ingressclass.ControllerAmbassador
+)
 
 func runIngressClass(_ context.Context, env *Env) (Result, error) {
 	ic, err := lookupIngress(env)
@@ -52,10 +65,10 @@ func runIngressClass(_ context.Context, env *Env) (Result, error) {
 			WithSource(env.Source("global.runtime.ingress.className")), nil
 	}
 	ref := ObjectRef{Kind: "IngressClass", Name: ic.Class.Name}
-	if _, ok := flavourNames[ic.Class.Controller]; !ok {
+	if !ingressclass.Supported(ic.Class.Controller) {
 		return Warn("IngressClass %s has controller %s, which Codefresh does not support", ic.Class.Name, ic.Class.Controller).
 			WithHint(fmt.Sprintf("supported controllers: %s, %s, %s, %s, %s, %s", ControllerNginxCommunity, ControllerNginxF5, ControllerALB, ControllerTraefik, ControllerIstio, ControllerAmbassador)).
 			WithObjects(ref).WithSource(env.Source("global.runtime.ingress.className")), nil
 	}
-	return Pass("IngressClass %s: %s (%s)", ic.Class.Name, ic.Class.Controller, flavour(ic.Class)).WithObjects(ref), nil
+	return Pass("IngressClass %s: %s (%s)", ic.Class.Name, ic.Class.Controller, ingressclass.Flavour(ic.Class)).WithObjects(ref), nil
 }

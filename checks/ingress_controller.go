@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/ingressclass"
 )
 
 // IngressControllerCheck passes when a controller workload (Deployment or
@@ -36,7 +39,7 @@ func runIngressController(_ context.Context, env *Env) (Result, error) {
 		return r, err
 	}
 	if len(ic.Workloads) == 0 {
-		return Fail("no %s controller workload serves IngressClass %s", flavour(ic.Class), ic.Class.Name).
+		return Fail("no %s controller workload serves IngressClass %s", ingressclass.Flavour(ic.Class), ic.Class.Name).
 			WithHint("install the controller, or check its class flags match the IngressClass (kubectl get deploy,ds -A -o wide)").
 			WithObjects(ObjectRef{Kind: "IngressClass", Name: ic.Class.Name}), nil
 	}
@@ -52,9 +55,43 @@ func runIngressController(_ context.Context, env *Env) (Result, error) {
 		}
 	}
 	if len(avail) == 0 {
-		return Fail("%s controller for IngressClass %s has no available replica: %s", flavour(ic.Class), ic.Class.Name, strings.Join(unavail, ", ")).
+		return Fail("%s controller for IngressClass %s has no available replica: %s", ingressclass.Flavour(ic.Class), ic.Class.Name, strings.Join(unavail, ", ")).
 			WithHint(fmt.Sprintf("kubectl describe %s -n %s %s; kubectl get pods -n %s", strings.ToLower(ic.Workloads[0].Kind), ic.Workloads[0].Namespace, ic.Workloads[0].Name, ic.Workloads[0].Namespace)).
 			WithObjects(refs...), nil
 	}
-	return Pass("%s controller: %s", flavour(ic.Class), strings.Join(avail, ", ")).WithObjects(refs...), nil
+	return Pass("%s controller: %s", ingressclass.Flavour(ic.Class), strings.Join(avail, ", ")).WithObjects(refs...), nil
+}
+
+// lookupIngress finds the planned class's controller (ingressclass.Lookup), once
+// per run.
+func lookupIngress(env *Env) (*ingressclass.Controller, error) {
+	name := env.Inputs.IngressClass
+	return cluster.Memo(env.Cluster, "checks/ingress-controller/"+name, func() (*ingressclass.Controller, error) {
+		return ingressclass.Lookup(env.Cluster, name)
+	})
+}
+
+// ingressNeeds returns the planned class's controller, or a skip result
+// (non-empty Status) when the class is missing: ingress-class reports that,
+// so the dependants do not repeat it.
+func ingressNeeds(env *Env) (*ingressclass.Controller, Result, error) {
+	ic, err := lookupIngress(env)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	if ic.Class == nil {
+		return ic, Skip("IngressClass %s does not exist (see ingress-class)", ic.ClassName), nil
+	}
+	return ic, Result{}, nil
+}
+
+// imageName is an image's repository and its base name (ingressclass.ImageName).
+func imageName(image string) (repo, base string) { return ingressclass.ImageName(image) }
+
+func workloadRef(w cluster.Workload) ObjectRef {
+	return ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
+}
+
+func serviceRef(s *cluster.Service) ObjectRef {
+	return ObjectRef{Kind: "Service", Namespace: s.Namespace, Name: s.Name}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/ingressclass"
 )
 
 // IngressExternalAddressCheck passes when the controller's LoadBalancer
@@ -43,7 +45,7 @@ func runIngressExternalAddress(_ context.Context, env *Env) (Result, error) {
 		return Skip("no controller workload for IngressClass %s (see ingress-controller)", ic.Class.Name), nil
 	}
 	if ic.Service == nil {
-		msg := fmt.Sprintf("no LoadBalancer Service found for the %s controller", flavour(ic.Class))
+		msg := fmt.Sprintf("no LoadBalancer Service found for the %s controller", ingressclass.Flavour(ic.Class))
 		if ic.ServiceNamed != "" {
 			msg = fmt.Sprintf("the controller publishes Service %s, which does not exist", ic.ServiceNamed)
 		}

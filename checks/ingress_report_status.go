@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/ingressclass"
 )
 
 // IngressReportStatusCheck passes when the controller writes its address to
@@ -76,7 +77,7 @@ func runIngressReportStatus(_ context.Context, env *Env) (Result, error) {
 		}
 		return perWorkload(ic, func(w cluster.Workload) (bool, string) {
 			for _, c := range w.Containers {
-				if v, ok := argValue(allArgs(c), "report-ingress-status"); ok && v != "false" {
+				if v, ok := ingressclass.ArgValue(ingressclass.AllArgs(c), "report-ingress-status"); ok && v != "false" {
 					return true, "-report-ingress-status"
 				}
 			}
@@ -89,7 +90,7 @@ func runIngressReportStatus(_ context.Context, env *Env) (Result, error) {
 	case ControllerNginxCommunity:
 		return perWorkload(ic, func(w cluster.Workload) (bool, string) {
 			for _, c := range w.Containers {
-				if v, ok := argValue(allArgs(c), "update-status"); ok && v == "false" {
+				if v, ok := ingressclass.ArgValue(ingressclass.AllArgs(c), "update-status"); ok && v == "false" {
 					return false, "--update-status=false disables status updates"
 				}
 			}
@@ -98,11 +99,11 @@ func runIngressReportStatus(_ context.Context, env *Env) (Result, error) {
 			return fmt.Sprintf("kubectl edit %s %s -n %s and remove --update-status=false from the controller args", strings.ToLower(w.Kind), w.Name, w.Namespace)
 		})
 	}
-	return Skip("no report-status setting is documented for %s", flavour(ic.Class)), nil
+	return Skip("no report-status setting is documented for %s", ingressclass.Flavour(ic.Class)), nil
 }
 
 // perWorkloadErr is the Traefik rule, which needs a Service lookup.
-func perWorkloadErr(env *Env, ic *ingressController) (Result, error) {
+func perWorkloadErr(env *Env, ic *ingressclass.Controller) (Result, error) {
 	if len(ic.Workloads) == 0 {
 		return Skip("no controller workload for IngressClass %s (see ingress-controller)", ic.Class.Name), nil
 	}
@@ -113,13 +114,13 @@ func perWorkloadErr(env *Env, ic *ingressController) (Result, error) {
 		okW := false
 		why := "--providers.kubernetesingress.ingressendpoint.publishedservice is not set"
 		for _, c := range w.Containers {
-			args := allArgs(c)
+			args := ingressclass.AllArgs(c)
 			for _, f := range []string{"providers.kubernetesingress.ingressendpoint.ip", "providers.kubernetesingress.ingressendpoint.hostname"} {
-				if v, ok := argValue(args, f); ok && v != "" {
+				if v, ok := ingressclass.ArgValue(args, f); ok && v != "" {
 					okW = true
 				}
 			}
-			if v, ok := argValue(args, "providers.kubernetesingress.ingressendpoint.publishedservice"); ok && v != "" {
+			if v, ok := ingressclass.ArgValue(args, "providers.kubernetesingress.ingressendpoint.publishedservice"); ok && v != "" {
 				ns, name, found := strings.Cut(v, "/")
 				if !found {
 					ns, name = w.Namespace, v
@@ -147,7 +148,7 @@ func perWorkloadErr(env *Env, ic *ingressController) (Result, error) {
 	return Pass("Traefik publishes its Service address to Ingress status").WithObjects(refs...), nil
 }
 
-func perWorkload(ic *ingressController, ok func(cluster.Workload) (bool, string), hint func(cluster.Workload) string) (Result, error) {
+func perWorkload(ic *ingressclass.Controller, ok func(cluster.Workload) (bool, string), hint func(cluster.Workload) string) (Result, error) {
 	if len(ic.Workloads) == 0 {
 		return Skip("no controller workload for IngressClass %s (see ingress-controller)", ic.Class.Name), nil
 	}
@@ -165,8 +166,8 @@ func perWorkload(ic *ingressController, ok func(cluster.Workload) (bool, string)
 		}
 	}
 	if len(bad) > 0 {
-		return Fail("%s does not report Ingress status: %s", flavour(ic.Class), strings.Join(bad, "; ")).
+		return Fail("%s does not report Ingress status: %s", ingressclass.Flavour(ic.Class), strings.Join(bad, "; ")).
 			WithHint(strings.Join(hints, "\n")).WithObjects(refs...), nil
 	}
-	return Pass("%s reports Ingress status (%s)", flavour(ic.Class), why).WithObjects(refs...), nil
+	return Pass("%s reports Ingress status (%s)", ingressclass.Flavour(ic.Class), why).WithObjects(refs...), nil
 }

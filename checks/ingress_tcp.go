@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/ingressclass"
 )
 
 // AWS annotations that make the ingress-nginx load balancer pass TCP through
@@ -55,7 +57,7 @@ func runIngressTCP(_ context.Context, env *Env) (Result, error) {
 		return Skip("not on AWS (no node spec.providerID starts with aws://)"), nil
 	}
 	if ic.Class.Controller != ControllerNginxCommunity {
-		return Skip("the TCP annotations apply to NGINX Community (ingress-nginx); the controller is %s", flavour(ic.Class)), nil
+		return Skip("the TCP annotations apply to NGINX Community (ingress-nginx); the controller is %s", ingressclass.Flavour(ic.Class)), nil
 	}
 	if ic.Service == nil {
 		return Skip("no Service found for the ingress-nginx controller (see ingress-external-address)"), nil

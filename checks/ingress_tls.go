@@ -129,3 +129,6 @@ func runIngressTLS(ctx context.Context, env *Env) (Result, error) {
 func certText(c *probe.Cert) string {
 	return fmt.Sprintf("subject %q, issuer %q, SANs [%s], notAfter %s", c.Subject, c.Issuer, strings.Join(c.SANs, ", "), c.NotAfter.UTC().Format(time.RFC3339))
 }
+
+// ingressProtocol is global.runtime.ingress.protocol (default https).
+func ingressProtocol(env *Env) string { return env.Inputs.IngressProtocol }

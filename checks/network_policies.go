@@ -3,24 +3,16 @@ package checks
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/intstr"
-
-	"golang.org/x/net/http/httpproxy"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/images"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/netpol"
 )
 
 // NetworkPolicies evaluates the NetworkPolicies of the runtime namespace
-// (those that can select the runtime's pods, by their rendered labels) for
-// the flows the rendered pods need (egressOfRun): the platform and tunnel
+// (those that can select the runtime's pods, by their rendered labels;
+// netpol.Judge) for the flows the rendered pods need (egressOfRun,
+// netpol.Flows): the platform and tunnel
 // server (or the proxy a pod uses for them), the in-cluster Services their
 // environment names (the destination pods' ingress too), DNS (UDP 53 to the
 // k8s-app=kube-dns Service's pods) and the API server at its endpoint
@@ -56,31 +48,10 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 	if skip != nil || err != nil {
 		return deref(skip), err
 	}
-	nsLabels := func(name string) (map[string]string, error) {
-		n, err := env.Cluster.Namespace(name)
-		if err != nil {
-			return nil, err
-		}
-		l := map[string]string{}
-		for k, v := range n.Labels {
-			l[k] = v
-		}
-		l["kubernetes.io/metadata.name"] = name
-		return l, nil
-	}
-	runtimeNS, err := nsLabels(ns)
+	s, err := flowSurroundings(env, ri, pods)
 	if err != nil {
 		return Result{}, err
 	}
-	api, err := env.Cluster.APIServerEndpoints()
-	if err != nil {
-		return Result{}, err
-	}
-	dnsSvcs, err := env.Cluster.ServicesByLabel("", "k8s-app=kube-dns")
-	if err != nil {
-		return Result{}, err
-	}
-	services := renderedServices(ri.r)
 	// Denied flows, each with the pods it is denied to, in the order found.
 	type denial struct {
 		flow string
@@ -91,72 +62,24 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 	var objs []ObjectRef
 	judged, blocked := 0, 0
 	for _, p := range pods {
-		src := endpoint{Namespace: podNamespace(p.Pod, env.Inputs), NSLabels: runtimeNS, Labels: p.Pod.Labels}
+		src := netpol.Endpoint{Namespace: podNamespace(p.Pod, env.Inputs), NSLabels: s.NSLabels, Labels: p.Pod.Labels}
 		if src.Namespace != ns {
 			continue
 		}
 		denied := false
-		deny := func(flow string) {
-			denied = true
-			d := byFlow[flow]
-			if d == nil {
-				d = &denial{flow: flow}
-				byFlow[flow] = d
-				denials = append(denials, d)
-			}
-			d.pods = append(d.pods, podLabel(p.Pod))
-		}
-		check := func(what string, to endpoint, port int32, proto corev1.Protocol, dstIngress bool) {
+		for _, f := range netpol.Flows(src, p, s) {
 			judged++
-			conn := connection{From: src, To: to, Port: port, Protocol: proto}
-			if v := connVerdict(policies, conn, networkingv1.PolicyTypeEgress); !v.Allowed {
-				deny(fmt.Sprintf("%s: egress denied by %s", what, strings.Join(v.Selecting, ", ")))
-				return
+			d := f.Judge(policies)
+			if d == nil {
+				continue
 			}
-			if dstIngress {
-				if v := connVerdict(policies, conn, networkingv1.PolicyTypeIngress); !v.Allowed {
-					deny(fmt.Sprintf("%s: ingress denied by %s", what, strings.Join(v.Selecting, ", ")))
-				}
+			denied = true
+			flow := fmt.Sprintf("%s: %s denied by %s", f.What, strings.ToLower(string(d.Dir)), strings.Join(d.Policies, ", "))
+			if byFlow[flow] == nil {
+				byFlow[flow] = &denial{flow: flow}
+				denials = append(denials, byFlow[flow])
 			}
-		}
-		for _, d := range dnsSvcs {
-			l, err := nsLabels(d.Namespace)
-			if err != nil {
-				return Result{}, err
-			}
-			check("DNS "+d.Namespace+"/"+d.Name+" (UDP 53)", endpoint{Namespace: d.Namespace, NSLabels: l, Labels: d.Selector}, 53, corev1.ProtocolUDP, false)
-		}
-		for _, d := range p.Dests {
-			switch {
-			case d.What == "the API server" && len(api) > 0:
-				for _, e := range api {
-					check(fmt.Sprintf("the API server (endpoint %s)", net.JoinHostPort(e.IP, strconv.Itoa(int(e.Port)))), endpoint{IP: net.ParseIP(e.IP)}, e.Port, corev1.ProtocolTCP, false)
-				}
-			case d.External:
-				target, what := d.URL, d.label()
-				if px := proxyFor(p, d); px != nil {
-					target, what = px, what+" through the proxy "+px.Host
-				}
-				to := endpoint{External: true}
-				if ip := net.ParseIP(target.Hostname()); ip != nil {
-					to = endpoint{IP: ip}
-				}
-				check(fmt.Sprintf("%s, port %d", what, portOf(target)), to, portOf(target), corev1.ProtocolTCP, false)
-			case d.Service != "":
-				svc := services[d.Service]
-				sp, ok := svc.Ports[d.port()]
-				if !ok {
-					continue
-				}
-				for _, q := range ri.pods {
-					if len(svc.Selector) == 0 || !labels.SelectorFromSet(svc.Selector).Matches(labels.Set(q.Labels)) {
-						continue
-					}
-					port, named := targetPort(sp, q)
-					check(fmt.Sprintf("%s (%s, port %d)", d.What, q.Ref(), port), endpoint{Namespace: ns, NSLabels: runtimeNS, Labels: q.Labels, NamedPorts: named}, port, sp.Protocol, true)
-					break
-				}
-			}
+			byFlow[flow].pods = append(byFlow[flow].pods, podLabel(p.Pod))
 		}
 		if denied {
 			blocked++
@@ -175,6 +98,57 @@ func runNetworkPolicies(ctx context.Context, env *Env) (Result, error) {
 	return Pass("the %d NetworkPolicies of namespace %s admit the %d flows the runtime's pods need", len(policies), ns, judged), nil
 }
 
+// flowSurroundings reads what the flows of the release's pods go to: the
+// runtime namespace's labels, the API server's endpoints, the cluster's
+// DNS Services (k8s-app=kube-dns; with their namespaces' labels when a pod
+// of pods runs in the runtime namespace) and the rendered Services.
+func flowSurroundings(env *Env, ri *images.Rendered, pods []netpol.PodEgress) (netpol.Surroundings, error) {
+	ns := env.Inputs.Namespace
+	s := netpol.Surroundings{Namespace: ns, Services: netpol.RenderedServices(ri.Rendering), Pods: ri.Pods}
+	var err error
+	if s.NSLabels, err = policyNSLabels(env, ns); err != nil {
+		return s, err
+	}
+	if s.APIServer, err = env.Cluster.APIServerEndpoints(); err != nil {
+		return s, err
+	}
+	dns, err := env.Cluster.ServicesByLabel("", "k8s-app=kube-dns")
+	if err != nil {
+		return s, err
+	}
+	inNS := false
+	for _, p := range pods {
+		inNS = inNS || podNamespace(p.Pod, env.Inputs) == ns
+	}
+	if !inNS {
+		return s, nil
+	}
+	for _, d := range dns {
+		l, err := policyNSLabels(env, d.Namespace)
+		if err != nil {
+			return s, err
+		}
+		s.DNS = append(s.DNS, netpol.DNSService{Service: d, NSLabels: l})
+	}
+	return s, nil
+}
+
+// policyNSLabels are the labels of namespace name, with the
+// kubernetes.io/metadata.name label the API server sets on every
+// namespace (https://kubernetes.io/docs/reference/labels-annotations-taints/#kubernetes-io-metadata-name).
+func policyNSLabels(env *Env, name string) (map[string]string, error) {
+	n, err := env.Cluster.Namespace(name)
+	if err != nil {
+		return nil, err
+	}
+	l := map[string]string{}
+	for k, v := range n.Labels {
+		l[k] = v
+	}
+	l["kubernetes.io/metadata.name"] = name
+	return l, nil
+}
+
 // maxPodsNamed bounds the pods a denied flow names.
 const maxPodsNamed = 4
 
@@ -184,52 +158,4 @@ func countedList(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
-}
-
-// proxyFor returns the proxy a pod sends destination d to, or nil: d's
-// own (an Argo CD repository's), else the one its environment picks for d
-// by Go's matching (HTTP(S)_PROXY, NO_PROXY; none for ssh).
-func proxyFor(p podEgress, d destination) *url.URL {
-	var px *url.URL
-	switch {
-	case d.Proxy != "":
-		px, _ = url.Parse(d.Proxy)
-	case p.Proxied && d.URL.Scheme != "ssh":
-		cfg := httpproxy.Config{HTTPProxy: p.HTTPProxy, HTTPSProxy: p.HTTPSProxy, NoProxy: p.NoProxy}
-		px, _ = cfg.ProxyFunc()(d.URL)
-	}
-	if px == nil || px.Host == "" {
-		return nil
-	}
-	if px.Port() == "" {
-		port := "80"
-		if px.Scheme == "https" {
-			port = "443"
-		}
-		px.Host = net.JoinHostPort(px.Hostname(), port)
-	}
-	return px
-}
-
-// portOf is the port a URL is dialled at (see destination.port).
-func portOf(u *url.URL) int32 { return destination{URL: u}.port() }
-
-// targetPort resolves a Service port's targetPort on a destination pod:
-// the number, or the named container port; and the pod's named ports.
-func targetPort(sp corev1.ServicePort, pod chart.Pod) (int32, map[string]int32) {
-	named := map[string]int32{}
-	for _, c := range pod.Spec.Containers {
-		for _, cp := range c.Ports {
-			if cp.Name != "" {
-				named[cp.Name] = cp.ContainerPort
-			}
-		}
-	}
-	switch {
-	case sp.TargetPort.Type == intstr.String && sp.TargetPort.StrVal != "":
-		return named[sp.TargetPort.StrVal], named
-	case sp.TargetPort.IntVal != 0:
-		return sp.TargetPort.IntVal, named
-	}
-	return sp.Port, named
 }

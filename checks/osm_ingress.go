@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/ingressclass"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -351,7 +352,7 @@ func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts Runti
 	if ic.Class == nil || ic.Class.Controller != ControllerNginxCommunity {
 		ctrl := class
 		if ic.Class != nil {
-			ctrl = flavour(ic.Class)
+			ctrl = ingressclass.Flavour(ic.Class)
 		}
 		return Warn("OSM v0.8 with %s: HTTPS to the runtime's backends needs %s to trust %s/%s; the guide gives annotations for ingress-nginx only", osmHTTPSIngress, ctrl, osmNS, osmCABundleSecret).
 			WithHint("configure the controller as the OSM v0.8 ingress guide describes for it: https://release-v0-8.docs.openservicemesh.io/docs/tasks_usage/traffic_management/ingress/"), nil

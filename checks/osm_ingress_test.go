@@ -105,23 +105,52 @@ spec:
 
 const nginxSource = "  - kind: Service\n    namespace: ingress-nginx\n    name: ingress-nginx-controller\n"
 
-func TestOSMIngress(t *testing.T) {
-	ingress := Inputs{AccessMode: AccessIngress, IngressClass: "nginx", IngressHost: "rt.example.com"}
-	mesh := Inputs{AccessMode: AccessServiceMesh, IngressURL: "https://rt.example.com"}
-	v10 := osmWorld{ibCRD: true, meshConfigCRD: true, controller: true, nsExists: true, monitored: true}
-	with := func(w osmWorld, f func(*osmWorld)) osmWorld { f(&w); return w }
-	post := func(in Inputs) osmRun { return osmRun{in, ModePost} }
-	pre := func(in Inputs) osmRun { return osmRun{in, ModePre} }
-	httpsAnn := osmHTTPSAnnotations("codefresh", "osm-system")
-	v08 := osmWorld{controller: true, nsExists: true, monitored: true, caBundle: true, osmConfig: map[string]string{"use_https_ingress": "true"}}
+// osmCase is one osm-ingress case: the cluster, the run, and the status
+// and texts (of the message or the hint) expected.
+type osmCase struct {
+	name  string
+	world osmWorld
+	in    osmRun
+	want  Status
+	text  []string
+}
 
-	tests := []struct {
-		name  string
-		world osmWorld
-		in    osmRun
-		want  Status
-		text  []string
-	}{
+// runOSMCases runs each case through the kit.
+func runOSMCases(t *testing.T, tests []osmCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := tt.world.env(t, tt.in.Inputs)
+			env.Mode = tt.in.mode
+			got := runThrough(t, OSMIngress(), env)
+			if got.Status != tt.want {
+				t.Fatalf("status %s (%s; hint %q), want %s", got.Status, got.Message, got.Hint, tt.want)
+			}
+			for _, s := range tt.text {
+				if !strings.Contains(got.Message, s) && !strings.Contains(got.Hint, s) {
+					t.Errorf("message %q / hint %q lacks %q", got.Message, got.Hint, s)
+				}
+			}
+		})
+	}
+}
+
+var (
+	osmIngressMode = Inputs{AccessMode: AccessIngress, IngressClass: "nginx", IngressHost: "rt.example.com"}
+	osmMeshMode    = Inputs{AccessMode: AccessServiceMesh, IngressURL: "https://rt.example.com"}
+)
+
+func osmWith(w osmWorld, f func(*osmWorld)) osmWorld { f(&w); return w }
+func osmPost(in Inputs) osmRun                       { return osmRun{in, ModePost} }
+func osmPre(in Inputs) osmRun                        { return osmRun{in, ModePre} }
+
+// TestOSMIngress: whether OSM is there and monitors the namespace, and the
+// IngressBackend API (v0.10 and later).
+func TestOSMIngress(t *testing.T) {
+	ingress, mesh := osmIngressMode, osmMeshMode
+	v10 := osmWorld{ibCRD: true, meshConfigCRD: true, controller: true, nsExists: true, monitored: true}
+	with, post, pre := osmWith, osmPost, osmPre
+	runOSMCases(t, []osmCase{
 		{"no OSM", osmWorld{nsExists: true, monitored: true}, pre(ingress), StatusSkip, []string{"Open Service Mesh is not installed"}},
 		{"namespace absent", with(v10, func(w *osmWorld) { w.nsExists = false }), pre(ingress), StatusSkip, []string{"namespace codefresh does not exist yet"}},
 		{"not monitored", with(v10, func(w *osmWorld) { w.monitored = false }), pre(ingress), StatusSkip, []string{"not monitored by Open Service Mesh", "openservicemesh.io/monitored-by"}},
@@ -161,6 +190,17 @@ func TestOSMIngress(t *testing.T) {
 		}), pre(mesh), StatusPass, []string{"admits Service istio-system/gw"}},
 		{"v0.10 service-mesh, none", v10, pre(mesh), StatusWarn, []string{"no IngressBackend admits your mesh gateway", "<gateway-namespace>"}},
 		{"v0.9", osmWorld{meshConfigCRD: true, controller: true, nsExists: true, monitored: true}, pre(ingress), StatusSkip, []string{"v0.9"}},
+	})
+}
+
+// TestOSMIngressV08: OSM v0.8's HTTPS ingress (use_https_ingress) and the
+// ingress-nginx annotations it needs.
+func TestOSMIngressV08(t *testing.T) {
+	ingress, mesh := osmIngressMode, osmMeshMode
+	with, post, pre := osmWith, osmPost, osmPre
+	httpsAnn := osmHTTPSAnnotations("codefresh", "osm-system")
+	v08 := osmWorld{controller: true, nsExists: true, monitored: true, caBundle: true, osmConfig: map[string]string{"use_https_ingress": "true"}}
+	runOSMCases(t, []osmCase{
 		{"v0.8 http", with(v08, func(w *osmWorld) { w.osmConfig = map[string]string{"use_https_ingress": "false"} }), pre(ingress), StatusPass, []string{"admits HTTP ingress"}},
 		{"v0.8 https, no annotations, pre", v08, pre(ingress), StatusWarn, []string{"use_https_ingress \"true\"", "nginx.ingress.kubernetes.io/backend-protocol is missing", `proxy_ssl_name "internal-router.codefresh.cluster.local";`}},
 		{"v0.8 https, annotations in values", v08, pre(withValues(ingress, httpsAnn)), StatusPass, []string{"global.runtime.ingress.annotations carries the HTTPS backend annotations"}},
@@ -177,22 +217,7 @@ func TestOSMIngress(t *testing.T) {
 			w.runtimeIngressAnnotations = a
 		}), post(ingress), StatusFail, []string{"configuration-snippet lacks proxy_ssl_name \"internal-router.codefresh.cluster.local\";"}},
 		{"v0.8 https, service-mesh", v08, pre(mesh), StatusSkip, []string{"access mode service-mesh has none"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			env := tt.world.env(t, tt.in.Inputs)
-			env.Mode = tt.in.mode
-			got := runThrough(t, OSMIngress(), env)
-			if got.Status != tt.want {
-				t.Fatalf("status %s (%s; hint %q), want %s", got.Status, got.Message, got.Hint, tt.want)
-			}
-			for _, s := range tt.text {
-				if !strings.Contains(got.Message, s) && !strings.Contains(got.Hint, s) {
-					t.Errorf("message %q / hint %q lacks %q", got.Message, got.Hint, s)
-				}
-			}
-		})
-	}
+	})
 }
 
 func withValues(in Inputs, annotations map[string]string) Inputs {

@@ -1,77 +1,23 @@
 package checks
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
-)
 
-// The platform calls the chart's validation hooks make with the user token,
-// as codefresh-io/go-sdk sends them (GraphQL POST to <url>/2.0/api/graphql,
-// the token as the Authorization header): `cf helm validate`
-// (https://github.com/codefresh-io/cli-v2/blob/b36dcf4b468989a9c4738f1dd2a67fb2517d4bc3/cmd/commands/helm.go
-// validateWithUserToken, checkRuntimeName) and `cf account validate-usage
-// --fail-condition=reached --subject=clusters`
-// (https://github.com/codefresh-io/cli-v2/blob/0b95f7dac6782eeae9b3e62f00bd189ada006ed0/cmd/commands/account.go
-// runValidateLimits, ValidateGitOpsUsage); the queries are go-sdk's
-// (https://github.com/codefresh-io/go-sdk/blob/1774674c42dae8abe227e057a9bda04580b1bb0e/pkg/codefresh/internal/v2/user.go,
-// .../v2/runtime.go; https://github.com/codefresh-io/go-sdk/blob/46b357344af2627c56d1ecbdd6b052e26ee26f21/pkg/graphql/payments.go).
-const (
-	platformGraphQLPath = "/2.0/api/graphql"
-	queryMe             = `
-query Me {
-	me {
-		id
-		name
-		email
-		isAdmin
-		accounts {
-			id
-			name
-		}
-		activeAccount {
-			id
-			name
-			gitProvider
-			gitApiUrl
-			sharedConfigRepo
-			admins
-		}
-	}
-}`
-	queryRuntime = `
-query GetRuntime($name: String!) {
-	runtime(name: $name) {
-		metadata {
-			name
-			namespace
-		}
-	}
-}`
-	queryLimits = `
-query LimitsStatus {
-  limitsStatus {
-    usage {
-      clusters
-      applications
-    }
-    limits {
-      clusters
-      applications
-    }
-    status
-  }
-}`
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/platform"
 )
 
 // PlatformUserToken makes, from the workstation and before Helm starts, the
-// platform calls the chart's validation hooks make with the user token, and
+// platform calls the chart's validation hooks make with the user token
+// (internal/platform: `cf helm validate`,
+// https://github.com/codefresh-io/cli-v2/blob/b36dcf4b468989a9c4738f1dd2a67fb2517d4bc3/cmd/commands/helm.go
+// validateWithUserToken, checkRuntimeName, and `cf account validate-usage
+// --fail-condition=reached --subject=clusters`,
+// https://github.com/codefresh-io/cli-v2/blob/0b95f7dac6782eeae9b3e62f00bd189ada006ed0/cmd/commands/account.go
+// runValidateLimits, ValidateGitOpsUsage), and
 // fails where they would, quoting the hook's error: the token is refused
 // (401), its user is not an account admin (`user "X" does not have Admin
 // role in account "Y"`), its account is not global.codefresh.accountId
@@ -105,22 +51,9 @@ func PlatformUserToken() Check {
 
 func runPlatformUserToken(ctx context.Context, env *Env) (Result, error) {
 	in := env.Inputs
-	c, err := readChartRules(ctx, env)
+	validateValues, validateUsage, err := hooksCallingPlatform(ctx, env)
 	if err != nil {
 		return Result{}, err
-	}
-	validateValues, validateUsage := !in.SkipValidation, !in.SkipUsageValidation
-	if c.R != nil {
-		validateValues, validateUsage = c.R.ValidationHooks.ValidateValues != nil, c.R.ValidationHooks.ValidateUsage
-	}
-	if env.Upgrading() && syncOf(ctx, env) == nil {
-		// helm upgrade runs only the pre-upgrade hooks (validate-values);
-		// Argo CD runs every pre-install and pre-upgrade hook on each sync.
-		validateUsage = false
-		if c.R != nil {
-			validateValues = validateValues && c.R.ValidationHooks.ValidateValuesOnUpgrade
-			validateUsage = c.R.ValidationHooks.ValidateUsage && c.R.ValidationHooks.ValidateUsageOnUpgrade
-		}
 	}
 	if !validateValues && !validateUsage {
 		return Skip("the chart renders no validation hook that runs here (installer.skipValidation and skipUsageValidation, or hooks of the install only): nothing calls the platform before the %s (validation-hooks)", helmOperation(env)), nil
@@ -145,86 +78,125 @@ func runPlatformUserToken(ctx context.Context, env *Env) (Result, error) {
 	if err != nil || base.Scheme == "" || base.Host == "" {
 		return Fail("global.codefresh.url %q is not a URL: the hook fails with \"global.codefresh.url\" must be a non-empty string", in.PlatformURL), nil
 	}
-	p := &platform{client: env.Probe.Client(), url: base.JoinPath(platformGraphQLPath).String(), token: token}
+	c := hookCalls{p: platform.New(env.Probe.Client(), base, token), in: in, token: token}
 	where := fmt.Sprintf("%s, called from this workstation", in.PlatformURL)
-	clean := func(s string) string { return strings.ReplaceAll(s, token, "<token>") }
-
-	var failures, ok []string
 	if validateValues {
-		var me struct {
-			Name          string `json:"name"`
-			IsAdmin       *bool  `json:"isAdmin"`
-			ActiveAccount struct {
-				ID   string  `json:"id"`
-				Name *string `json:"name"`
-			} `json:"activeAccount"`
-		}
-		if r, err := p.query(ctx, queryMe, nil, &me); err != nil {
-			return Skip("the platform did not answer (%s): %s", where, clean(err.Error())), nil
+		if r, err := c.validateValues(ctx); err != nil {
+			return Skip("the platform did not answer (%s): %s", where, c.clean(err.Error())), nil
 		} else if r != "" {
-			return Fail("the hook's `cf helm validate` will fail: failed getting current user: %s (%s)", clean(r), where).
+			return Fail("the hook's `cf helm validate` will fail: failed getting current user: %s (%s)", c.clean(r), where).
 				WithHint("check global.codefresh.userToken: a valid Codefresh API key of an account admin (User Settings > API keys)"), nil
 		}
-		acct := ""
-		if me.ActiveAccount.Name != nil {
-			acct = *me.ActiveAccount.Name
-		}
-		if me.IsAdmin == nil || !*me.IsAdmin {
-			failures = append(failures, fmt.Sprintf("user %q does not have Admin role in account %q", me.Name, acct))
-		}
-		if in.AccountID != "" && me.ActiveAccount.ID != in.AccountID {
-			failures = append(failures, fmt.Sprintf("account mismatch - userToken is for accountId %s (%q), while \"global.codefresh.accountId\" is %s", me.ActiveAccount.ID, acct, in.AccountID))
-		}
-		if len(failures) == 0 {
-			ok = append(ok, fmt.Sprintf("user %s is Admin in account %s (%s)", me.Name, acct, me.ActiveAccount.ID))
-			var rt struct {
-				Metadata struct {
-					Name string `json:"name"`
-				} `json:"metadata"`
-			}
-			r, err := p.query(ctx, queryRuntime, map[string]any{"name": in.RuntimeName}, &rt)
-			switch {
-			case err != nil:
-				return Skip("the platform did not answer (%s): %s", where, clean(err.Error())), nil
-			case rt.Metadata.Name != "":
-				failures = append(failures, fmt.Sprintf("runtime %q already exists", in.RuntimeName))
-			case r != "" && !strings.Contains(r, "does not exist"):
-				failures = append(failures, "failed to get runtime: "+clean(r))
-			default:
-				ok = append(ok, fmt.Sprintf("runtime name %q is free", in.RuntimeName))
-			}
+	}
+	if validateUsage && len(c.failures) == 0 {
+		if err := c.validateUsage(ctx); err != nil {
+			return Skip("the platform did not answer (%s): %s", where, c.clean(err.Error())), nil
 		}
 	}
-	if validateUsage && len(failures) == 0 {
-		var ls struct {
-			Usage  *struct{ Clusters *int } `json:"usage"`
-			Limits *struct{ Clusters *int } `json:"limits"`
-		}
-		r, err := p.query(ctx, queryLimits, nil, &ls)
-		switch {
-		case err != nil:
-			return Skip("the platform did not answer (%s): %s", where, clean(err.Error())), nil
-		case r != "":
-			failures = append(failures, "failed validating usage: failed to get limits status: "+clean(r))
-		case ls.Limits == nil || ls.Limits.Clusters == nil:
-			ok = append(ok, "no cluster limit on the account")
-		case ls.Usage == nil || ls.Usage.Clusters == nil:
-			failures = append(failures, "failed validating usage: usage validation error: clusters usage is missing")
-		case *ls.Usage.Clusters >= *ls.Limits.Clusters:
-			cond := "reached"
-			if *ls.Usage.Clusters > *ls.Limits.Clusters {
-				cond = "exceeded"
-			}
-			failures = append(failures, fmt.Sprintf("failed validating usage: usage validation error: clusters limit %s: usage=%d, limit=%d", cond, *ls.Usage.Clusters, *ls.Limits.Clusters))
-		default:
-			ok = append(ok, fmt.Sprintf("clusters usage %d of %d", *ls.Usage.Clusters, *ls.Limits.Clusters))
-		}
-	}
-	if len(failures) > 0 {
-		return Fail("the chart's validation hook will fail: %s (%s)", strings.Join(failures, "; "), where).
+	if len(c.failures) > 0 {
+		return Fail("the chart's validation hook will fail: %s (%s)", strings.Join(c.failures, "; "), where).
 			WithHint("use the API key of an admin of the account global.codefresh.accountId names, a runtime name not yet on the platform (global.runtime.name), or free a cluster of the account's limit"), nil
 	}
-	return Pass("the platform checks of the validation hooks pass: %s (%s)", strings.Join(ok, "; "), where), nil
+	return Pass("the platform checks of the validation hooks pass: %s (%s)", strings.Join(c.ok, "; "), where), nil
+}
+
+// hooksCallingPlatform says which of the chart's validation hooks run
+// before this install or upgrade and call the platform: validate-values
+// (`cf helm validate`) and validate-usage (`cf account validate-usage`),
+// as the chart renders them, else as the values say.
+func hooksCallingPlatform(ctx context.Context, env *Env) (validateValues, validateUsage bool, err error) {
+	in := env.Inputs
+	c, err := readChartRules(ctx, env)
+	if err != nil {
+		return false, false, err
+	}
+	validateValues, validateUsage = !in.SkipValidation, !in.SkipUsageValidation
+	if c.R != nil {
+		validateValues, validateUsage = c.R.ValidationHooks.ValidateValues != nil, c.R.ValidationHooks.ValidateUsage
+	}
+	if env.Upgrading() && syncOf(ctx, env) == nil {
+		// helm upgrade runs only the pre-upgrade hooks (validate-values);
+		// Argo CD runs every pre-install and pre-upgrade hook on each sync.
+		validateUsage = false
+		if c.R != nil {
+			validateValues = validateValues && c.R.ValidationHooks.ValidateValuesOnUpgrade
+			validateUsage = c.R.ValidationHooks.ValidateUsage && c.R.ValidationHooks.ValidateUsageOnUpgrade
+		}
+	}
+	return validateValues, validateUsage, nil
+}
+
+// hookCalls makes the validation hooks' platform calls with the user
+// token, collecting the hooks' failures and what passed, in their words.
+type hookCalls struct {
+	p            *platform.Client
+	in           Inputs
+	token        string
+	failures, ok []string
+}
+
+// clean takes the token out of s.
+func (c *hookCalls) clean(s string) string { return strings.ReplaceAll(s, c.token, "<token>") }
+
+// validateValues makes `cf helm validate`'s calls (validateWithUserToken,
+// checkRuntimeName): the user is an admin of the account
+// global.codefresh.accountId names, and the runtime name is free.
+// refused is the platform's refusal of the first call; err no answer.
+func (c *hookCalls) validateValues(ctx context.Context) (refused string, err error) {
+	me, r, err := c.p.Me(ctx)
+	if err != nil || r != "" {
+		return r, err
+	}
+	acct := me.Account()
+	if !me.Admin() {
+		c.failures = append(c.failures, fmt.Sprintf("user %q does not have Admin role in account %q", me.Name, acct))
+	}
+	if c.in.AccountID != "" && me.ActiveAccount.ID != c.in.AccountID {
+		c.failures = append(c.failures, fmt.Sprintf("account mismatch - userToken is for accountId %s (%q), while \"global.codefresh.accountId\" is %s", me.ActiveAccount.ID, acct, c.in.AccountID))
+	}
+	if len(c.failures) > 0 {
+		return "", nil
+	}
+	c.ok = append(c.ok, fmt.Sprintf("user %s is Admin in account %s (%s)", me.Name, acct, me.ActiveAccount.ID))
+	found, r, err := c.p.Runtime(ctx, c.in.RuntimeName)
+	switch {
+	case err != nil:
+		return "", err
+	case found:
+		c.failures = append(c.failures, fmt.Sprintf("runtime %q already exists", c.in.RuntimeName))
+	case r != "" && !strings.Contains(r, "does not exist"):
+		c.failures = append(c.failures, "failed to get runtime: "+c.clean(r))
+	default:
+		c.ok = append(c.ok, fmt.Sprintf("runtime name %q is free", c.in.RuntimeName))
+	}
+	return "", nil
+}
+
+// validateUsage makes `cf account validate-usage
+// --fail-condition=reached --subject=clusters`'s call (runValidateLimits,
+// ValidateGitOpsUsage): the account's clusters usage is under its limit.
+// err is no answer.
+func (c *hookCalls) validateUsage(ctx context.Context) error {
+	ls, r, err := c.p.Limits(ctx)
+	switch {
+	case err != nil:
+		return err
+	case r != "":
+		c.failures = append(c.failures, "failed validating usage: failed to get limits status: "+c.clean(r))
+	case ls.Limits == nil || ls.Limits.Clusters == nil:
+		c.ok = append(c.ok, "no cluster limit on the account")
+	case ls.Usage == nil || ls.Usage.Clusters == nil:
+		c.failures = append(c.failures, "failed validating usage: usage validation error: clusters usage is missing")
+	case *ls.Usage.Clusters >= *ls.Limits.Clusters:
+		cond := "reached"
+		if *ls.Usage.Clusters > *ls.Limits.Clusters {
+			cond = "exceeded"
+		}
+		c.failures = append(c.failures, fmt.Sprintf("failed validating usage: usage validation error: clusters limit %s: usage=%d, limit=%d", cond, *ls.Usage.Clusters, *ls.Limits.Clusters))
+	default:
+		c.ok = append(c.ok, fmt.Sprintf("clusters usage %d of %d", *ls.Usage.Clusters, *ls.Limits.Clusters))
+	}
+	return nil
 }
 
 // userToken returns the user token as the hook reads it: the plain value,
@@ -246,74 +218,6 @@ func userToken(env *Env) (token, why string, err error) {
 		return "", fmt.Sprintf("Secret %s/%s has no key %q", in.Namespace, in.UserTokenSecret, in.UserTokenKey), nil
 	}
 	return string(v), "", nil
-}
-
-// platform is a GraphQL client of the Codefresh platform, as go-sdk's.
-type platform struct {
-	client     *http.Client
-	url, token string
-}
-
-// query posts a GraphQL query and decodes the one data field into out. err
-// is a transport error (no answer); refused is the platform's refusal in the
-// words go-sdk gives it ("[401] - failed to make a GraphQL API request: ..."
-// or the GraphQL errors), "" when it answered.
-func (p *platform) query(ctx context.Context, q string, vars map[string]any, out any) (refused string, err error) {
-	if vars == nil {
-		vars = map[string]any{}
-	}
-	body, err := json.Marshal(map[string]any{"query": q, "variables": vars})
-	if err != nil {
-		return "", err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Authorization", p.token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", req.URL.Host)
-	resp, err := p.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is in the message already
-		}
-		return "", err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode >= 400 {
-		return fmt.Sprintf("[%d] - failed to make a GraphQL API request: %s", resp.StatusCode, oneLineText(string(raw), 200)), nil
-	}
-	var wrapper struct {
-		Data   map[string]json.RawMessage `json:"data"`
-		Errors []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(raw, &wrapper); err != nil {
-		return fmt.Sprintf("failed to unmarshal response Body: %v", err), nil
-	}
-	for _, d := range wrapper.Data {
-		if len(d) > 0 && string(d) != "null" {
-			if err := json.Unmarshal(d, out); err != nil {
-				return fmt.Sprintf("failed to unmarshal response Body: %v", err), nil
-			}
-		}
-		break
-	}
-	if len(wrapper.Errors) > 0 {
-		msgs := make([]string, len(wrapper.Errors))
-		for i, e := range wrapper.Errors {
-			msgs[i] = e.Message
-		}
-		return strings.Join(msgs, "; "), nil
-	}
-	return "", nil
 }
 
 // oneLineText is s on one line, cut at n runes.
@@ -378,18 +282,12 @@ func askRuntimeWithToken(ctx context.Context, env *Env) (found bool, refused, wh
 		return false, fmt.Sprintf("global.codefresh.url %q is not a URL", in.PlatformURL), in.PlatformURL, nil
 	}
 	where = fmt.Sprintf("%s, called from this workstation", in.PlatformURL)
-	p := &platform{client: env.Probe.Client(), url: base.JoinPath(platformGraphQLPath).String(), token: token}
+	found, r, err := platform.New(env.Probe.Client(), base, token).Runtime(ctx, in.RuntimeName)
 	clean := func(s string) string { return strings.ReplaceAll(s, token, "<token>") }
-	var rt struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
-	r, err := p.query(ctx, queryRuntime, map[string]any{"name": in.RuntimeName}, &rt)
 	if err != nil {
 		return false, "", where, errors.New(clean(err.Error()))
 	}
-	if rt.Metadata.Name != "" {
+	if found {
 		return true, "", where, nil
 	}
 	if r == "" {

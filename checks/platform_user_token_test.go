@@ -131,10 +131,12 @@ func TestPlatformUserToken(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// The token from its secretKeyRef, as the hook reads it; a leftover
-	// runtime token switches the hook's mode: skip.
-	stub := good()
+// TestPlatformUserTokenFromSecret: the token from its secretKeyRef, as the
+// hook reads it; a leftover runtime token switches the hook's mode.
+func TestPlatformUserTokenFromSecret(t *testing.T) {
+	stub := &platformStub{admin: true, account: "acc1", runtimes: map[string]bool{"other": true}, usage: intp(1), lim: intp(3)}
 	srv := httptest.NewTLSServer(stub)
 	defer srv.Close()
 	ref := Inputs{Namespace: "cf", RuntimeName: "rt1", AccountID: "acc1", PlatformURL: srv.URL, UserTokenSecret: "cf-user", UserTokenKey: "token"}

@@ -2,33 +2,28 @@ package checks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	resourcehelper "k8s.io/component-helpers/resource"
-	schedcorev1 "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/schedule"
 )
 
 // RuntimeSchedulable passes when every pod the runtime will run fits on a
 // Ready, schedulable node, given what the pods already bound there request
 // and the pods' nodeSelector, required node affinity and tolerations
 // (docs/checks/runtime-schedulable.md). The pods come from RuntimePods; the
-// placement is first-fit decreasing (FitRuntimePods), which is what the
-// scheduler's NodeResourcesFit filter admits, one pod at a time.
+// placement is first-fit decreasing (schedule.Fit), which is what the
+// scheduler's NodeResourcesFit filter admits, one pod at a time. Before
+// `helm upgrade` (--upgrade) it places the target's pods the way the
+// upgrade starts them, beside the release's own pods that still run
+// (schedule.PlanUpgrade, SimulateRollouts; docs/checks/runtime-schedulable.md,
+// "Before helm upgrade").
 func RuntimeSchedulable() Check {
 	return Check{
 		Meta: Meta{
@@ -45,29 +40,15 @@ func RuntimeSchedulable() Check {
 	}
 }
 
-// RuntimePodSpec is one kind of pod the runtime runs: Replicas copies of Spec.
-type RuntimePodSpec struct {
-	// Name is the workload's name (Deployment, StatefulSet or hook Job).
-	Name     string
-	Replicas int
-	Spec     corev1.PodSpec
-	// Kind is Deployment, StatefulSet or Job, Namespace the manifest's ("":
-	// the release namespace) and Hook the helm.sh/hook annotation ("": not
-	// a hook), when read from a manifest.
-	Kind, Namespace, Hook string
-	// Template is the pod template as rendered; Deployment and StatefulSet
-	// are the workload as rendered (for --upgrade: what changes, and how
-	// the rollout replaces the pods).
-	Template    corev1.PodTemplateSpec
-	Deployment  *appsv1.Deployment
-	StatefulSet *appsv1.StatefulSet
-}
+// RuntimePodSpec is one kind of pod the runtime runs: Replicas copies of
+// Spec (schedule.PodSpec).
+type RuntimePodSpec = schedule.PodSpec
 
 // RuntimePods returns the pods the runtime will run and where they were read
-// from: the run's rendered release (--chart with the given values) through
-// RuntimePodsFromManifest, else plan.DefaultRuntimePods, the chart 0.30.0
-// defaults, with the reason the rendering was not used. The error is a
-// manifest that does not decode.
+// from: the run's rendered release (--chart with the given values), its
+// workloads as schedule.InstallPods keeps them, else the chart 0.30.0
+// defaults (schedule.DefaultPods), with the reason the rendering was not
+// used. The error is a manifest that does not decode.
 func RuntimePods(ctx context.Context, env *Env) ([]RuntimePodSpec, string, error) {
 	r, err := env.Rendering(ctx)
 	if err != nil {
@@ -83,55 +64,27 @@ func RuntimePods(ctx context.Context, env *Env) ([]RuntimePodSpec, string, error
 				reason = "the chart does not render with these values (see chart-renders)"
 			}
 		}
-		return defaultRuntimePods(), plan.DefaultRuntimePodsSource + "; " + reason, nil
+		return schedule.DefaultPods(), plan.DefaultRuntimePodsSource + "; " + reason, nil
 	}
 	all, err := renderedWorkloads(env, r)
 	if err != nil {
 		return nil, "", err
 	}
-	return installPods(all), fmt.Sprintf("the rendered chart %s %s with the given values", r.ChartName, r.ChartVersion), nil
-}
-
-// defaultRuntimePods are the chart's default pods (plan.DefaultRuntimePods)
-// as the runtime's pods.
-func defaultRuntimePods() []RuntimePodSpec {
-	var out []RuntimePodSpec
-	for _, p := range plan.DefaultRuntimePods() {
-		out = append(out, RuntimePodSpec{Name: p.Name, Replicas: p.Replicas, Spec: p.Spec})
-	}
-	return out
+	return schedule.InstallPods(all), fmt.Sprintf("the rendered chart %s %s with the given values", r.ChartName, r.ChartVersion), nil
 }
 
 // RuntimePodsFromManifest reads the pods a rendered manifest (`helm template`
-// output, or a release's manifest plus its hooks) will run: Deployments and
+// output, or a release's manifest plus its hooks) will run
+// (schedule.WorkloadsOf, schedule.InstallPods): Deployments and
 // StatefulSets × spec.replicas (1 when unset), and Jobs (× parallelism, 1
-// when unset) that are not hooks or are install/upgrade hooks; pre-/post-
-// delete and rollback hooks do not run at install. Documents of other kinds
-// are ignored; a document that does not decode is an error.
+// when unset) that are not hooks or are install/upgrade hooks. Documents
+// of other kinds are ignored; a document that does not decode is an error.
 func RuntimePodsFromManifest(manifest string) ([]RuntimePodSpec, error) {
 	all, err := manifestWorkloads(manifest)
 	if err != nil {
 		return nil, err
 	}
-	return installPods(all), nil
-}
-
-// installPods are the workloads of all whose pods run at install: hook
-// Jobs only for install and upgrade hooks.
-func installPods(all []RuntimePodSpec) []RuntimePodSpec {
-	var out []RuntimePodSpec
-	for _, w := range all {
-		if hook := w.Hook; w.Kind == "Job" && hook != "" {
-			if !strings.Contains(hook, "install") && !strings.Contains(hook, "upgrade") {
-				continue
-			}
-			if strings.Contains(hook, "delete") && !strings.Contains(hook, "install") {
-				continue
-			}
-		}
-		out = append(out, w)
-	}
-	return out
+	return schedule.InstallPods(all), nil
 }
 
 // renderedWorkloads are the workloads of a rendering (its objects and
@@ -142,199 +95,36 @@ func renderedWorkloads(env *Env, r *chart.Rendering) ([]RuntimePodSpec, error) {
 	})
 }
 
-// workloadsOf reads every Deployment, StatefulSet and Job of objs (their
-// JSON, converted once when they were rendered or read), hooks of every
-// kind included.
-func workloadsOf(objs []chart.Object) ([]RuntimePodSpec, error) {
-	var out []RuntimePodSpec
-	for _, o := range objs {
-		var spec RuntimePodSpec
-		switch o.Kind {
-		case "Deployment":
-			var d appsv1.Deployment
-			if err := json.Unmarshal(o.JSON, &d); err != nil {
-				return nil, fmt.Errorf("decoding Deployment %s: %w", o.Name, err)
-			}
-			spec = RuntimePodSpec{Name: d.Name, Replicas: replicas(d.Spec.Replicas), Spec: d.Spec.Template.Spec,
-				Namespace: d.Namespace, Hook: d.Annotations["helm.sh/hook"], Template: d.Spec.Template, Deployment: &d}
-		case "StatefulSet":
-			var st appsv1.StatefulSet
-			if err := json.Unmarshal(o.JSON, &st); err != nil {
-				return nil, fmt.Errorf("decoding StatefulSet %s: %w", o.Name, err)
-			}
-			spec = RuntimePodSpec{Name: st.Name, Replicas: replicas(st.Spec.Replicas), Spec: st.Spec.Template.Spec,
-				Namespace: st.Namespace, Hook: st.Annotations["helm.sh/hook"], Template: st.Spec.Template, StatefulSet: &st}
-		case "Job":
-			var j batchv1.Job
-			if err := json.Unmarshal(o.JSON, &j); err != nil {
-				return nil, fmt.Errorf("decoding Job %s: %w", o.Name, err)
-			}
-			spec = RuntimePodSpec{Name: j.Name, Replicas: replicas(j.Spec.Parallelism), Spec: j.Spec.Template.Spec,
-				Namespace: j.Namespace, Hook: j.Annotations["helm.sh/hook"], Template: j.Spec.Template}
-		default:
-			continue
-		}
-		spec.Kind = o.Kind
-		out = append(out, spec)
+// workloadsOf reads every Deployment, StatefulSet and Job of objs, hooks of
+// every kind included (schedule.WorkloadsOf).
+func workloadsOf(objs []chart.Object) ([]RuntimePodSpec, error) { return schedule.WorkloadsOf(objs) }
+
+// currentWorkloads are the workloads of the revision an upgrade starts
+// from (its stored manifest, read once per run: chart.Upgrade.CurrentObjects).
+func currentWorkloads(u *chart.Upgrade) ([]RuntimePodSpec, error) {
+	objs, err := u.CurrentObjects()
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return workloadsOf(objs)
 }
 
-func replicas(r *int32) int {
-	if r == nil {
-		return 1
-	}
-	return int(*r)
+// upgradePods is schedule.UpgradePlan as the admission plan reads it.
+type upgradePods struct {
+	preHooks, surge, after []RuntimePodSpec
+	freed                  map[string]bool
+	kept                   int
 }
 
-// podNeed is one pod to place: its effective requests.
-type podNeed struct {
-	Name                                  string
-	MilliCPU, MemoryBytes, EphemeralBytes int64
-	spec                                  *corev1.PodSpec
+// planUpgradePods sorts target's pods against current (schedule.PlanUpgrade).
+func planUpgradePods(target, current []RuntimePodSpec, releaseNS string) upgradePods {
+	p := schedule.PlanUpgrade(target, current, releaseNS)
+	return upgradePods{preHooks: p.PreHooks, surge: p.Surge, after: p.After, freed: p.Freed, kept: p.Kept}
 }
 
-// NodeRoom is a node with what is left of its allocatable resources.
-type NodeRoom struct {
-	Node cluster.Node
-	// Free cpu (millicores), memory and ephemeral-storage (bytes) and pod slots.
-	MilliCPU, MemoryBytes, EphemeralBytes, Pods int64
-}
-
-// FitVerdict is the outcome of placing the runtime's pods.
-type FitVerdict struct {
-	// Pods is the number of runtime pods; Unfit names those that fit nowhere,
-	// with their requests.
-	Pods  int
-	Unfit []string
-	// Closest is the eligible node that comes closest to holding the first
-	// pod that does not fit (Found false when no node matches its
-	// nodeSelector, affinity and tolerations).
-	Closest      NodeRoom
-	ClosestFound bool
-	// Total requests of the runtime's pods.
-	MilliCPU, MemoryBytes int64
-	// Nodes is the number of Ready, schedulable nodes considered.
-	Nodes int
-}
-
-// FitRuntimePods places pods on nodes first-fit decreasing (largest memory,
-// then cpu, first; nodes in name order): a node is eligible when Ready and
-// not cordoned; a pod fits on it when the node matches the pod's nodeSelector
-// and required node affinity (k8s.io/component-helpers nodeaffinity), the
-// pod tolerates every NoSchedule/NoExecute taint of the node
-// (component-helpers FindMatchingUntoleratedTaint), and the node's free cpu,
-// memory, ephemeral-storage and pod slots (allocatable minus what bound
-// pods request, see cluster.BoundPodRequests) cover the pod's effective
-// requests (component-helpers resource.PodRequests). Requests are those the
-// scheduler's NodeResourcesFit filter compares
-// (https://kubernetes.io/docs/concepts/scheduling-eviction/resource-bin-packing/).
-func FitRuntimePods(specs []RuntimePodSpec, nodes []cluster.Node, bound map[string]cluster.NodeUsage) FitVerdict {
-	var rooms []*NodeRoom
-	for _, n := range nodes {
-		if !n.Ready || n.Unschedulable {
-			continue
-		}
-		u := bound[n.Name]
-		rooms = append(rooms, &NodeRoom{Node: n, MilliCPU: n.AllocatableMilliCPU - u.MilliCPU, MemoryBytes: n.AllocatableMemoryBytes - u.MemoryBytes,
-			EphemeralBytes: n.AllocatableEphemeralBytes - u.EphemeralBytes, Pods: n.AllocatablePods - u.Pods})
-	}
-	sort.Slice(rooms, func(i, j int) bool { return rooms[i].Node.Name < rooms[j].Node.Name })
-	v := FitVerdict{Nodes: len(rooms)}
-	var pods []podNeed
-	for i := range specs {
-		s := &specs[i]
-		req := resourcehelper.PodRequests(&corev1.Pod{Spec: s.Spec}, resourcehelper.PodResourcesOptions{})
-		for r := 0; r < s.Replicas; r++ {
-			name := s.Name
-			if s.Replicas > 1 {
-				name = fmt.Sprintf("%s (%d of %d)", s.Name, r+1, s.Replicas)
-			}
-			pods = append(pods, podNeed{Name: name, MilliCPU: req.Cpu().MilliValue(), MemoryBytes: req.Memory().Value(),
-				EphemeralBytes: req.StorageEphemeral().Value(), spec: &s.Spec})
-			v.MilliCPU += req.Cpu().MilliValue()
-			v.MemoryBytes += req.Memory().Value()
-		}
-	}
-	v.Pods = len(pods)
-	sort.SliceStable(pods, func(i, j int) bool {
-		if pods[i].MemoryBytes != pods[j].MemoryBytes {
-			return pods[i].MemoryBytes > pods[j].MemoryBytes
-		}
-		return pods[i].MilliCPU > pods[j].MilliCPU
-	})
-	nodeObjs := map[string]*corev1.Node{}
-	for _, r := range rooms {
-		nodeObjs[r.Node.Name] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: r.Node.Name, Labels: r.Node.Labels}, Spec: corev1.NodeSpec{Taints: r.Node.TaintList}}
-	}
-	for _, p := range pods {
-		placed := false
-		var closest *NodeRoom
-		best := -1.0
-		for _, r := range rooms {
-			if !nodeAdmits(p.spec, nodeObjs[r.Node.Name]) {
-				continue
-			}
-			if r.MilliCPU >= p.MilliCPU && r.MemoryBytes >= p.MemoryBytes && r.EphemeralBytes >= p.EphemeralBytes && r.Pods >= 1 {
-				r.MilliCPU -= p.MilliCPU
-				r.MemoryBytes -= p.MemoryBytes
-				r.EphemeralBytes -= p.EphemeralBytes
-				r.Pods--
-				placed = true
-				break
-			}
-			if s := closeness(p, r); s > best {
-				best, closest = s, r
-			}
-		}
-		if placed {
-			continue
-		}
-		v.Unfit = append(v.Unfit, fmt.Sprintf("%s (%s)", p.Name, needFigures(p)))
-		if !v.ClosestFound && closest != nil {
-			v.Closest, v.ClosestFound = *closest, true
-		}
-	}
-	return v
-}
-
-// nodeAdmits reports whether the node matches the pod's nodeSelector and
-// required node affinity and carries no NoSchedule/NoExecute taint the pod
-// does not tolerate.
-func nodeAdmits(spec *corev1.PodSpec, node *corev1.Node) bool {
-	if ok, err := nodeaffinity.NewRequiredNodeAffinity(spec.NodeSelector, spec.Affinity).Match(node); err != nil || !ok {
-		return false
-	}
-	_, untolerated := schedcorev1.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, spec.Tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, false)
-	return !untolerated
-}
-
-// closeness scores how nearly a node holds a pod: the smaller of its free
-// cpu and memory ratios to the pod's requests (1 or more means it has room
-// for those two).
-func closeness(p podNeed, r *NodeRoom) float64 {
-	ratio := func(free, need int64) float64 {
-		if need <= 0 {
-			return 1e9
-		}
-		return float64(max(free, 0)) / float64(need)
-	}
-	return min(ratio(r.MilliCPU, p.MilliCPU), ratio(r.MemoryBytes, p.MemoryBytes), ratio(r.EphemeralBytes, p.EphemeralBytes))
-}
-
-func needFigures(p podNeed) string {
-	s := fmt.Sprintf("cpu %s, memory %s", FormatMilliCPU(p.MilliCPU), formatMi(p.MemoryBytes))
-	if p.EphemeralBytes > 0 {
-		s += ", ephemeral-storage " + formatMi(p.EphemeralBytes)
-	}
-	return s
-}
-
-// formatMi renders bytes as Kubernetes quantities do in binary units ("512Mi", "2Gi").
-func formatMi(b int64) string {
-	return resource.NewQuantity(b, resource.BinarySI).String()
+// workloadKey names a workload "Kind/namespace/name" (schedule.WorkloadKey).
+func workloadKey(kind, ns, name, releaseNS string) string {
+	return schedule.WorkloadKey(kind, ns, name, releaseNS)
 }
 
 func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
@@ -357,7 +147,7 @@ func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	v := FitRuntimePods(specs, nodes, bound)
+	v := schedule.Fit(specs, nodes, bound)
 	totals := fmt.Sprintf("%d pods requesting cpu %s, memory %s in all, from %s", v.Pods, FormatMilliCPU(v.MilliCPU), formatMi(v.MemoryBytes), source)
 	if len(v.Unfit) == 0 {
 		return Pass("every runtime pod fits on the %d Ready, schedulable nodes beside the pods already bound there (%s)", v.Nodes, totals), nil
@@ -366,12 +156,153 @@ func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {
 		return Fail("no Ready, schedulable node for the runtime's %s", totals).
 			WithHint("add a node, or uncordon one (kubectl uncordon NODE)"), nil
 	}
-	return unfitResult(fmt.Sprintf("%d of %d runtime pods would stay Pending: %s", len(v.Unfit), v.Pods, strings.Join(v.Unfit, ", ")), v, totals), nil
+	return unfitResult(fmt.Sprintf("%d of %d runtime pods would stay Pending: %s", len(v.Unfit), v.Pods, unfitList(v)), v, totals), nil
+}
+
+// schedStep is one step of an upgrade whose pods need room: its pods,
+// the usage they are placed beside, and the failure's words (a format of
+// the pods left over, of all and the list of those left).
+type schedStep struct {
+	pods  []RuntimePodSpec
+	bound map[string]cluster.NodeUsage
+	when  string
+}
+
+// schedUpgrade is what runUpgradeSchedulable reads before it places
+// anything: the plan of the target's pods, the cluster's nodes and usage,
+// the release's own bound pods, and the words for where the pods come from
+// and who starts them.
+type schedUpgrade struct {
+	plan        schedule.UpgradePlan
+	nodes       []cluster.Node
+	bound       map[string]cluster.NodeUsage
+	own         []cluster.BoundPod
+	source, who string
+}
+
+// readSchedUpgrade reads what an --upgrade placement needs; skip is set when the
+// target does not render (renderingForChecks).
+func readSchedUpgrade(ctx context.Context, env *Env) (s schedUpgrade, skip *Result, err error) {
+	if _, skip, err := renderingForChecks(ctx, env); skip != nil || err != nil {
+		return s, skip, err
+	}
+	u, err := env.Upgrade(ctx)
+	if err != nil {
+		return s, nil, err
+	}
+	target, err := renderedWorkloads(env, u.Target)
+	if err != nil {
+		return s, nil, err
+	}
+	current, err := currentWorkloads(u)
+	if err != nil {
+		return s, nil, fmt.Errorf("manifest of revision %d: %w", u.Current.Version, err)
+	}
+	if s.nodes, err = env.Cluster.Nodes(); err != nil {
+		return s, nil, err
+	}
+	if s.bound, err = env.Cluster.BoundPodRequests(); err != nil {
+		return s, nil, err
+	}
+	ns := env.Inputs.Namespace
+	if s.own, err = env.Cluster.BoundPodsIn(ns); err != nil {
+		return s, nil, err
+	}
+	s.plan = schedule.PlanUpgrade(target, current, ns)
+	from := fmt.Sprintf("revision %d", u.Current.Version)
+	if c := u.Current.Chart; c != nil && c.Metadata != nil {
+		from += " (chart " + c.Metadata.Version + ")"
+	}
+	s.source = fmt.Sprintf("the target %s %s rendered by helm upgrade, against %s", u.Target.ChartName, u.Target.ChartVersion, from)
+	s.who = "helm upgrade"
+	if u.Sync != nil {
+		s.who = "Argo CD's sync"
+		s.source = fmt.Sprintf("the target %s %s rendered as Argo CD's sync renders it, against what Argo CD deployed (Application %s, chart %s)", u.Target.ChartName, u.Target.ChartVersion, u.Sync.App, u.Sync.ChartVersion)
+	}
+	return s, nil, nil
+}
+
+// runUpgradeSchedulable is runtime-schedulable before `helm upgrade`:
+// the pre-upgrade hooks beside every pod bound now, the rollout played out
+// (schedule.SimulateRollouts), then the new and replaced pods with the
+// requests of the release's replaced pods freed (schedule.FreeOwnPods).
+func runUpgradeSchedulable(ctx context.Context, env *Env) (Result, error) {
+	s, skip, err := readSchedUpgrade(ctx, env)
+	if skip != nil || err != nil {
+		return derefResult(skip), err
+	}
+	ns := env.Inputs.Namespace
+	afterBound, freedPods := schedule.FreeOwnPods(s.bound, s.own, s.plan.Freed, ns)
+	steps := []schedStep{
+		{s.plan.PreHooks, s.bound, "before the upgrade applies anything, beside every pod bound now: %d of %d pre-upgrade hook pods would stay Pending (helm upgrade waits for them): %s"},
+		{nil, nil, "during the rollout, beside the old pods still running: the new pods of %d of %d Deployments with maxUnavailable 0 fit nowhere, so their rollout stalls with the old pods kept: %s"},
+		{s.plan.After, afterBound, "after the rollout, with the requests of the release's replaced pods freed: %d of %d new or replaced pods would stay Pending: %s"},
+	}
+	for i, st := range steps {
+		if i == 1 {
+			// The rollout, played out: the stuck Deployments' next pods
+			// beside what runs when it stalls.
+			st.pods, st.bound = schedule.SimulateRollouts(s.plan.Surge, s.nodes, s.bound, s.own, ns)
+		}
+		if len(st.pods) == 0 {
+			continue
+		}
+		v := schedule.Fit(st.pods, s.nodes, st.bound)
+		totals := fmt.Sprintf("%d pods requesting cpu %s, memory %s in this step, from %s", v.Pods, FormatMilliCPU(v.MilliCPU), formatMi(v.MemoryBytes), s.source)
+		if v.Nodes == 0 {
+			return Fail("no Ready, schedulable node for the upgraded runtime's %s", totals).
+				WithHint("add a node, or uncordon one (kubectl uncordon NODE)"), nil
+		}
+		if len(v.Unfit) == 0 {
+			continue
+		}
+		n := v.Pods
+		if i == 1 {
+			n = len(s.plan.Surge)
+		}
+		res := unfitResult(fmt.Sprintf(st.when, len(v.Unfit), n, unfitList(v)), v, totals)
+		if i == 1 {
+			res.Hint += "; or set the Deployment's strategy.rollingUpdate.maxUnavailable to 1 (old pods go first) or strategy.type Recreate"
+		}
+		return res, nil
+	}
+	ready := 0
+	for _, n := range s.nodes {
+		if n.Ready && !n.Unschedulable {
+			ready++
+		}
+	}
+	return Pass("every pod %s starts fits on the %d Ready, schedulable nodes: %s after the rollout (the requests of %s of the release freed), %s rolled one new pod at a time beside the old ones, %s; unchanged workloads keep %s running (from %s)",
+		s.who, ready, plural(schedule.CountPods(s.plan.After), "new or replaced pod"), plural(freedPods, "replaced pod"), plural(len(s.plan.Surge), "Deployment"),
+		plural(schedule.CountPods(s.plan.PreHooks), "pre-upgrade hook pod"), plural(s.plan.Kept, "pod"), s.source), nil
+}
+
+// unfitList names the pods of v that fit nowhere, each with its requests:
+// "app (cpu 1500m, memory 256Mi), ...".
+func unfitList(v schedule.Verdict) string {
+	names := make([]string, len(v.Unfit))
+	for i, p := range v.Unfit {
+		names[i] = fmt.Sprintf("%s (%s)", p.Name, needFigures(p))
+	}
+	return strings.Join(names, ", ")
+}
+
+func needFigures(p schedule.Need) string {
+	s := fmt.Sprintf("cpu %s, memory %s", FormatMilliCPU(p.MilliCPU), formatMi(p.MemoryBytes))
+	if p.EphemeralBytes > 0 {
+		s += ", ephemeral-storage " + formatMi(p.EphemeralBytes)
+	}
+	return s
+}
+
+// formatMi renders bytes as Kubernetes quantities do in binary units ("512Mi", "2Gi").
+func formatMi(b int64) string {
+	return resource.NewQuantity(b, resource.BinarySI).String()
 }
 
 // unfitResult is the failure of a placement with pods left over: msg, the
 // closest node, totals.
-func unfitResult(msg string, v FitVerdict, totals string) Result {
+func unfitResult(msg string, v schedule.Verdict, totals string) Result {
 	var refs []ObjectRef
 	if v.ClosestFound {
 		c := v.Closest

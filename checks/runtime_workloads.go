@@ -84,13 +84,49 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 		return Pass("all %d runtime workloads in namespace %s have their replicas available", len(mine), ns), nil
 	}
 
-	pods, err := env.Cluster.Pods(ns)
+	d, err := describeDown(env, down, ns)
 	if err != nil {
 		return Result{}, err
 	}
+	lines := append([]string{fmt.Sprintf("%d of %d runtime workloads not available:", len(down), len(mine))}, d.lines...)
+	if tokenKnown && !hasToken {
+		lines = append(lines, tokenNote)
+	}
+	hint := fmt.Sprintf("see the pods and events: kubectl get pods -n %s ; kubectl get events -n %s --field-selector type=Warning --sort-by=.lastTimestamp", ns, ns)
+	if d.firstPod != "" {
+		hint = fmt.Sprintf("kubectl describe pod %s -n %s ; kubectl logs %s -n %s --all-containers --previous ; ", d.firstPod, ns, d.firstPod, ns) + hint
+	}
+	if tokenKnown && !hasToken {
+		hint += " ; " + tokenHint
+	}
+	if len(d.admissionHint) > 0 {
+		hint = strings.Join(d.admissionHint, " | ") + " ; " + hint
+	}
+	return Fail("%s", strings.Join(lines, "\n")).WithHint(hint).WithObjects(d.refs...), nil
+}
+
+// downDetail is what runtime-workloads shows of the workloads that are not
+// available: a few lines each (its pods, their states, its latest Warning
+// events), the workloads, the first pod named, and the fixes of the
+// admission refusals its events quote.
+type downDetail struct {
+	lines         []string
+	refs          []ObjectRef
+	firstPod      string
+	admissionHint []string
+}
+
+// describeDown reads the pods and Warning events of namespace ns (and
+// which nodes stopped reporting) and describes the workloads of down.
+func describeDown(env *Env, down []cluster.Workload, ns string) (downDetail, error) {
+	var d downDetail
+	pods, err := env.Cluster.Pods(ns)
+	if err != nil {
+		return d, err
+	}
 	events, err := env.Cluster.WarningEvents(ns)
 	if err != nil && !cluster.IsForbidden(err) {
-		return Result{}, err
+		return d, err
 	}
 	// Nodes whose Ready is Unknown: their pods may still say Running and
 	// ready, but nothing has reported on them since the kubelet went silent.
@@ -102,61 +138,56 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 			}
 		}
 	} else if !cluster.IsForbidden(err) {
-		return Result{}, err
+		return d, err
 	}
-	lines := []string{fmt.Sprintf("%d of %d runtime workloads not available:", len(down), len(mine))}
-	var admissionHint []string
-	var refs []ObjectRef
-	firstPod := ""
 	for _, w := range down {
-		lines = append(lines, fmt.Sprintf("%s/%s: %d/%d available", w.Kind, w.Name, w.Available, w.Desired))
-		refs = append(refs, ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+		d.lines = append(d.lines, fmt.Sprintf("%s/%s: %d/%d available", w.Kind, w.Name, w.Available, w.Desired))
+		d.refs = append(d.refs, ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
 		wpods := podsOf(pods, w)
-		if len(wpods) == 0 {
-			lines = append(lines, "  no pods (the controller could not create them: see the events below)")
+		d.describePods(wpods, silent)
+		d.describeEvents(eventsOf(events, w, wpods, maxEventsShown), w, ns)
+	}
+	return d, nil
+}
+
+// describePods adds a line per pod of a workload (up to maxPodsShown),
+// or says it has none.
+func (d *downDetail) describePods(wpods []cluster.Pod, silent map[string]bool) {
+	if len(wpods) == 0 {
+		d.lines = append(d.lines, "  no pods (the controller could not create them: see the events below)")
+	}
+	for i, p := range wpods {
+		if i == maxPodsShown {
+			d.lines = append(d.lines, fmt.Sprintf("  and %d more pods", len(wpods)-maxPodsShown))
+			break
 		}
-		for i, p := range wpods {
-			if i == maxPodsShown {
-				lines = append(lines, fmt.Sprintf("  and %d more pods", len(wpods)-maxPodsShown))
-				break
-			}
-			if firstPod == "" {
-				firstPod = p.Name
-			}
-			desc := DescribePod(p)
-			if silent[p.Node] {
-				desc = fmt.Sprintf("not ready, node %s stopped reporting (Ready Unknown); last reported: %s", p.Node, desc)
-			}
-			lines = append(lines, "  pod "+p.Name+": "+desc)
+		if d.firstPod == "" {
+			d.firstPod = p.Name
 		}
-		for _, e := range eventsOf(events, w, wpods, maxEventsShown) {
-			times := ""
-			if e.Count > 1 {
-				times = fmt.Sprintf(" (x%d)", e.Count)
-			}
-			lines = append(lines, fmt.Sprintf("  event %s/%s %s%s: %s", e.Kind, e.Name, e.Reason, times, clip(e.Message)))
-			if e.Reason == "FailedCreate" {
-				if r := ParseRefusal(e.Message); r.Layer != LayerOther {
-					lines = append(lines, "    refused by "+r.Short())
-					admissionHint = appendUnique(admissionHint, fixFor(r, []string{w.Name}, true, &admissionPlan{Chart: "gitops-runtime"}, ns, ""))
-				}
+		desc := DescribePod(p)
+		if silent[p.Node] {
+			desc = fmt.Sprintf("not ready, node %s stopped reporting (Ready Unknown); last reported: %s", p.Node, desc)
+		}
+		d.lines = append(d.lines, "  pod "+p.Name+": "+desc)
+	}
+}
+
+// describeEvents adds a line per event of workload w, and the refusal and
+// its fix when admission refused to create its pods (FailedCreate).
+func (d *downDetail) describeEvents(events []cluster.Event, w cluster.Workload, ns string) {
+	for _, e := range events {
+		times := ""
+		if e.Count > 1 {
+			times = fmt.Sprintf(" (x%d)", e.Count)
+		}
+		d.lines = append(d.lines, fmt.Sprintf("  event %s/%s %s%s: %s", e.Kind, e.Name, e.Reason, times, clip(e.Message)))
+		if e.Reason == "FailedCreate" {
+			if r := ParseRefusal(e.Message); r.Layer != LayerOther {
+				d.lines = append(d.lines, "    refused by "+r.Short())
+				d.admissionHint = appendUnique(d.admissionHint, fixFor(r, []string{w.Name}, true, &admissionPlan{Chart: "gitops-runtime"}, ns, ""))
 			}
 		}
 	}
-	if tokenKnown && !hasToken {
-		lines = append(lines, tokenNote)
-	}
-	hint := fmt.Sprintf("see the pods and events: kubectl get pods -n %s ; kubectl get events -n %s --field-selector type=Warning --sort-by=.lastTimestamp", ns, ns)
-	if firstPod != "" {
-		hint = fmt.Sprintf("kubectl describe pod %s -n %s ; kubectl logs %s -n %s --all-containers --previous ; ", firstPod, ns, firstPod, ns) + hint
-	}
-	if tokenKnown && !hasToken {
-		hint += " ; " + tokenHint
-	}
-	if len(admissionHint) > 0 {
-		hint = strings.Join(admissionHint, " | ") + " ; " + hint
-	}
-	return Fail("%s", strings.Join(lines, "\n")).WithHint(hint).WithObjects(refs...), nil
 }
 
 // runtimeWorkloads returns the Deployments and StatefulSets of the runtime

@@ -25,7 +25,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/webhookmatch"},
+	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
@@ -41,6 +41,10 @@ var allowedImports = map[string][]string{
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
 	"internal/chart":               {"internal/plan"},
+	"internal/images":              {"internal/chart", "internal/cluster", "internal/probe"},
+	"internal/ingressclass":        {"internal/cluster"},
+	"internal/netpol":              {"internal/chart", "internal/cluster", "internal/plan"},
+	"internal/schedule":            {"internal/chart", "internal/cluster", "internal/plan"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
 	"internal/testcluster":         {"checks", "internal/toolcache", "reporters"},

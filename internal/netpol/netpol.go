@@ -1,4 +1,4 @@
-package checks
+package netpol
 
 import (
 	"net"
@@ -12,9 +12,9 @@ import (
 
 // The NetworkPolicy semantics of networking.k8s.io/v1, as documented
 // (https://kubernetes.io/docs/concepts/services-networking/network-policies/),
-// evaluated for one connection. No maintained Go library evaluates them
-// (the network-policy-api project's Policy Assistant is not published as a
-// Go module), so this is small and table-tested against the documented
+// evaluated for one connection (Judge). No maintained Go library evaluates
+// them (the network-policy-api project's Policy Assistant is not published
+// as a Go module), so this is small and table-tested against the documented
 // rules (netpol_test.go):
 //   - a pod is isolated for a direction when a policy of its namespace
 //     selects it (podSelector) and lists that direction in policyTypes
@@ -30,9 +30,9 @@ import (
 //   - a port is a protocol (TCP by default), a number or a name of the
 //     destination container's ports, and an optional endPort.
 
-// endpoint is one side of a connection: a pod (labels, namespace and its
+// Endpoint is one side of a connection: a pod (labels, namespace and its
 // namespace's labels) or an address outside the pod network.
-type endpoint struct {
+type Endpoint struct {
 	// Pod: the pod's namespace, the namespace's labels, the pod's labels.
 	Namespace string
 	NSLabels  map[string]string
@@ -47,18 +47,19 @@ type endpoint struct {
 	NamedPorts map[string]int32
 }
 
-func (e endpoint) isPod() bool { return e.IP == nil && !e.External }
+// IsPod reports whether e is a pod (neither an address nor an external host).
+func (e Endpoint) IsPod() bool { return e.IP == nil && !e.External }
 
-// connection is one flow to judge: from, to, the destination port and
-// protocol.
-type connection struct {
-	From, To endpoint
+// Connection is one flow to judge: from, to, the destination port and
+// protocol (TCP when empty).
+type Connection struct {
+	From, To Endpoint
 	Port     int32
 	Protocol corev1.Protocol
 }
 
-// policyVerdict is what the policies of one side decide.
-type policyVerdict struct {
+// Verdict is what the policies of one side decide.
+type Verdict struct {
 	// Isolated is true when a policy selects the pod for the direction.
 	Isolated bool
 	// Allowed is true when the pod is not isolated or a rule admits the
@@ -68,11 +69,11 @@ type policyVerdict struct {
 	Selecting []string
 }
 
-// connVerdict judges one direction of conn under policies (those of the
-// judged pod's namespace): its egress from conn.From, whose rules' peers
-// must admit conn.To, or its ingress into conn.To, whose rules' peers must
-// admit conn.From.
-func connVerdict(policies []networkingv1.NetworkPolicy, conn connection, dir networkingv1.PolicyType) policyVerdict {
+// Judge judges one direction of conn under policies (those of the judged
+// pod's namespace; others are ignored): its egress from conn.From, whose
+// rules' peers must admit conn.To, or its ingress into conn.To, whose rules'
+// peers must admit conn.From.
+func Judge(policies []networkingv1.NetworkPolicy, conn Connection, dir networkingv1.PolicyType) Verdict {
 	pod, peer := conn.From, conn.To
 	if dir == networkingv1.PolicyTypeIngress {
 		pod, peer = conn.To, conn.From
@@ -108,8 +109,8 @@ func policyRules(p networkingv1.NetworkPolicy, dir networkingv1.PolicyType) []ru
 	return out
 }
 
-func policiesVerdict(policies []networkingv1.NetworkPolicy, pod endpoint, dir networkingv1.PolicyType, admits func(networkingv1.NetworkPolicy) bool) policyVerdict {
-	v := policyVerdict{Allowed: true}
+func policiesVerdict(policies []networkingv1.NetworkPolicy, pod Endpoint, dir networkingv1.PolicyType, admits func(networkingv1.NetworkPolicy) bool) Verdict {
+	v := Verdict{Allowed: true}
 	for _, p := range policies {
 		if p.Namespace != pod.Namespace || !hasType(p, dir) || !policySelects(&p.Spec.PodSelector, pod.Labels) {
 			continue
@@ -146,7 +147,7 @@ func policySelects(sel *metav1.LabelSelector, l map[string]string) bool {
 
 // peersAdmit reports whether a rule's peers (none: every peer) admit e,
 // for a policy of namespace ns.
-func peersAdmit(peers []networkingv1.NetworkPolicyPeer, ns string, e endpoint) bool {
+func peersAdmit(peers []networkingv1.NetworkPolicyPeer, ns string, e Endpoint) bool {
 	if len(peers) == 0 {
 		return true
 	}
@@ -156,7 +157,7 @@ func peersAdmit(peers []networkingv1.NetworkPolicyPeer, ns string, e endpoint) b
 			if ipBlockAdmits(p.IPBlock, e) {
 				return true
 			}
-		case !e.isPod():
+		case !e.IsPod():
 		case p.NamespaceSelector != nil:
 			if policySelects(p.NamespaceSelector, e.NSLabels) && (p.PodSelector == nil || policySelects(p.PodSelector, e.Labels)) {
 				return true
@@ -170,7 +171,7 @@ func peersAdmit(peers []networkingv1.NetworkPolicyPeer, ns string, e endpoint) b
 	return false
 }
 
-func ipBlockAdmits(b *networkingv1.IPBlock, e endpoint) bool {
+func ipBlockAdmits(b *networkingv1.IPBlock, e Endpoint) bool {
 	_, cidr, err := net.ParseCIDR(b.CIDR)
 	if err != nil {
 		return false
@@ -192,7 +193,7 @@ func ipBlockAdmits(b *networkingv1.IPBlock, e endpoint) bool {
 
 // portsAdmit reports whether a rule's ports (none: every port) admit the
 // connection's port and protocol.
-func portsAdmit(ports []networkingv1.NetworkPolicyPort, conn connection) bool {
+func portsAdmit(ports []networkingv1.NetworkPolicyPort, conn Connection) bool {
 	if len(ports) == 0 {
 		return true
 	}

@@ -1,4 +1,4 @@
-package checks
+package netpol
 
 import (
 	"net"
@@ -23,15 +23,15 @@ func TestNetPolSemantics(t *testing.T) {
 		}
 		return p
 	}
-	src := endpoint{Namespace: "rt", NSLabels: map[string]string{"kubernetes.io/metadata.name": "rt"}, Labels: map[string]string{"app": "a"}}
-	peer := endpoint{Namespace: "rt", NSLabels: src.NSLabels, Labels: map[string]string{"app": "b"}, NamedPorts: map[string]int32{"http": 8080}}
-	other := endpoint{Namespace: "other", NSLabels: map[string]string{"kubernetes.io/metadata.name": "other", "team": "x"}, Labels: map[string]string{"app": "b"}}
-	api := endpoint{IP: net.ParseIP("192.0.2.10")}
-	ext := endpoint{External: true}
+	src := Endpoint{Namespace: "rt", NSLabels: map[string]string{"kubernetes.io/metadata.name": "rt"}, Labels: map[string]string{"app": "a"}}
+	peer := Endpoint{Namespace: "rt", NSLabels: src.NSLabels, Labels: map[string]string{"app": "b"}, NamedPorts: map[string]int32{"http": 8080}}
+	other := Endpoint{Namespace: "other", NSLabels: map[string]string{"kubernetes.io/metadata.name": "other", "team": "x"}, Labels: map[string]string{"app": "b"}}
+	api := Endpoint{IP: net.ParseIP("192.0.2.10")}
+	ext := Endpoint{External: true}
 	for _, c := range []struct {
 		name     string
 		policies []string
-		to       endpoint
+		to       Endpoint
 		port     int32
 		proto    corev1.Protocol
 		egress   bool // else ingress into to
@@ -62,10 +62,10 @@ func TestNetPolSemantics(t *testing.T) {
 			for _, d := range c.policies {
 				ps = append(ps, pol(d))
 			}
-			conn := connection{From: src, To: c.to, Port: c.port, Protocol: c.proto}
-			v := connVerdict(ps, conn, networkingv1.PolicyTypeIngress)
+			conn := Connection{From: src, To: c.to, Port: c.port, Protocol: c.proto}
+			v := Judge(ps, conn, networkingv1.PolicyTypeIngress)
 			if c.egress {
-				v = connVerdict(ps, conn, networkingv1.PolicyTypeEgress)
+				v = Judge(ps, conn, networkingv1.PolicyTypeEgress)
 			}
 			if v.Allowed != c.want {
 				t.Errorf("allowed %v, want %v (%+v)", v.Allowed, c.want, v)
