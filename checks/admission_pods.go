@@ -224,7 +224,7 @@ func (t *podTally) result(env *Env, p *admission.Plan, runs *admission.PodRuns, 
 // changed, what was not judged, what the policies' reading left open, the
 // ServiceAccounts replaced, the namespace to come.
 func (t *podTally) notesOf(p *admission.Plan, runs *admission.PodRuns, muts *mutationRuns) []string {
-	notes := append(t.changed, t.notes...)
+	notes := append(append([]string(nil), t.changed...), t.notes...)
 	if muts.note != "" {
 		notes = append(notes, muts.note)
 	}
