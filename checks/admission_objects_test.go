@@ -1,8 +1,13 @@
 package checks
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
 // TestAdmissionObjects: every object of the chart (the hooks included) is
@@ -74,28 +79,6 @@ func TestAdmissionObjects(t *testing.T) {
 	}
 }
 
-// TestParseRefusal reads the API server's messages of each layer.
-func TestParseRefusal(t *testing.T) {
-	for msg, want := range map[string]string{
-		`pods "validate-values-x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "validate-values" must set securityContext.allowPrivilegeEscalation=false)`:                     "PodSecurity restricted:latest",
-		`pods "argo-cd-redis-secret-init-abc" is forbidden: failed quota: compute: must specify limits.cpu for: secret-init; limits.memory for: secret-init`:                                                                           "ResourceQuota compute",
-		`pods "x" is forbidden: exceeded quota: compute, requested: limits.cpu=2,requests.cpu=1, used: limits.cpu=39, limited: limits.cpu=40`:                                                                                          "ResourceQuota compute",
-		`admission webhook "validation.gatekeeper.sh" denied the request: [psp-pods-allowed-user-ranges] Container x is attempting to run as root`:                                                                                     "Gatekeeper constraint psp-pods-allowed-user-ranges (webhook validation.gatekeeper.sh)",
-		"admission webhook \"validate.kyverno.svc-fail\" denied the request: \n\nresource Pod/codefresh/x was blocked due to the following policies \n\nrequire-run-as-nonroot:\n  run-as-non-root: 'Running as root is not allowed.'": "Kyverno policy require-run-as-nonroot, rule run-as-non-root (webhook validate.kyverno.svc-fail)",
-		`Internal error occurred: failed calling webhook "policy.example": failed to call webhook: Post "https://policy.svc:443/validate": no endpoints available for service "policy"`:                                                "webhook policy.example (unreachable)",
-		`pods "x" is forbidden: error looking up service account codefresh/validate-values-sa: serviceaccount "validate-values-sa" not found`:                                                                                          "ServiceAccount codefresh/validate-values-sa",
-		`pods "x" is forbidden: maximum cpu usage per Container is 500m, but limit is 1`:                                                                                                                                               "LimitRange",
-	} {
-		if got := ParseRefusal(msg).Short(); got != want {
-			t.Errorf("ParseRefusal(%q).Short() = %q, want %q", msg, got, want)
-		}
-	}
-	r := ParseRefusal(`pods "x" is forbidden: failed quota: compute: must specify limits.cpu for: secret-init; limits.memory for: secret-init`)
-	if strings.Join(r.Resources, ",") != "limits.cpu,limits.memory" {
-		t.Errorf("quota resources %v", r.Resources)
-	}
-}
-
 // TestAdmissionObjectsLeavesExistingObjects: an object of the release that
 // already exists is not sent (Helm creates no object that exists:
 // helm-ownership judges it) and is named as not judged; a hook whose name
@@ -121,4 +104,108 @@ func TestAdmissionObjectsLeavesExistingObjects(t *testing.T) {
 			t.Errorf("%s not sent (sent: %v)", want, sent)
 		}
 	}
+}
+
+// TestChartWorkloadValues holds the table of the chart's values the hints
+// name (plan.ChartWorkloadValues) against the real chart 0.30.0: rendered
+// with every path set to a value of its own, each workload carries it; with
+// every removal value set, each such workload is gone.
+func TestChartWorkloadValues(t *testing.T) {
+	dir, err := fixtures.Dir("gitops-runtime/chart/gitops-runtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := dir + "/gitops-runtime/chart/gitops-runtime"
+	base := func() map[string]any {
+		return map[string]any{"global": map[string]any{"codefresh": map[string]any{"accountId": "a", "userToken": map[string]any{"token": "x"}},
+			"runtime": map[string]any{"name": "rt"}}}
+	}
+	set := setValuePath
+	render := func(v map[string]any) map[string]RuntimePodSpec { return renderedWorkloadsOf(t, ref, v) }
+	v := base()
+	removals := base()
+	for i, name := range plan.ChartWorkloadNames() {
+		wv, _ := plan.ChartWorkloadValues(name)
+		uid := int64(4000 + i)
+		if wv.Resources != "" {
+			set(v, wv.Resources, map[string]any{"limits": map[string]any{"cpu": fmt.Sprintf("%dm", 100+i)}})
+		}
+		if wv.PodSecurityContext != "" {
+			set(v, wv.PodSecurityContext, map[string]any{"runAsUser": uid})
+		}
+		if wv.ContainerSecurityContext != "" {
+			set(v, wv.ContainerSecurityContext, map[string]any{"runAsGroup": uid})
+		}
+		if wv.Remove != "" {
+			k, val, _ := strings.Cut(wv.Remove, "=")
+			set(removals, k, val == "true")
+		}
+	}
+	got := render(v)
+	for i, name := range plan.ChartWorkloadNames() {
+		wv, _ := plan.ChartWorkloadValues(name)
+		w, ok := got[name]
+		if !ok {
+			t.Errorf("%s: the chart renders no such workload", name)
+			continue
+		}
+		uid := int64(4000 + i)
+		if wv.Resources != "" && w.Spec.Containers[0].Resources.Limits.Cpu().MilliValue() != int64(100+i) {
+			t.Errorf("%s: %s does not set its resources: %v", name, wv.Resources, w.Spec.Containers[0].Resources)
+		}
+		if wv.PodSecurityContext != "" && (w.Spec.SecurityContext == nil || w.Spec.SecurityContext.RunAsUser == nil || *w.Spec.SecurityContext.RunAsUser != uid) {
+			t.Errorf("%s: %s does not set its pod securityContext", name, wv.PodSecurityContext)
+		}
+		if wv.ContainerSecurityContext != "" {
+			c := w.Spec.Containers[0].SecurityContext
+			if c == nil || c.RunAsGroup == nil || *c.RunAsGroup != uid {
+				t.Errorf("%s: %s does not set its container securityContext", name, wv.ContainerSecurityContext)
+			}
+		}
+	}
+	gone := render(removals)
+	for _, name := range plan.ChartWorkloadNames() {
+		if wv, _ := plan.ChartWorkloadValues(name); wv.Remove != "" {
+			if _, ok := gone[name]; ok {
+				t.Errorf("%s: --set %s does not remove it", name, wv.Remove)
+			}
+		}
+	}
+}
+
+// setValuePath sets the dotted path of v to val, making the maps on the
+// way.
+func setValuePath(v map[string]any, path string, val any) {
+	keys := strings.Split(path, ".")
+	m := v
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[keys[len(keys)-1]] = val
+}
+
+// renderedWorkloadsOf renders the chart at ref with values v and returns
+// its workloads by name.
+func renderedWorkloadsOf(t *testing.T, ref string, v map[string]any) map[string]RuntimePodSpec {
+	t.Helper()
+	k := newKit(t).withChart(ref).with(Inputs{Values: v, RenderValues: v})
+	env := k.env()
+	r, err := env.Rendering(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := renderedWorkloads(env, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]RuntimePodSpec{}
+	for _, w := range ws {
+		out[w.Name] = w
+	}
+	return out
 }

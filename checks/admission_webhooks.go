@@ -8,11 +8,9 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/webhookmatch"
 )
@@ -48,43 +46,17 @@ func AdmissionWebhooks() Check {
 	}
 }
 
-// admissionRequest is one request of the install as a webhook sees it.
-type admissionRequest struct {
-	webhookmatch.Request
-	Label string
-	// Helm says whether helm itself sends it (an object; a hook Job's pod
-	// counts too: helm waits for it); a runtime pod's is its controller's.
-	Helm bool
-	// Verdict is what the dry run of this request met (nil when none was
-	// sent here: an upgrade's updates are upgrade-apply's).
-	Verdict *verdict
-}
-
-// passed says whether the request's dry run was sent and admitted.
-func (r admissionRequest) passed() bool {
-	return r.Verdict != nil && r.Verdict.NotJudged == "" && r.Verdict.Refused == nil
-}
-
-var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-
 // webhookMatcher is the API server's webhook matching over what the run
 // read: the namespaces' labels (the release namespace's as it will be),
 // discovery, and the cluster's version; once per run.
-func webhookMatcher(env *Env, p *admissionPlan) (*webhookmatch.Matcher, error) {
+func webhookMatcher(env *Env, p *admission.Plan) (*webhookmatch.Matcher, error) {
 	return cluster.Memo(env.Cluster, "admission/webhookmatch", func() (*webhookmatch.Matcher, error) {
 		api, err := env.Cluster.APIResources()
 		if err != nil {
 			return nil, err
 		}
 		opts := webhookmatch.Options{Resources: api.Resources, Namespaces: map[string]map[string]string{p.Namespace: p.NamespaceLabels}}
-		var namespaces []string
-		for _, o := range append(append([]plannedObject(nil), p.Objects...), p.Changed...) {
-			namespaces = append(namespaces, namespaceIf(o))
-		}
-		for _, w := range p.Workloads {
-			namespaces = append(namespaces, w.Namespace)
-		}
-		for _, ns := range namespaces {
+		for _, ns := range p.RequestNamespaces() {
 			if _, ok := opts.Namespaces[ns]; ok || ns == "" {
 				continue
 			}
@@ -99,77 +71,10 @@ func webhookMatcher(env *Env, p *admissionPlan) (*webhookmatch.Matcher, error) {
 	})
 }
 
-// controllerUser is who creates a workload's pods: its controller, as
-// kube-controller-manager runs it with --use-service-account-credentials
-// (kubeadm, EKS, GKE, AKS): the controller's ServiceAccount in kube-system.
-func controllerUser(kind string) user.Info {
-	name := map[string]string{"Job": "job-controller", "StatefulSet": "statefulset-controller", "DaemonSet": "daemon-set-controller"}[kind]
-	if name == "" {
-		name = "replicaset-controller"
-	}
-	return &user.DefaultInfo{Name: "system:serviceaccount:kube-system:" + name,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}}
-}
-
-// admissionRequests are the plan's requests as the webhooks see them:
-// each created object, the release namespace when helm creates it, each
-// workload's pod, and (upgrade) each changed object's update; helm's are
-// sent as installer (nil: unknown), the pods as their controllers.
-func admissionRequests(p *admissionPlan, objs *objectRuns, pods *podRuns, installer user.Info) []admissionRequest {
-	var out []admissionRequest
-	for k, list := range [][]plannedObject{p.Objects, p.Changed} {
-		op := admission.Create
-		if k == 1 {
-			op = admission.Update
-		}
-		for i, o := range list {
-			if !o.Served {
-				continue
-			}
-			r := admissionRequest{Request: webhookmatch.Request{Resource: o.Resource, Kind: o.U.GroupVersionKind(), Operation: op, Namespace: namespaceIf(o), Name: o.Obj.Name,
-				Object: o.U, User: installer}, Label: o.label(), Helm: true}
-			if k == 0 && objs != nil {
-				r.Verdict = &objs.verdicts[i]
-			}
-			out = append(out, r)
-		}
-	}
-	if !p.NamespaceExists {
-		nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": p.Namespace}}}
-		nsObj.SetLabels(p.NamespaceLabels)
-		r := admissionRequest{Request: webhookmatch.Request{Resource: namespacesGVR, Kind: nsObj.GroupVersionKind(), Operation: admission.Create, Namespace: p.Namespace, Name: p.Namespace,
-			Object: nsObj, User: installer}, Label: "Namespace " + p.Namespace + " (--create-namespace)", Helm: true}
-		if objs != nil {
-			r.Verdict = objs.namespace
-		}
-		out = append(out, r)
-	}
-	for i, w := range p.Workloads {
-		var pod *corev1.Pod
-		if pods != nil {
-			pod = pods.pods[i]
-		} else {
-			pod, _ = podOf(w, p)
-		}
-		r := podAdmissionRequest(w, pod)
-		if pods != nil {
-			r.Verdict = &pods.verdicts[i]
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// podAdmissionRequest is the create of a workload's pod by its controller.
-func podAdmissionRequest(w plannedWorkload, pod *corev1.Pod) admissionRequest {
-	return admissionRequest{Request: webhookmatch.Request{Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: corev1.SchemeGroupVersion.WithKind("Pod"),
-		Operation: admission.Create, Namespace: w.Namespace, Object: pod, User: controllerUser(w.Spec.Kind)}, Label: "the pods of " + w.label(), Helm: w.isHook()}
-}
-
 // mutatingWebhooksFor names the mutating webhooks the API server calls
 // for the create of w's pod: "mutating webhook x" or "a mutating webhook"
 // when they cannot be read.
-func mutatingWebhooksFor(ctx context.Context, env *Env, p *admissionPlan, w plannedWorkload, pod *corev1.Pod) string {
+func mutatingWebhooksFor(ctx context.Context, env *Env, p *admission.Plan, w *admission.Workload, pod *corev1.Pod) string {
 	all, err := env.Cluster.WebhookConfigurations()
 	if err != nil {
 		return "a mutating webhook"
@@ -178,13 +83,7 @@ func mutatingWebhooksFor(ctx context.Context, env *Env, p *admissionPlan, w plan
 	if err != nil {
 		return "a mutating webhook"
 	}
-	r := podAdmissionRequest(w, pod)
-	var names []string
-	for _, h := range m.Hooks(nil, all.Mutating) {
-		if m.Match(ctx, h, r.Request).Matches {
-			names = append(names, h.Name)
-		}
-	}
+	names := admission.MatchingHooks(ctx, m, m.Hooks(nil, all.Mutating), w, pod)
 	if len(names) == 0 {
 		return "a mutating webhook"
 	}
@@ -250,7 +149,7 @@ func runAdmissionWebhooks(ctx context.Context, env *Env) (Result, error) {
 // webhookRequests are the release's requests as the webhooks see them,
 // each with its dry run's verdict, and the webhooks the dry runs failed to
 // call (name: the API server's words).
-func webhookRequests(ctx context.Context, env *Env, p *admissionPlan) ([]admissionRequest, map[string]string, error) {
+func webhookRequests(ctx context.Context, env *Env, p *admission.Plan) ([]admission.Request, map[string]string, error) {
 	objs, err := dryRunObjects(ctx, env, p)
 	if err != nil {
 		return nil, nil, err
@@ -260,8 +159,8 @@ func webhookRequests(ctx context.Context, env *Env, p *admissionPlan) ([]admissi
 		return nil, nil, err
 	}
 	failedCalls := map[string]string{}
-	for _, v := range append(append([]verdict(nil), objs.verdicts...), pods.verdicts...) {
-		if v.Refused != nil && v.Refused.Layer == LayerWebhookDown {
+	for _, v := range append(append([]admission.Verdict(nil), objs.Verdicts...), pods.Verdicts...) {
+		if v.Refused != nil && v.Refused.Layer == admission.LayerWebhookDown {
 			failedCalls[v.Refused.Webhook] = v.Refused.Detail
 		}
 	}
@@ -273,7 +172,7 @@ func webhookRequests(ctx context.Context, env *Env, p *admissionPlan) ([]admissi
 	if who := e.Identity(ctx); who.User != "" {
 		installer = &user.DefaultInfo{Name: who.User, Groups: who.Groups}
 	}
-	return admissionRequests(p, objs, pods, installer), failedCalls, nil
+	return admission.Requests(p, objs, pods, installer), failedCalls, nil
 }
 
 // webhookLines are the check's lines, one per webhook, by outcome.
@@ -287,11 +186,11 @@ type webhookLines struct {
 	reconciled int
 }
 
-func (ws *webhookLines) add(ctx context.Context, env *Env, m *webhookmatch.Matcher, h *webhookmatch.Hook, reqs []admissionRequest, failedCalls map[string]string) error {
-	j := judge(ctx, m, h, reqs)
+func (ws *webhookLines) add(ctx context.Context, env *Env, m *webhookmatch.Matcher, h *webhookmatch.Hook, reqs []admission.Request, failedCalls map[string]string) error {
+	j := admission.Judge(ctx, m, h, reqs)
 	head := fmt.Sprintf("%s webhook %s (%s, failurePolicy %s)", h.Kind(), h.Name, h.Config, h.FailurePolicy)
-	if len(j.matched) == 0 {
-		ws.notJudging = append(ws.notJudging, head+": does not judge the release: "+j.whyNot(len(reqs)))
+	if len(j.Matched) == 0 {
+		ws.notJudging = append(ws.notJudging, head+": does not judge the release: "+whyNot(j, len(reqs)))
 		return nil
 	}
 	state, down, err := webhookState(env, h, failedCalls)
@@ -299,30 +198,30 @@ func (ws *webhookLines) add(ctx context.Context, env *Env, m *webhookmatch.Match
 		return err
 	}
 	closed := down && h.FailurePolicy == admissionregistrationv1.Fail
-	line := fmt.Sprintf("%s: %s; %s", head, state, j.text())
+	line := fmt.Sprintf("%s: %s; %s", head, state, judgementText(j))
 	if closed {
 		// The dry runs are the truth: what one of them passed through
 		// this configuration, the webhook did not refuse.
-		rest, passedDry := j.withoutPassed()
+		rest, passedDry := j.WithoutPassed()
 		if len(passedDry) > 0 {
-			if len(rest.matched) > 0 {
-				line = fmt.Sprintf("%s: %s; %s", head, state, rest.text())
+			if len(rest.Matched) > 0 {
+				line = fmt.Sprintf("%s: %s; %s", head, state, judgementText(rest))
 			} else {
 				ws.reconciled++
 			}
-			line += fmt.Sprintf("; the dry runs of %s passed: it did not refuse them", summarize(passedDry, 2))
+			line += fmt.Sprintf("; the dry runs of %s passed: it did not refuse them", summarize(requestLabels(passedDry), 2))
 		}
 		j = rest
 	}
 	switch {
-	case closed && len(j.matched) > 0:
+	case closed && len(j.Matched) > 0:
 		ws.bad = append(ws.bad, line)
 		kindName := "ValidatingWebhookConfiguration"
 		if h.Mutating {
 			kindName = "MutatingWebhookConfiguration"
 		}
 		ws.refs = append(ws.refs, ObjectRef{Kind: kindName, Name: h.Config})
-		ws.helmMeets = ws.helmMeets || j.helm
+		ws.helmMeets = ws.helmMeets || j.Helm
 	case down && !closed:
 		ws.ignored = append(ws.ignored, line)
 	default:
@@ -331,93 +230,56 @@ func (ws *webhookLines) add(ctx context.Context, env *Env, m *webhookmatch.Match
 	return nil
 }
 
-// judgement is what one webhook judges of the release's requests.
-type judgement struct {
-	matched []admissionRequest
-	// why is why the first matched request matches; unsure the first
-	// reason one was taken to match without the API server's certainty.
-	why, unsure string
-	helm        bool
-	// excluded counts the requests a rule matched but a selector or a
-	// matchCondition excluded, by reason; ruleless those no rule matched.
-	excluded map[string][]string
-	ruleless int
+// requestLabel names a request: "ConfigMap x", "the pods of Deployment
+// y", "Namespace z (--create-namespace)".
+func requestLabel(r admission.Request) string {
+	switch {
+	case r.Object != nil:
+		return objectLabel(*r.Object)
+	case r.Workload != nil:
+		return "the pods of " + workloadLabel(*r.Workload)
+	}
+	return "Namespace " + r.Name + " (--create-namespace)"
 }
 
-func judge(ctx context.Context, m *webhookmatch.Matcher, h *webhookmatch.Hook, reqs []admissionRequest) judgement {
-	j := judgement{excluded: map[string][]string{}}
-	for _, r := range reqs {
-		d := m.Match(ctx, h, r.Request)
-		switch {
-		case d.Matches:
-			j.matched = append(j.matched, r)
-			j.helm = j.helm || r.Helm
-			if j.why == "" {
-				j.why = d.Why
-			}
-			if j.unsure == "" && d.Unsure != "" {
-				j.unsure = d.Unsure + " (" + r.Label + "): taken to match"
-			}
-		case strings.HasPrefix(d.Why, "no rule matches"), strings.HasPrefix(d.Why, "the API server sends no"):
-			j.ruleless++
-		default:
-			j.excluded[d.Why] = append(j.excluded[d.Why], r.Label)
-		}
+func requestLabels(reqs []admission.Request) []string {
+	labels := make([]string, len(reqs))
+	for i, r := range reqs {
+		labels[i] = requestLabel(r)
 	}
-	return j
+	return labels
 }
 
-// text is the matched part of a webhook's line: what it judges and why.
-func (j judgement) text() string {
-	labels := make([]string, len(j.matched))
-	for i, r := range j.matched {
-		labels[i] = r.Label
+// judgementText is the matched part of a webhook's line: what it judges
+// and why.
+func judgementText(j admission.Judgement) string {
+	s := "it judges " + summarize(requestLabels(j.Matched), 4)
+	if j.Why != "" {
+		s += " (" + j.Why + ")"
 	}
-	s := "it judges " + summarize(labels, 4)
-	if j.why != "" {
-		s += " (" + j.why + ")"
-	}
-	if j.unsure != "" {
-		s += "; " + j.unsure
+	if j.Unsure != "" {
+		s += "; " + j.Unsure + " (" + requestLabel(*j.UnsureOf) + "): taken to match"
 	}
 	return s
 }
 
 // whyNot says why a webhook judges none of the n requests: the exclusion
 // met most often after a rule matched, else that no rule matches.
-func (j judgement) whyNot(n int) string {
+func whyNot(j admission.Judgement, n int) string {
 	best := ""
-	for why, labels := range j.excluded {
-		if best == "" || len(labels) > len(j.excluded[best]) || len(labels) == len(j.excluded[best]) && why < best {
+	for why, reqs := range j.Excluded {
+		if best == "" || len(reqs) > len(j.Excluded[best]) || len(reqs) == len(j.Excluded[best]) && why < best {
 			best = why
 		}
 	}
 	if best == "" {
 		return fmt.Sprintf("no rule matches any of its %s", plural(n, "request"))
 	}
-	s := fmt.Sprintf("%s (%s)", best, summarize(j.excluded[best], 2))
-	if other := n - j.ruleless - len(j.excluded[best]); other > 0 {
+	s := fmt.Sprintf("%s (%s)", best, summarize(requestLabels(j.Excluded[best]), 2))
+	if other := n - j.Ruleless - len(j.Excluded[best]); other > 0 {
 		s += fmt.Sprintf("; %s excluded otherwise", plural(other, "more request"))
 	}
 	return s
-}
-
-// withoutPassed removes the requests whose dry run passed and returns
-// their labels.
-func (j judgement) withoutPassed() (judgement, []string) {
-	var kept []admissionRequest
-	var passed []string
-	j.helm = false
-	for _, r := range j.matched {
-		if r.passed() {
-			passed = append(passed, r.Label)
-			continue
-		}
-		kept = append(kept, r)
-		j.helm = j.helm || r.Helm
-	}
-	j.matched = kept
-	return j, passed
 }
 
 // webhookState describes whether the API server can call h: its Service's

@@ -14,38 +14,9 @@ import (
 // match; and the dry runs are the truth: a webhook that cannot be called
 // did not refuse what a dry run passed through it.
 func TestAdmissionWebhooks(t *testing.T) {
-	hook := func(fp, nsSelector, conditions string) string {
-		return `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: policy}
-webhooks:
-- name: policy.example.com
-  failurePolicy: ` + fp + `
-  matchPolicy: Equivalent
-  sideEffects: None
-  admissionReviewVersions: [v1]
-  clientConfig:
-    service: {namespace: policy-system, name: policy-webhook}
-  namespaceSelector: ` + nsSelector + `
-  objectSelector: {}
-  rules:
-  - operations: [CREATE]
-    apiGroups: [""]
-    apiVersions: [v1]
-    resources: [pods]
-` + conditions
-	}
+	hook := webhookConfigDoc
 	inRuntime := "{matchLabels: {kubernetes.io/metadata.name: codefresh}}"
-	slice := func(ready string) string {
-		return `apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: policy-webhook-abc, namespace: policy-system, labels: {kubernetes.io/service-name: policy-webhook}}
-addressType: IPv4
-endpoints:
-- addresses: [10.0.0.9]
-  conditions: {ready: ` + ready + `}
-`
-	}
+	slice := endpointSliceDoc
 	// down is the API server refusing the pods' dry runs as it does when
 	// the webhook cannot be called.
 	down := &fakeAdmission{answer: func(r dryRunRequest) (int, map[string]any, []string) {
@@ -92,4 +63,43 @@ endpoints:
 			}
 		})
 	}
+}
+
+// webhookConfigDoc is a ValidatingWebhookConfiguration of pods' creates
+// with failurePolicy fp, namespaceSelector nsSelector and the
+// matchConditions lines conditions, served by Service
+// policy-system/policy-webhook.
+func webhookConfigDoc(fp, nsSelector, conditions string) string {
+	return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: policy}
+webhooks:
+- name: policy.example.com
+  failurePolicy: ` + fp + `
+  matchPolicy: Equivalent
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  clientConfig:
+    service: {namespace: policy-system, name: policy-webhook}
+  namespaceSelector: ` + nsSelector + `
+  objectSelector: {}
+  rules:
+  - operations: [CREATE]
+    apiGroups: [""]
+    apiVersions: [v1]
+    resources: [pods]
+` + conditions
+}
+
+// endpointSliceDoc is the EndpointSlice of Service
+// policy-system/policy-webhook with one endpoint, ready or not.
+func endpointSliceDoc(ready string) string {
+	return `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: policy-webhook-abc, namespace: policy-system, labels: {kubernetes.io/service-name: policy-webhook}}
+addressType: IPv4
+endpoints:
+- addresses: [10.0.0.9]
+  conditions: {ready: ` + ready + `}
+`
 }

@@ -3,15 +3,9 @@ package checks
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	resourcehelper "k8s.io/component-helpers/resource"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 )
 
 // ResourceQuota passes when what the install (or upgrade) starts fits the
@@ -51,24 +45,6 @@ func ResourceQuota() Check {
 	}
 }
 
-// quotaPhase is one moment of the install: the pods that run together and
-// the objects that exist then.
-type quotaPhase struct {
-	name string
-	pods []quotaPod
-	// objects counts the release's objects by resource (group/resource).
-	objects map[string]int
-	// helm says whether helm itself meets a refusal here (its hooks, its
-	// objects) rather than a controller (the runtime's pods).
-	helm bool
-}
-
-type quotaPod struct {
-	pod   *corev1.Pod
-	count int
-	label string
-}
-
 func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
 	p, skip, err := admissionSetup(ctx, env)
 	if skip != nil || err != nil {
@@ -89,65 +65,65 @@ func runResourceQuota(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	phases := quotaPhases(p, runs)
-	muts, err := podMutations(ctx, env, p, runs)
+	phases := admission.QuotaPhases(p, runs)
+	said, err := quotaMutations(ctx, env, p, runs)
 	if err != nil {
 		return Result{}, err
 	}
-	// What admission changed of what is counted: one line per pod whose
-	// requests or limits the API server's answer changed.
+	var over []string
+	var refs []ObjectRef
+	helmMeets := false
+	for _, q := range quotas {
+		excess := admission.Exceeded(q, phases)
+		for _, e := range excess {
+			over = append(over, fmt.Sprintf("ResourceQuota %s: %s needs %s %s, room %s (hard %s, used %s)", q.Name, phaseName(*e.Phase), e.Resource, e.Need.String(), e.Room.String(), e.Hard.String(), e.Used.String()))
+			helmMeets = helmMeets || e.HelmMeets
+		}
+		if len(excess) > 0 {
+			refs = append(refs, ObjectRef{Kind: "ResourceQuota", Namespace: ns, Name: q.Name})
+		}
+	}
+	if len(over) > 0 {
+		return quotaFail(env, ns, over, refs, said, helmMeets), nil
+	}
+	return Pass("the release fits all %s of namespace %s (%s)%s", plural(len(quotas), "ResourceQuota"), ns, phaseSummary(phases), prefixLines("\n", said)), nil
+}
+
+// quotaMutations are the lines of what admission changed of what is
+// counted: one line per pod whose requests or limits the API server's
+// answer changed, and what the policies' reading left open.
+func quotaMutations(ctx context.Context, env *Env, p *admission.Plan, runs *admission.PodRuns) ([]string, error) {
+	muts, err := podMutations(ctx, env, p, runs)
+	if err != nil {
+		return nil, err
+	}
 	var mutated []string
-	for i, w := range p.Workloads {
+	for i := range p.Workloads {
+		w := &p.Workloads[i]
 		if m := muts.pods[i]; m.Resources {
-			mutated = append(mutated, w.label()+": "+m.line(mutatingWebhooksFor(ctx, env, p, w, runs.pods[i]), w.Namespace))
+			mutated = append(mutated, workloadLabel(*w)+": "+mutationLine(m, mutatingWebhooksFor(ctx, env, p, w, runs.Pods[i]), w.Namespace))
 		}
 	}
 	said := countedAsChanged(mutated)
 	if muts.note != "" {
 		said = append(said, muts.note)
 	}
-	var over []string
-	var refs []ObjectRef
-	helmMeets := false
-	checked := 0
-	for _, q := range quotas {
-		refs0 := len(over)
-		for _, ph := range phases {
-			need := quotaNeed(q, ph)
-			for _, name := range sortedResources(q.Hard) {
-				n, ok := need[name]
-				if !ok || n.IsZero() {
-					continue
-				}
-				hard := q.Hard[name]
-				used := q.Used[name]
-				room := hard.DeepCopy()
-				room.Sub(used)
-				if n.Cmp(room) > 0 {
-					over = append(over, fmt.Sprintf("ResourceQuota %s: %s needs %s %s, room %s (hard %s, used %s)", q.Name, ph.name, name, n.String(), room.String(), hard.String(), used.String()))
-					// Helm creates the objects and runs the hooks; the
-					// controllers create the workloads' pods.
-					helmMeets = helmMeets || ph.helm || objectResource(name)
-				}
-			}
-		}
-		if len(over) > refs0 {
-			refs = append(refs, ObjectRef{Kind: "ResourceQuota", Namespace: ns, Name: q.Name})
-		}
-		checked++
+	return said, nil
+}
+
+// quotaFail words the quotas the release does not fit: helm fails when it
+// meets the refusal itself (a hook's pod, an object it creates), else the
+// workloads' pods beyond the room follow --wait (podless).
+func quotaFail(env *Env, ns string, over []string, refs []ObjectRef, said []string, helmMeets bool) Result {
+	effect, what := helmFails(env), "helm meets the refusal itself (a hook's pod, an object it creates) and fails"
+	if !helmMeets {
+		// Only the workloads' pods, which their controllers create.
+		effect, what = podless(env, "the release's workloads run without the pods beyond the room")
+		what = "the pods beyond the room are refused: " + what
 	}
-	if len(over) > 0 {
-		effect, what := helmFails(env), "helm meets the refusal itself (a hook's pod, an object it creates) and fails"
-		if !helmMeets {
-			// Only the workloads' pods, which their controllers create.
-			effect, what = podless(env, "the release's workloads run without the pods beyond the room")
-			what = "the pods beyond the room are refused: " + what
-		}
-		return Fail("the release does not fit %s of namespace %s: %s:\n%s", plural(len(refs), "ResourceQuota"), ns, what, withNotes(strings.Join(first(over, 8), "\n"), said)).
-			WithHint(fmt.Sprintf("raise the quota's hard limits (kubectl edit resourcequota -n %s), or lower the release's replicas and requests in the values", ns)).
-			WithObjects(refs...).WithEffect(effect), nil
-	}
-	return Pass("the release fits all %s of namespace %s (%s)%s", plural(checked, "ResourceQuota"), ns, phaseSummary(phases), prefixLines("\n", said)), nil
+	return Fail("the release does not fit %s of namespace %s: %s:\n%s", plural(len(refs), "ResourceQuota"), ns, what, withNotes(strings.Join(first(over, 8), "\n"), said)).
+		WithHint(fmt.Sprintf("raise the quota's hard limits (kubectl edit resourcequota -n %s), or lower the release's replicas and requests in the values", ns)).
+		WithObjects(refs...).WithEffect(effect)
 }
 
 // countedAsChanged introduces the pods whose requests and limits admission
@@ -166,191 +142,26 @@ func prefixLines(sep string, lines []string) string {
 	return sep + strings.Join(lines, sep)
 }
 
-// quotaPhases are the moments of the install (upgrade) that need room: each
-// pre hook alone, then the release's pods with the objects, then with each
-// post hook.
-func quotaPhases(p *admissionPlan, runs *podRuns) []quotaPhase {
-	var pre, post, main []quotaPod
-	for i, w := range p.Workloads {
-		qp := quotaPod{pod: answeredPod(runs, i), count: w.Pods, label: w.label()}
-		before, _ := hookPhase(w.Spec.Hook)
-		switch {
-		case !w.isHook():
-			main = append(main, qp)
-		case before:
-			pre = append(pre, qp)
-		default:
-			post = append(post, qp)
-		}
+// phaseName names a moment of the install: "pre hook hook Job x (...)",
+// "the pre hooks", "the release's pods", "the release's pods with ...".
+func phaseName(ph admission.Phase) string {
+	switch ph.Kind {
+	case admission.PhasePreHook:
+		return "pre hook " + workloadLabel(*ph.Hook)
+	case admission.PhasePreHooks:
+		return "the pre hooks"
+	case admission.PhasePostHook:
+		return "the release's pods with " + workloadLabel(*ph.Hook)
 	}
-	objects := map[string]int{}
-	preObjects := map[string]int{}
-	for _, o := range p.Objects {
-		if !o.Served {
-			continue
-		}
-		key := o.Resource.GroupResource().String()
-		if o.Hook == "" {
-			objects[key]++
-			continue
-		}
-		if before, _ := hookPhase(o.Hook); before {
-			preObjects[key]++
-			if !chart.HasHookPolicy(o.Obj.DeletePolicies, "hook-succeeded") {
-				objects[key]++
-			}
-		}
-	}
-	var out []quotaPhase
-	for _, h := range pre {
-		out = append(out, quotaPhase{name: "pre hook " + h.label, pods: []quotaPod{h}, objects: preObjects, helm: true})
-	}
-	if len(pre) == 0 && len(preObjects) > 0 {
-		out = append(out, quotaPhase{name: "the pre hooks", objects: preObjects, helm: true})
-	}
-	out = append(out, quotaPhase{name: "the release's pods", pods: main, objects: objects, helm: false})
-	for _, h := range post {
-		out = append(out, quotaPhase{name: "the release's pods with " + h.label, pods: append(append([]quotaPod(nil), main...), h), objects: objects, helm: true})
-	}
-	return out
+	return "the release's pods"
 }
 
-// hookPhase reports whether hook events run before the release's objects.
-func hookPhase(events string) (before bool, runs bool) {
-	for _, e := range strings.Split(events, ",") {
-		switch strings.TrimSpace(e) {
-		case "pre-install", "pre-upgrade":
-			return true, true
-		case "post-install", "post-upgrade":
-			runs = true
-		}
-	}
-	return false, runs
-}
-
-// quotaNeed sums what phase ph needs of each resource quota q tracks.
-func quotaNeed(q cluster.Quota, ph quotaPhase) map[corev1.ResourceName]resource.Quantity {
-	need := map[corev1.ResourceName]resource.Quantity{}
-	add := func(name corev1.ResourceName, v resource.Quantity) {
-		if _, tracked := q.Hard[name]; !tracked {
-			return
-		}
-		cur := need[name]
-		cur.Add(v)
-		need[name] = cur
-	}
-	for _, qp := range ph.pods {
-		if !quotaSelects(q, qp.pod) || qp.count == 0 {
-			continue
-		}
-		req := resourcehelper.PodRequests(qp.pod, resourcehelper.PodResourcesOptions{})
-		lim := resourcehelper.PodLimits(qp.pod, resourcehelper.PodResourcesOptions{})
-		for i := 0; i < qp.count; i++ {
-			add(corev1.ResourcePods, resource.MustParse("1"))
-			add("count/pods", resource.MustParse("1"))
-			for name, v := range req {
-				add(name, v)
-				add(corev1.ResourceName("requests."+string(name)), v)
-			}
-			for name, v := range lim {
-				add(corev1.ResourceName("limits."+string(name)), v)
-			}
-		}
-	}
-	core := map[string]corev1.ResourceName{"services": corev1.ResourceServices, "secrets": corev1.ResourceSecrets, "configmaps": corev1.ResourceConfigMaps,
-		"persistentvolumeclaims": corev1.ResourcePersistentVolumeClaims, "replicationcontrollers": corev1.ResourceReplicationControllers, "resourcequotas": corev1.ResourceQuotas}
-	for gr, n := range ph.objects {
-		v := *resource.NewQuantity(int64(n), resource.DecimalSI)
-		add(corev1.ResourceName("count/"+gr), v)
-		if name, ok := core[gr]; ok {
-			add(name, v)
-		}
-	}
-	return need
-}
-
-// quotaSelects reports whether q's scopes count pod (the quota
-// controller's pod scopes; CrossNamespacePodAffinity is taken to match).
-func quotaSelects(q cluster.Quota, pod *corev1.Pod) bool {
-	terminating := pod.Spec.ActiveDeadlineSeconds != nil
-	req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	lim := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
-	bestEffort := len(req) == 0 && len(lim) == 0
-	scope := func(s corev1.ResourceQuotaScope, op corev1.ScopeSelectorOperator, values []string) bool {
-		switch s {
-		case corev1.ResourceQuotaScopeTerminating:
-			return terminating
-		case corev1.ResourceQuotaScopeNotTerminating:
-			return !terminating
-		case corev1.ResourceQuotaScopeBestEffort:
-			return bestEffort
-		case corev1.ResourceQuotaScopeNotBestEffort:
-			return !bestEffort
-		case corev1.ResourceQuotaScopePriorityClass:
-			pc := pod.Spec.PriorityClassName
-			switch op {
-			case corev1.ScopeSelectorOpExists:
-				return pc != ""
-			case corev1.ScopeSelectorOpDoesNotExist:
-				return pc == ""
-			case corev1.ScopeSelectorOpNotIn:
-				for _, v := range values {
-					if v == pc {
-						return false
-					}
-				}
-				return true
-			default:
-				for _, v := range values {
-					if v == pc {
-						return true
-					}
-				}
-				return false
-			}
-		}
-		return true
-	}
-	for _, s := range q.Scopes {
-		if !scope(s, corev1.ScopeSelectorOpExists, nil) {
-			return false
-		}
-	}
-	for _, e := range q.Selector {
-		if !scope(e.Scope, e.Operator, e.Names) {
-			return false
-		}
-	}
-	return true
-}
-
-// objectResource reports whether a quota's resource name counts objects
-// the release creates (count/configmaps, services, secrets, ...) rather
-// than pods or their requests and limits: Helm's own create meets it.
-func objectResource(name corev1.ResourceName) bool {
-	switch name {
-	case corev1.ResourceServices, corev1.ResourceSecrets, corev1.ResourceConfigMaps, corev1.ResourcePersistentVolumeClaims,
-		corev1.ResourceReplicationControllers, corev1.ResourceQuotas:
-		return true
-	}
-	return strings.HasPrefix(string(name), "count/") && name != "count/pods"
-}
-
-func sortedResources(l corev1.ResourceList) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(l))
-	for n := range l {
-		out = append(out, n)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
-func phaseSummary(phases []quotaPhase) string {
+func phaseSummary(phases []admission.Phase) string {
 	pods := 0
 	for _, ph := range phases {
-		if ph.name == "the release's pods" {
-			for _, qp := range ph.pods {
-				pods += qp.count
+		if ph.Kind == admission.PhaseRelease {
+			for _, qp := range ph.Pods {
+				pods += qp.Count
 			}
 		}
 	}

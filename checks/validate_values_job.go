@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/redact"
@@ -189,8 +190,8 @@ func refusedJobPod(env *Env, job cluster.Job) (Result, bool, error) {
 		if e.Kind != "Job" || e.Name != job.Name || e.Reason != "FailedCreate" {
 			continue
 		}
-		r := ParseRefusal(e.Message)
-		p := &admissionPlan{Chart: "gitops-runtime"}
+		r := admission.ParseRefusal(e.Message)
+		p := &admission.Plan{Chart: "gitops-runtime"}
 		msg := fmt.Sprintf("Job %s has no pod: the API server refuses it (%s, FailedCreate x%d): %s; helm waits for the hook until --timeout",
 			job.Name, r.Short(), max(e.Count, 1), r.Detail)
 		hint := fixFor(r, []string{job.Name}, true, p, job.Namespace, "")

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
 )
 
@@ -69,12 +70,11 @@ const ArgoFieldManager = "argocd-controller"
 // the helm binary (helm.sh/helm/v4 pkg/kube getManagedFieldsManager).
 const FieldManager = "helm"
 
-// Refusal is one object the API server refuses, with its reason as Helm
-// would print it.
-type Refusal struct {
-	Kind, Namespace, Name string
-	Reason                string
-}
+// Refusal is one object the API server refuses: admission.Refusal, the
+// one refusal type of the dry runs, with Kind, Namespace and Name set and
+// Reason as Helm would print it, parsed into the layer that refused
+// (admission.ParseRefusal).
+type Refusal = admission.Refusal
 
 // Upgrade is one upgrade to try: the release, the stored manifest of the
 // revision it starts from and the target's manifest (hooks excluded).
@@ -259,7 +259,7 @@ func groupResources(groups []*metav1.APIGroup, resources []*metav1.APIResourceLi
 func refusals(msg string) []Refusal {
 	var out []Refusal
 	for _, part := range strings.Split(msg, " && ") {
-		r := Refusal{Reason: strings.TrimSpace(part)}
+		r := admission.ParseRefusal(strings.TrimSpace(part))
 		var name, kind string
 		if n, _ := fmt.Sscanf(part, "cannot patch %q with kind %s", &name, &kind); n == 2 {
 			r.Name, r.Kind = name, strings.TrimSuffix(kind, ":")
@@ -348,7 +348,9 @@ func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.Resource
 	var out []Refusal
 	for i, info := range target {
 		if reasons[i] != "" {
-			out = append(out, Refusal{Kind: info.Mapping.GroupVersionKind.Kind, Namespace: info.Namespace, Name: info.Name, Reason: reasons[i]})
+			r := admission.ParseRefusal(reasons[i])
+			r.Kind, r.Namespace, r.Name = info.Mapping.GroupVersionKind.Kind, info.Namespace, info.Name
+			out = append(out, r)
 		}
 	}
 	return out, nil

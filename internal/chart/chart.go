@@ -142,9 +142,14 @@ type Object struct {
 	// Template is the chart template that rendered it.
 	Template string
 	// Hook is true for hook objects (helm.sh/hook); DeletePolicies are
-	// their helm.sh/hook-delete-policy values.
+	// their helm.sh/hook-delete-policy values, Events their helm.sh/hook
+	// events and Weight their helm.sh/hook-weight, as Helm parsed them
+	// into the release's hooks (release.Hook; pkg/releaseutil
+	// manifest_sorter.go, https://helm.sh/docs/topics/charts_hooks/).
 	Hook           bool
 	DeletePolicies []string
+	Events         []release.HookEvent
+	Weight         int
 	// Doc is the object's rendered YAML document; JSON is the same
 	// document converted once, for decoding without parsing YAML again.
 	Doc  string

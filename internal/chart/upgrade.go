@@ -296,7 +296,7 @@ func rendering(md *helmchart.Metadata, rel *rspb.Release) (*Rendering, error) {
 		}
 		if ok {
 			o.Template = h.Path
-			o.Hook = true
+			o.Hook, o.Events, o.Weight = true, h.Events, h.Weight
 			for _, p := range h.DeletePolicies {
 				o.DeletePolicies = append(o.DeletePolicies, string(p))
 			}

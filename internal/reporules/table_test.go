@@ -12,10 +12,13 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // redact, release, version, mdblock) import nothing of the project; chart
 // renders the chart and reads its rules by the names plan declares;
 // cluster reads the API server; dryrun is the one engine of the dry runs
-// (it knows cluster's NotRecordedError and replay key); apply sends Helm's
-// writes through it; webhookmatch is the API server's webhook matching
-// (k8s.io/apiserver's, over what a run read; it imports none of the
-// project); checks judge what those read; reporters
+// (it knows cluster's NotRecordedError and replay key); webhookmatch is
+// the API server's webhook matching (k8s.io/apiserver's, over what a run
+// read; it imports none of the project); admission is the plan of what
+// Helm sends and how the admission chain answers (through dryrun,
+// webhookmatch and mapolicy; its Refusal is the one refusal type); apply
+// sends Helm's writes through dryrun and names refusals with admission's
+// type; checks judge what those read; reporters
 // print a report; bundle records what a run read (through cluster's
 // clients and probe's Tape, redacted with redact) and replays it; fix changes the cluster for a check; run is one run as a
 // library call (the --wait rounds, --fix, the verdict, the recording of a
@@ -25,7 +28,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
+	"checks":                       {"internal/admission", "internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
@@ -36,7 +39,8 @@ var allowedImports = map[string][]string{
 	"hack/toolcache":               {"internal/toolcache"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
 	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
-	"internal/apply":               {"internal/dryrun"},
+	"internal/admission":           {"internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/webhookmatch"},
+	"internal/apply":               {"internal/admission", "internal/dryrun"},
 	"internal/dryrun":              {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},

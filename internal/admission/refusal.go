@@ -1,4 +1,4 @@
-package checks
+package admission
 
 import (
 	"regexp"
@@ -28,12 +28,26 @@ const (
 
 // Refusal is one refusal of the API server, parsed into the layer that
 // refused and the policy that decided, from the message the API server
-// writes (k8s.io/pod-security-admission, the ResourceQuota and LimitRanger
-// admission plugins, the ValidatingAdmissionPolicy plugin, the webhook
-// dispatchers, the RBAC authorizer; Gatekeeper's and Kyverno's own
-// message formats). Message is the API server's, whole.
+// writes. The messages are those of:
+//   - PodSecurity: https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/pod-security-admission/admission/admission.go
+//   - ResourceQuota: https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go
+//   - LimitRanger: https://github.com/kubernetes/kubernetes/blob/master/plugin/pkg/admission/limitranger/admission.go
+//   - ValidatingAdmissionPolicy: https://github.com/kubernetes/kubernetes/tree/master/staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating
+//   - the webhook dispatchers: https://github.com/kubernetes/kubernetes/tree/master/staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/errors
+//   - the authorizer's Forbidden: https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go
+//   - the ServiceAccount plugin: https://github.com/kubernetes/kubernetes/blob/master/plugin/pkg/admission/serviceaccount/admission.go
+//   - NamespaceLifecycle: https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go
+//   - Gatekeeper ("[constraint] message", https://open-policy-agent.github.io/gatekeeper/website/docs/)
+//     and Kyverno ("blocked due to the following policies", https://kyverno.io/docs/).
+//
+// It is the one refusal type of the dry runs: the admission dry runs of
+// this package and internal/apply's (Helm's patches and applies), which
+// also name the object refused.
 type Refusal struct {
-	Layer Layer
+	// Kind, Namespace and Name name the object refused, when the sender
+	// knows it ("" otherwise).
+	Kind, Namespace, Name string
+	Layer                 Layer
 	// Policy names what decided: the PodSecurity level and version
 	// ("restricted:latest"), the ResourceQuota, the
 	// ValidatingAdmissionPolicy and its binding, the webhook (and for
@@ -51,7 +65,9 @@ type Refusal struct {
 	Resources []string
 	// Binding is the ValidatingAdmissionPolicyBinding for LayerPolicy.
 	Binding string
-	Message string
+	// Reason is the API server's message, whole (for internal/apply, as
+	// Helm prints it).
+	Reason string
 }
 
 var (
@@ -73,7 +89,7 @@ var (
 
 // ParseRefusal reads the API server's message of a refused request.
 func ParseRefusal(msg string) Refusal {
-	r := Refusal{Layer: LayerOther, Message: msg, Detail: msg}
+	r := Refusal{Layer: LayerOther, Reason: msg, Detail: msg}
 	one := strings.Join(strings.Fields(msg), " ")
 	switch {
 	case rbacRe.MatchString(one):

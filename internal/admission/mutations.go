@@ -1,9 +1,8 @@
-package checks
+package admission
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,9 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/mapolicy"
 )
 
@@ -24,11 +21,10 @@ import (
 // annotations added, images and securityContexts changed), and the
 // MutatingAdmissionPolicies (through their bindings) that match that pod
 // are named as the candidates, matched by the API server's own code
-// (internal/mapolicy over k8s.io/apiserver). admission-pods, resource-quota
-// and the hook-completion rule say it (docs/admission.md).
+// (internal/mapolicy over k8s.io/apiserver).
 
-// podMutation is what admission changed of one workload's pod.
-type podMutation struct {
+// PodMutation is what admission changed of one workload's pod.
+type PodMutation struct {
 	// Changes are the changes, in a few words each ("added container
 	// sleeper", "limits.memory of manager 256Mi → 1Gi").
 	Changes []string
@@ -42,111 +38,75 @@ type podMutation struct {
 	LimitRanger bool
 }
 
-// mutationRuns are the pods' mutations, in plan order, and what the run
-// could not read.
-type mutationRuns struct {
-	pods []podMutation
-	// note says why the MutatingAdmissionPolicies were not read, or
-	// which could not be decided ("" when all were).
-	note string
+// Mutations are the pods' mutations, in plan order.
+type Mutations struct {
+	Pods []PodMutation
+	// Unevaluated are the policy and binding pairs (mapolicy.Match.String)
+	// taken to match without being decided, with why.
+	Unevaluated map[string]string
 }
 
 // limitRangerAnnotation is what the LimitRanger admission plugin writes on
-// a pod it set defaults on (plugin/pkg/admission/limitranger/admission.go,
-// limitRangerAnnotation).
+// a pod it set defaults on (limitRangerAnnotation:
+// https://github.com/kubernetes/kubernetes/blob/master/plugin/pkg/admission/limitranger/admission.go).
 const limitRangerAnnotation = "kubernetes.io/limit-ranger"
 
-// podMutations reads the mutations of the plan's pods once per run.
-func podMutations(ctx context.Context, env *Env, p *admissionPlan, runs *podRuns) (*mutationRuns, error) {
-	return cluster.Memo(env.Cluster, "admission/mutations", func() (*mutationRuns, error) {
-		out := &mutationRuns{pods: make([]podMutation, len(p.Workloads))}
-		matcher, note, err := policyMatcher(env)
+// MutationInput is what Mutations matches the policies with.
+type MutationInput struct {
+	// Matcher holds the cluster's MutatingAdmissionPolicies and bindings
+	// (nil: none is matched).
+	Matcher *mapolicy.Matcher
+	// User and Groups are who sends the pods' dry runs ("" unknown).
+	User   string
+	Groups []string
+	// NamespaceLabels returns the labels of a namespace other than the
+	// release's (ok false: unknown, the release namespace's are used).
+	NamespaceLabels func(ns string) (labels map[string]string, ok bool)
+}
+
+// PodMutations compares each pod sent with the pod the API server answered
+// (PodChanges), and matches the policies of in with it.
+func PodMutations(ctx context.Context, p *Plan, runs *PodRuns, in MutationInput) (*Mutations, error) {
+	out := &Mutations{Pods: make([]PodMutation, len(p.Workloads)), Unevaluated: map[string]string{}}
+	match := in.Matcher != nil && in.Matcher.Pairs() > 0
+	for i, w := range p.Workloads {
+		m := &out.Pods[i]
+		if v := runs.Verdicts[i]; v.Object != nil && v.Refused == nil {
+			got := runs.Answered(i)
+			m.Changes, m.Resources = PodChanges(runs.Pods[i], got)
+			_, had := runs.Pods[i].Annotations[limitRangerAnnotation]
+			_, has := got.Annotations[limitRangerAnnotation]
+			m.LimitRanger = has && !had
+		}
+		if !match {
+			continue
+		}
+		nsLabels := p.NamespaceLabels
+		if w.Namespace != p.Namespace && in.NamespaceLabels != nil {
+			if l, ok := in.NamespaceLabels(w.Namespace); ok {
+				nsLabels = l
+			}
+		}
+		pod := runs.Pods[i]
+		var err error
+		m.Policies, err = in.Matcher.Match(ctx, mapolicy.Request{Object: pod, Kind: corev1.SchemeGroupVersion.WithKind("Pod"),
+			Resource: podsGVR, Namespace: w.Namespace, Name: pod.Name, NamespaceLabels: nsLabels, User: in.User, Groups: in.Groups})
 		if err != nil {
 			return nil, err
 		}
-		out.note = note
-		var who struct {
-			user   string
-			groups []string
-		}
-		if matcher != nil && matcher.Pairs() > 0 {
-			if e, err := dryRunEngine(ctx, env); err == nil {
-				id := e.Identity(ctx)
-				who.user, who.groups = id.User, id.Groups
+		for _, pm := range m.Policies {
+			if pm.Unevaluated != "" {
+				out.Unevaluated[pm.String()] = pm.Unevaluated
 			}
 		}
-		unevaluated := map[string]string{}
-		for i, w := range p.Workloads {
-			m := &out.pods[i]
-			if v := runs.verdicts[i]; v.Object != nil && v.Refused == nil {
-				got := answeredPod(runs, i)
-				m.Changes, m.Resources = podChanges(runs.pods[i], got)
-				_, had := runs.pods[i].Annotations[limitRangerAnnotation]
-				_, has := got.Annotations[limitRangerAnnotation]
-				m.LimitRanger = has && !had
-			}
-			if matcher == nil || matcher.Pairs() == 0 {
-				continue
-			}
-			nsLabels := p.NamespaceLabels
-			if w.Namespace != p.Namespace {
-				if ns, err := env.Cluster.Namespace(w.Namespace); err == nil {
-					nsLabels = ns.Labels
-				}
-			}
-			pod := runs.pods[i]
-			m.Policies, err = matcher.Match(ctx, mapolicy.Request{Object: pod, Kind: corev1.SchemeGroupVersion.WithKind("Pod"),
-				Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Namespace: w.Namespace, Name: pod.Name,
-				NamespaceLabels: nsLabels, User: who.user, Groups: who.groups})
-			if err != nil {
-				return nil, err
-			}
-			for _, pm := range m.Policies {
-				if pm.Unevaluated != "" {
-					unevaluated[pm.String()] = pm.Unevaluated
-				}
-			}
-		}
-		if len(unevaluated) > 0 {
-			var lines []string
-			for k, v := range unevaluated {
-				lines = append(lines, k+": "+v)
-			}
-			sort.Strings(lines)
-			out.note = "taken to match, not decided here: " + strings.Join(first(lines, 3), "; ")
-		}
-		return out, nil
-	})
-}
-
-// policyMatcher builds the matcher of the cluster's MutatingAdmissionPolicies.
-// nil with a note: the API is not served, or may not be listed.
-func policyMatcher(env *Env) (*mapolicy.Matcher, string, error) {
-	mp, err := env.Cluster.MutatingAdmissionPolicies()
-	var le *cluster.ListError
-	switch {
-	case err != nil && cluster.IsForbidden(err) && asListError(err, &le):
-		return nil, "MutatingAdmissionPolicies not read (" + le.Reason() + "): a policy that changes the pods cannot be named", nil
-	case err != nil:
-		return nil, "", err
-	case !mp.Served:
-		return nil, "", nil
 	}
-	api, err := env.Cluster.APIResources()
-	if err != nil {
-		return nil, "", err
-	}
-	return mapolicy.New(mp.Policies, mp.Bindings, api.Resources), "", nil
+	return out, nil
 }
 
-func asListError(err error, le **cluster.ListError) bool {
-	return errors.As(err, le)
-}
-
-// podChanges lists what admission changed between the pod sent and the pod
+// PodChanges lists what admission changed between the pod sent and the pod
 // the API server answered. Defaulting is not a change: a container's
 // request defaulted from its limit, an empty pod securityContext.
-func podChanges(sent, got *corev1.Pod) (changes []string, resources bool) {
+func PodChanges(sent, got *corev1.Pod) (changes []string, resources bool) {
 	sentC := map[string]corev1.Container{}
 	for _, c := range sent.Spec.Containers {
 		sentC[c.Name] = c
@@ -317,40 +277,4 @@ func changedKeys(sent, got map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// mutators names who may have changed a pod: the MutatingAdmissionPolicies
-// that match it, the mutating webhooks that match its create (hooks, as
-// mutatingWebhooksFor names them), LimitRanger when it says it set
-// resources. "" when none is known. matches is "matches" or "match", by
-// how many they are.
-func (m podMutation) mutators(hooks, ns string) (who, matches string) {
-	var names []string
-	n := len(m.Policies)
-	if n > 0 {
-		names = append(names, mapolicy.Describe(m.Policies))
-	}
-	if strings.HasPrefix(hooks, "mutating webhook ") {
-		names = append(names, hooks)
-		n += 1 + strings.Count(hooks, ", ")
-	}
-	if m.LimitRanger {
-		names = append(names, "LimitRanger (a LimitRange of namespace "+ns+")")
-		n++
-	}
-	matches = "matches"
-	if n > 1 {
-		matches = "match"
-	}
-	return strings.Join(names, "; "), matches
-}
-
-// line is one pod's mutation in one line: "MutatingAdmissionPolicy x
-// (binding y) matches this pod; admission: added container sleeper".
-func (m podMutation) line(hooks, ns string) string {
-	s := "admission: " + strings.Join(first(m.Changes, 4), ", ")
-	if who, matches := m.mutators(hooks, ns); who != "" {
-		return who + " " + matches + " this pod; " + s
-	}
-	return s
 }

@@ -1,4 +1,4 @@
-package checks
+package admission
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"k8s.io/pod-security-admission/policy"
 )
 
-// PodSecurity evaluated in the plugin, with the code the API server's
-// PodSecurity admission runs (k8s.io/pod-security-admission: its default
-// checks at the latest version): for a namespace that does not exist yet,
-// and to name the level of the Pod Security Standards every planned pod
-// meets (the label a hint can give).
+// PodSecurity evaluated here, with the code the API server's PodSecurity
+// admission runs (k8s.io/pod-security-admission: its default checks at the
+// latest version, https://kubernetes.io/docs/concepts/security/pod-security-standards/):
+// for a namespace that does not exist yet, and to name the level of the
+// Pod Security Standards every planned pod meets.
 
 var psaEvaluator = sync.OnceValues(func() (policy.Evaluator, error) {
 	return policy.NewEvaluator(policy.DefaultChecks(), nil)
@@ -31,9 +31,9 @@ func podSecurity(pod *corev1.Pod, level psaapi.Level) (bool, string, error) {
 	return res.Allowed, res.ForbiddenDetail(), nil
 }
 
-// strictestLevel returns the strictest Pod Security Standard every pod
+// StrictestLevel returns the strictest Pod Security Standard every pod
 // meets: "restricted", "baseline" or "privileged".
-func strictestLevel(pods []*corev1.Pod) (string, error) {
+func StrictestLevel(pods []*corev1.Pod) (string, error) {
 	level := psaapi.LevelRestricted
 	for _, l := range []psaapi.Level{psaapi.LevelRestricted, psaapi.LevelBaseline} {
 		all := true
@@ -55,10 +55,11 @@ func strictestLevel(pods []*corev1.Pod) (string, error) {
 	return string(level), nil
 }
 
-// namespacePolicy is the PodSecurity policy the namespace's labels set
-// (defaults privileged: the API server's own defaults, from its admission
-// configuration, are invisible to a client).
-func namespacePolicy(labels map[string]string) psaapi.Policy {
+// NamespacePolicy is the PodSecurity policy a namespace's labels set
+// (pod-security.kubernetes.io/enforce, warn, audit; defaults privileged:
+// the API server's own defaults, from its admission configuration, are
+// invisible to a client).
+func NamespacePolicy(labels map[string]string) psaapi.Policy {
 	p, _ := psaapi.PolicyToEvaluate(labels, psaapi.Policy{
 		Enforce: psaapi.LevelVersion{Level: psaapi.LevelPrivileged, Version: psaapi.LatestVersion()},
 		Warn:    psaapi.LevelVersion{Level: psaapi.LevelPrivileged, Version: psaapi.LatestVersion()},
@@ -67,10 +68,10 @@ func namespacePolicy(labels map[string]string) psaapi.Policy {
 	return p
 }
 
-// evaluateLocally judges pod against policy's enforce and warn levels as
-// the API server's PodSecurity admission would: a refusal for enforce, a
-// warning for warn.
-func evaluateLocally(pod *corev1.Pod, p psaapi.Policy) (*Refusal, []string, error) {
+// EvaluateLocally judges pod against policy's enforce and warn levels as
+// the API server's PodSecurity admission would: a refusal for enforce (its
+// message as the API server writes it, parsed), a warning for warn.
+func EvaluateLocally(pod *corev1.Pod, p psaapi.Policy) (*Refusal, []string, error) {
 	ev, err := psaEvaluator()
 	if err != nil {
 		return nil, nil, err
