@@ -46,10 +46,10 @@ type ImageOptions struct {
 	// Mirror is --registry-mirror: the HOST[/PREFIX] every image should be
 	// pulled from ("" = none given; global.imageRegistry, when set, is the
 	// intent then).
-	Mirror string
+	Mirror string `json:"mirror,omitempty"`
 	// RegistryCheck is --registry-check: image-registry resolves each
 	// image at its registry (the only image check that dials).
-	RegistryCheck bool
+	RegistryCheck bool `json:"registryCheck,omitempty"`
 }
 
 // registryResolver is the run's resolver (shared by image-registry and
