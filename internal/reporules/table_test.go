@@ -9,9 +9,12 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // files are free: they may reach any package to set up a case.
 //
 // The layers, from the bottom: leaf packages (plan, probe, proc,
-// redact, release, version, mdblock) import nothing of the project; chart
-// renders the chart and reads its rules by the names plan declares;
-// cluster reads the API server; dryrun is the one engine of the dry runs
+// redact, release, version, mdblock) import nothing of the project;
+// cluster reads the API server; argocd is Argo CD's Application model,
+// finder, `helm template` flags and sync rules (over cluster's reads, the
+// values merged with plan's merge); chart renders the chart and reads its
+// rules by the names plan declares, an Argo CD sync's render with
+// argocd's flags; dryrun is the one engine of the dry runs
 // (it knows cluster's NotRecordedError and replay key); apply sends Helm's
 // writes through it; webhookmatch is the API server's webhook matching
 // (k8s.io/apiserver's, over what a run read; it imports none of the
@@ -25,7 +28,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/webhookmatch"},
+	"checks":                       {"internal/apply", "internal/argocd", "internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/plan", "internal/probe", "internal/proc", "internal/redact", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
@@ -35,12 +38,13 @@ var allowedImports = map[string][]string{
 	"hack/profile":                 {"internal/cli"},
 	"hack/toolcache":               {"internal/toolcache"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
-	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
+	"internal/run":                 {"checks", "internal/argocd", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
 	"internal/apply":               {"internal/dryrun"},
 	"internal/dryrun":              {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
-	"internal/chart":               {"internal/plan"},
+	"internal/argocd":              {"internal/cluster", "internal/plan"},
+	"internal/chart":               {"internal/argocd", "internal/plan"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
 	"internal/testcluster":         {"checks", "internal/toolcache", "reporters"},

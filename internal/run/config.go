@@ -141,7 +141,7 @@ func NeedsChart(selected []checks.Check) bool {
 // runtime (docs/argocd.md).
 type ArgoCD struct {
 	// App is --argocd-app, "namespace/name"; "" means: detected
-	// (checks.ManagingApplication).
+	// (argocd.ManagingApplication).
 	App string
 	// Undetected, without App, looks for no Application: the replay of a
 	// bundle whose plugin did not look (format 1).
