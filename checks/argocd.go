@@ -3,12 +3,12 @@ package checks
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -189,28 +189,18 @@ func runArgoCDAdminAPIKey(_ context.Context, env *Env) (Result, error) {
 		return Result{}, err
 	}
 	ref := ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: plan.ArgoCDConfigMapName}
-	key := "accounts." + user
+	acct := argocd.AccountOf(cm.Data, user)
+	key := acct.Key
 	patch := fmt.Sprintf("kubectl patch configmap argocd-cm -n %s --type merge -p '{\"data\":{\"%s\":\"apiKey, login\"}}'", ns, key)
 	if !cm.Exists {
 		return Fail("ConfigMap argocd-cm not found in namespace %s", ns).WithHint(patch), nil
 	}
-	if cm.Data[key+".enabled"] == "false" {
+	if acct.Disabled {
 		return Fail("argocd-cm disables the %s account (%s.enabled: \"false\")", user, key).
 			WithHint(fmt.Sprintf("kubectl patch configmap argocd-cm -n %s --type json -p '[{\"op\":\"remove\",\"path\":\"/data/%s.enabled\"}]'", ns, key)).WithObjects(ref), nil
 	}
-	caps := map[string]bool{}
-	for _, c := range strings.Split(cm.Data[key], ",") {
-		caps[strings.TrimSpace(c)] = true
+	if missing := acct.Lacks(argocd.CapabilityAPIKey, argocd.CapabilityLogin); len(missing) > 0 {
+		return Fail("argocd-cm %s lacks %s (has %q)", key, strings.Join(missing, " and "), acct.Capabilities).WithHint(patch).WithObjects(ref), nil
 	}
-	var missing []string
-	for _, c := range []string{"apiKey", "login"} {
-		if !caps[c] {
-			missing = append(missing, c)
-		}
-	}
-	sort.Strings(missing)
-	if len(missing) > 0 {
-		return Fail("argocd-cm %s lacks %s (has %q)", key, strings.Join(missing, " and "), cm.Data[key]).WithHint(patch).WithObjects(ref), nil
-	}
-	return Pass("argocd-cm %s: %s", key, cm.Data[key]).WithObjects(ref), nil
+	return Pass("argocd-cm %s: %s", key, acct.Capabilities).WithObjects(ref), nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os/exec"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
@@ -84,12 +85,13 @@ type Env struct {
 }
 
 // RuntimeApp returns the Argo CD Application that manages the runtime
-// (ManagingApplication, memoised on the snapshot); nil when none does.
+// (argocd.ManagingApplication, memoised on the snapshot); nil when none
+// does.
 func (e *Env) RuntimeApp() (*RuntimeApp, error) {
 	if e.ArgoCDUndetected && e.ArgoCDApp == "" {
 		return nil, nil
 	}
-	return ManagingApplication(e.Cluster, e.Inputs, e.ArgoCDApp)
+	return argocd.ManagingApplication(e.Cluster, e.Inputs.Namespace, e.ArgoCDApp)
 }
 
 // HelmWait is whether helm install or helm upgrade waits for the release's

@@ -21,6 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
@@ -264,7 +265,7 @@ func (k *kit) env() *Env {
 		snap := env.Cluster
 		env.Chart = chart.StartUpgradeOrSync(context.Background(), chart.NewLoader(chart.Source{Ref: k.chartRef}), k.in.ReleaseName, k.in.Namespace, k.in.RenderValues, chart.UpgradeValues{},
 			func() ([]*rspb.Release, error) { return snap.HelmHistory(k.in.Namespace, k.in.ReleaseName) },
-			func() (*chart.SyncBase, error) { return ArgoSyncBase(snap, k.in, "") },
+			func() (*argocd.SyncBase, error) { return argocd.ReadSyncBase(snap, k.in.Namespace, "") },
 			func() (chart.Capabilities, error) { return chart.Capabilities{KubeVersion: k.version}, nil })
 	case k.chartRef != "":
 		env.Chart = startKitChart(k.chartRef, k.in, k.version)

@@ -132,7 +132,7 @@ func syncUpgradable(env *Env, ra *RuntimeApp) (Result, error) {
 	if stale != "" {
 		facts += "; " + stale + ": the upgrade is judged from the live objects"
 	}
-	if op := a.Operation; op != nil && op.Phase == "Running" {
+	if a.Operation.Running() {
 		return Warn("%s; a sync operation is running: the commit is synced after it", facts).WithHint("wait for it: argocd app wait " + a.Namespace + "/" + a.Name + " --operation").WithObjects(ref), nil
 	}
 	if stale != "" {

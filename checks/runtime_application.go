@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
 // RuntimeApplicationCheck reads, after the install, the Argo CD
-// Application that syncs the runtime (ManagingApplication: --argocd-app,
+// Application that syncs the runtime (argocd.ManagingApplication: --argocd-app,
 // else its inventory, its tracking annotation or its label): the most
 // common card of Codefresh's Runtime Status panel is "Runtime application
 // OUT_OF_SYNC" (https://codefresh.io/docs/docs/installation/gitops/runtime-status-panel/).
@@ -52,7 +53,7 @@ func runRuntimeApplication(_ context.Context, env *Env) (Result, error) {
 	ns := env.Inputs.Namespace
 	if ra == nil {
 		return Skip("no Argo CD Application manages the runtime in namespace %s (none holds its %s in its inventory, %s carries no tracking annotation, none is labelled %s: %s there): it is upgraded with helm upgrade",
-			ns, RuntimeConfigMapName, RuntimeConfigMapName, runtimeEntityLabel, runtimeEntity), nil
+			ns, RuntimeConfigMapName, RuntimeConfigMapName, argocd.RuntimeEntityLabel, argocd.RuntimeEntity), nil
 	}
 	if ra.App == nil {
 		if env.ArgoCDApp != "" {
@@ -64,120 +65,32 @@ func runRuntimeApplication(_ context.Context, env *Env) (Result, error) {
 	}
 	a := ra.App
 	ref := ObjectRef{Kind: "Application", Namespace: a.Namespace, Name: a.Name}
-	refs := []ObjectRef{ref}
-	var failed, warned, hints []string
-	argocdApp := a.Name
+	f := &appFindings{refs: []ObjectRef{ref}, cli: a.Name}
 	if a.Namespace != "" {
-		argocdApp = a.Namespace + "/" + a.Name
+		f.cli = a.Namespace + "/" + a.Name
 	}
-
-	if a.SyncStatus != "Synced" {
-		var out []string
-		for _, r := range a.Resources {
-			if r.Status == "OutOfSync" {
-				s := resourceName(r)
-				if r.RequiresPruning {
-					s += " (requires pruning)"
-				}
-				out = append(out, s)
-				refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
-			}
-		}
-		msg := "sync status " + orUnknownStatus(a.SyncStatus)
-		sortWorkloadsFirst(out)
-		if len(out) > 0 {
-			msg += fmt.Sprintf(": %s out of sync: %s", plural(len(out), "resource"), strings.Join(first(out, 6), ", "))
-		}
-		failed = append(failed, msg)
-		hint := fmt.Sprintf("see what differs: argocd app diff %s (or the GitOps Apps dashboard, Current State); then sync: argocd app sync %s", argocdApp, argocdApp)
-		if !a.Automated {
-			hint += " (the sync policy is manual: nothing syncs a commit until someone does)"
-		} else if !a.SelfHeal {
-			hint += " (selfHeal is off: a change made in the cluster stays until the next commit or a manual sync)"
-		}
-		hints = append(hints, hint)
-	}
-
-	if a.Health != "Healthy" {
-		var bad []string
-		for _, r := range a.Resources {
-			if r.Health == "" || r.Health == "Healthy" {
-				continue
-			}
-			s := resourceName(r) + " " + r.Health
-			if r.HealthMessage != "" {
-				s += " (" + oneLineText(r.HealthMessage, 160) + ")"
-			}
-			bad = append(bad, s)
-			refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
-		}
-		msg := "health " + orUnknownStatus(a.Health)
-		if a.HealthMessage != "" {
-			msg += " (" + oneLineText(a.HealthMessage, 160) + ")"
-		}
-		if len(bad) > 0 {
-			msg += ": " + strings.Join(first(bad, 6), "; ")
-		}
-		failed = append(failed, msg)
-		hints = append(hints, fmt.Sprintf("the runtime's own checks say why a workload is not available: %s --post -n %s --only runtime-workloads; a Missing resource is one the sync has not created yet (sync, or see the last operation)", "kubectl gitops-preflight", ns))
-	}
-
-	if op := a.Operation; op != nil && (op.Phase == "Failed" || op.Phase == "Error") {
-		msg := "last sync " + op.Phase
-		if op.Message != "" {
-			msg += ": " + oneLineText(op.Message, 200)
-		}
-		var hooks []string
-		for _, r := range op.Results {
-			if r.HookType == "" || (r.HookPhase != "Failed" && r.HookPhase != "Error" && r.Status != "SyncFailed") {
-				continue
-			}
-			h := fmt.Sprintf("%s hook %s %s", r.HookType, r.Kind, qualified(r.Namespace, r.Name))
-			if r.HookPhase != "" {
-				h += " " + r.HookPhase
-			}
-			if r.Message != "" {
-				h += ": " + oneLineText(r.Message, 200)
-			}
-			hooks = append(hooks, h)
-			refs = append(refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
-		}
-		if len(hooks) > 0 {
-			msg += "; " + strings.Join(first(hooks, 3), "; ")
-			hints = append(hints, fmt.Sprintf("read the failed hook's log (kubectl logs -n %s job/<hook>; the chart's validate-values hook runs as PreSync on every sync), fix its cause in the values of resources/<runtime>/chart in the Shared Configuration Repository, commit, and sync again", ns))
-		} else {
-			hints = append(hints, "fix the cause the message names, commit to the Shared Configuration Repository, and sync again (argocd app sync "+argocdApp+")")
-		}
-		failed = append(failed, msg)
-	}
-
-	for _, c := range a.Conditions {
-		s := c.Type + ": " + oneLineText(c.Message, 200)
-		if strings.HasSuffix(c.Type, "Error") {
-			failed = append(failed, "condition "+s)
-			hints = append(hints, "an error condition stops Argo CD from comparing or syncing the runtime: fix the Application or the chart it points to (argocd app get "+argocdApp+")")
-		} else {
-			warned = append(warned, "condition "+s)
-		}
-	}
-
-	policy := syncPolicy(a)
-	if stale, err := staleRecord(env, ra); err != nil {
+	f.syncStatus(a)
+	f.health(a, ns)
+	f.operation(a.Operation, ns)
+	f.conditions(a.Conditions)
+	stale, err := staleRecord(env, ra)
+	if err != nil {
 		return Result{}, err
-	} else if stale != "" {
-		warned = append(warned, stale)
-		hints = append(hints, argoUpgradeHint(ra))
 	}
-	if g := generatorHint(ra); g != "" && len(hints) == 0 {
-		hints = append(hints, g)
+	if stale != "" {
+		f.warned = append(f.warned, stale)
+		f.hints = append(f.hints, argoUpgradeHint(ra))
 	}
-	where := fmt.Sprintf("%s (%s; %s)", ra.Name(), ra.Evidence, policy)
+	if g := generatorHint(ra); g != "" && len(f.hints) == 0 {
+		f.hints = append(f.hints, g)
+	}
+	where := fmt.Sprintf("%s (%s; %s)", ra.Name(), ra.Evidence, syncPolicy(a))
 	switch {
-	case len(failed) > 0:
-		msg := where + ": " + strings.Join(append(failed, warned...), "; ")
-		return Fail("%s", msg).WithHint(strings.Join(dedupe(hints), "\n")).WithObjects(refs...), nil
-	case len(warned) > 0:
-		return Warn("%s is Synced and Healthy; %s", where, strings.Join(warned, "; ")).WithHint(strings.Join(dedupe(hints), "\n")).WithObjects(refs...), nil
+	case len(f.failed) > 0:
+		msg := where + ": " + strings.Join(append(f.failed, f.warned...), "; ")
+		return Fail("%s", msg).WithHint(strings.Join(dedupe(f.hints), "\n")).WithObjects(f.refs...), nil
+	case len(f.warned) > 0:
+		return Warn("%s is Synced and Healthy; %s", where, strings.Join(f.warned, "; ")).WithHint(strings.Join(dedupe(f.hints), "\n")).WithObjects(f.refs...), nil
 	}
 	rev := ""
 	if a.Revision != "" {
@@ -186,9 +99,119 @@ func runRuntimeApplication(_ context.Context, env *Env) (Result, error) {
 	return Pass("%s is Synced and Healthy%s; its last sync succeeded", where, rev).WithObjects(ref), nil
 }
 
+// appFindings are what runtime-application finds wrong with the
+// Application, in the order it says them: failures, warnings, the hints
+// that fix them and the objects they name.
+type appFindings struct {
+	failed, warned, hints []string
+	refs                  []ObjectRef
+	// cli names the Application for the argocd CLI ("namespace/name").
+	cli string
+}
+
+// syncStatus fails a sync status other than Synced, naming the resources
+// out of sync.
+func (f *appFindings) syncStatus(a *argocd.Application) {
+	if a.SyncStatus == "Synced" {
+		return
+	}
+	var out []string
+	for _, r := range a.OutOfSync() {
+		s := resourceName(r)
+		if r.RequiresPruning {
+			s += " (requires pruning)"
+		}
+		out = append(out, s)
+		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+	}
+	msg := "sync status " + orUnknownStatus(a.SyncStatus)
+	sortWorkloadsFirst(out)
+	if len(out) > 0 {
+		msg += fmt.Sprintf(": %s out of sync: %s", plural(len(out), "resource"), strings.Join(first(out, 6), ", "))
+	}
+	f.failed = append(f.failed, msg)
+	hint := fmt.Sprintf("see what differs: argocd app diff %s (or the GitOps Apps dashboard, Current State); then sync: argocd app sync %s", f.cli, f.cli)
+	if !a.Automated {
+		hint += " (the sync policy is manual: nothing syncs a commit until someone does)"
+	} else if !a.SelfHeal {
+		hint += " (selfHeal is off: a change made in the cluster stays until the next commit or a manual sync)"
+	}
+	f.hints = append(f.hints, hint)
+}
+
+// health fails a health other than Healthy, naming the resources that are
+// not and their messages.
+func (f *appFindings) health(a *argocd.Application, ns string) {
+	if a.Health == "Healthy" {
+		return
+	}
+	var bad []string
+	for _, r := range a.Unhealthy() {
+		s := resourceName(r) + " " + r.Health
+		if r.HealthMessage != "" {
+			s += " (" + oneLineText(r.HealthMessage, 160) + ")"
+		}
+		bad = append(bad, s)
+		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+	}
+	msg := "health " + orUnknownStatus(a.Health)
+	if a.HealthMessage != "" {
+		msg += " (" + oneLineText(a.HealthMessage, 160) + ")"
+	}
+	if len(bad) > 0 {
+		msg += ": " + strings.Join(first(bad, 6), "; ")
+	}
+	f.failed = append(f.failed, msg)
+	f.hints = append(f.hints, fmt.Sprintf("the runtime's own checks say why a workload is not available: %s --post -n %s --only runtime-workloads; a Missing resource is one the sync has not created yet (sync, or see the last operation)", "kubectl gitops-preflight", ns))
+}
+
+// operation fails a last sync operation that failed, with its message and
+// the hooks that failed.
+func (f *appFindings) operation(op *argocd.Operation, ns string) {
+	if !op.Failed() {
+		return
+	}
+	msg := "last sync " + op.Phase
+	if op.Message != "" {
+		msg += ": " + oneLineText(op.Message, 200)
+	}
+	var hooks []string
+	for _, r := range op.FailedHooks() {
+		h := fmt.Sprintf("%s hook %s %s", r.HookType, r.Kind, qualified(r.Namespace, r.Name))
+		if r.HookPhase != "" {
+			h += " " + r.HookPhase
+		}
+		if r.Message != "" {
+			h += ": " + oneLineText(r.Message, 200)
+		}
+		hooks = append(hooks, h)
+		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+	}
+	if len(hooks) > 0 {
+		msg += "; " + strings.Join(first(hooks, 3), "; ")
+		f.hints = append(f.hints, fmt.Sprintf("read the failed hook's log (kubectl logs -n %s job/<hook>; the chart's validate-values hook runs as PreSync on every sync), fix its cause in the values of resources/<runtime>/chart in the Shared Configuration Repository, commit, and sync again", ns))
+	} else {
+		f.hints = append(f.hints, "fix the cause the message names, commit to the Shared Configuration Repository, and sync again (argocd app sync "+f.cli+")")
+	}
+	f.failed = append(f.failed, msg)
+}
+
+// conditions fails the error conditions and warns the others.
+func (f *appFindings) conditions(conds []argocd.Condition) {
+	for _, c := range conds {
+		s := c.Type + ": " + oneLineText(c.Message, 200)
+		if c.IsError() {
+			f.failed = append(f.failed, "condition "+s)
+			f.hints = append(f.hints, "an error condition stops Argo CD from comparing or syncing the runtime: fix the Application or the chart it points to (argocd app get "+f.cli+")")
+		} else {
+			f.warned = append(f.warned, "condition "+s)
+		}
+	}
+}
+
 // syncPolicy says how the Application syncs: "sync policy automated
 // (prune, selfHeal)", "... manual".
-func syncPolicy(a *cluster.ArgoApplication) string {
+func syncPolicy(a *argocd.Application) string {
 	if !a.Automated {
 		return "sync policy manual"
 	}
@@ -249,7 +272,7 @@ func argoCommitHint(ra *RuntimeApp) string {
 	return fmt.Sprintf("this runtime is upgraded by a commit, not helm upgrade (%s would revert it, and the release record would mislead the next helm command): in the Shared Configuration Repository change the version in resources/<runtime-name>/chart/Chart.yaml (.version and .dependencies[].version) and push; check the commit first with kubectl gitops-preflight --upgrade --chart <checkout>/resources/<runtime-name>/chart (https://codefresh.io/docs/docs/installation/gitops/manage-runtimes/)", ra.Name())
 }
 
-func resourceName(r cluster.ArgoResource) string {
+func resourceName(r argocd.Resource) string {
 	return r.Kind + " " + qualified(r.Namespace, r.Name)
 }
 
@@ -277,4 +300,47 @@ func dedupe(l []string) []string {
 		}
 	}
 	return out
+}
+
+// RuntimeApp is the Argo CD Application that manages the runtime, and how
+// the plugin knows (argocd.ManagingApplication; Env.RuntimeApp).
+type RuntimeApp = argocd.RuntimeApp
+
+// generatorHint says, for an Application an ApplicationSet generates,
+// where a change to it is made: its ApplicationSet's template (or the
+// generator's parameters), since that ApplicationSet's controller
+// overwrites a change made to the Application itself
+// (https://argo-cd.readthedocs.io/en/stable/operator-manual/applicationset/Controlling-Resource-Modification/);
+// "" otherwise.
+func generatorHint(r *RuntimeApp) string {
+	g := r.GeneratedBy()
+	if g == "" {
+		return ""
+	}
+	return "Application " + r.Named + " is generated by ApplicationSet " + g + ": change its source, values or sync policy in that ApplicationSet's template or its generator's parameters (kubectl get applicationsets.argoproj.io -n " + strings.SplitN(g, "/", 2)[0] + " " + strings.SplitN(g, "/", 2)[1] + " -o yaml); a change to the Application itself is overwritten by the ApplicationSet controller"
+}
+
+// argoSyncSkip is the skip of a check of Helm's ownership rule in an
+// --upgrade that Argo CD performs: Argo CD applies every object of the
+// commit without Helm's ownership check (it takes over what exists).
+func argoSyncSkip(ctx context.Context, env *Env) (Result, bool) {
+	s := syncOf(ctx, env)
+	if s == nil {
+		return Result{}, false
+	}
+	return Skip("Argo CD syncs the runtime (Application %s): it applies the commit's objects without Helm's ownership check, taking over those that exist", s.App), true
+}
+
+// syncOf returns, in an --upgrade that Argo CD performs, its sync (the
+// prediction's chart.Upgrade.Sync); nil for helm upgrade, another mode, or
+// a prediction that failed.
+func syncOf(ctx context.Context, env *Env) *argocd.Sync {
+	if !env.Upgrading() || env.Chart == nil {
+		return nil
+	}
+	up, err := env.Upgrade(ctx)
+	if err != nil {
+		return nil
+	}
+	return up.Sync
 }

@@ -3,11 +3,13 @@ package checks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -54,7 +56,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	method, who, err := UpgradeApplyMethod(ctx, env, up)
+	method, who, err := upgradeApplyMethod(ctx, env, up)
 	if err != nil {
 		return Result{}, err
 	}
@@ -92,6 +94,42 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	}
 	return Fail("%s: %s refused by the API server (%s): %s", what, plural(len(refused), "change"), who, strings.Join(first(parts, 4), "; ")).
 		WithHint(hint).WithObjects(refs...), nil
+}
+
+// upgradeApplyMethod decides how each object of the upgrade up is sent to
+// the API server, and names who sends it that way for messages:
+//   - Argo CD syncing the runtime (up.Sync): client-side `kubectl apply`
+//     against the last-applied configuration, or, with the sync option
+//     ServerSideApply=true (argocd.SyncOptionServerSideApply), server-side
+//     apply under argocd-controller with conflicts forced
+//     (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#server-side-apply);
+//   - Helm 3, and Helm 4 on a release it applied client-side: Helm's
+//     three-way merge patch;
+//   - Helm 4 on a release it applied server-side ("apply_method": "ssa" in
+//     the release record): server-side apply under Helm's field manager,
+//     conflicts not forced.
+//
+// The Helm in use is --helm-major, else the client helm-version finds.
+func upgradeApplyMethod(ctx context.Context, env *Env, up *chart.Upgrade) (apply.Method, string, error) {
+	if s := up.Sync; s != nil {
+		if s.ServerSideApply {
+			return apply.ArgoServerSideApply, fmt.Sprintf("Argo CD (Application %s, ServerSideApply=true), %s", s.App, apply.ArgoServerSideApply), nil
+		}
+		return apply.ClientSideApply, fmt.Sprintf("Argo CD (Application %s), %s", s.App, apply.ClientSideApply), nil
+	}
+	major, from := helmMajor(ctx, env)
+	method := apply.MergePatch
+	if major >= 4 {
+		m, err := env.Cluster.HelmApplyMethod(cluster.HelmRevision{Namespace: up.Last.Namespace, Name: up.Last.Name, Version: up.Last.Version,
+			SecretName: fmt.Sprintf("sh.helm.release.v1.%s.v%d", up.Last.Name, up.Last.Version)})
+		if err != nil {
+			return "", "", err
+		}
+		if m == "ssa" {
+			method = apply.ServerSideApply
+		}
+	}
+	return method, fmt.Sprintf("Helm %d (%s), %s", major, from, method), nil
 }
 
 // applyCluster is the run's snapshot as the apply package reads it: its

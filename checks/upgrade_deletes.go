@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -78,127 +80,152 @@ func runUpgradeDeletes(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	ns := env.Inputs.Namespace
-	var (
-		lost, broken, kept []string
-		handedOver         []string
-		objs               []ObjectRef
-		keptRefs           []ObjectRef
-		deleted            int
-	)
+	d := &deletions{snap: env.Cluster, api: api, ns: env.Inputs.Namespace, sync: up.Sync}
 	for _, o := range removed {
-		gvr, namespaced, ok := api.Resource(o.APIVersion, o.Kind)
-		if !ok {
-			continue // not served: release-apis says so
-		}
-		ons := ""
-		if namespaced {
-			ons = orNamespace(o.Namespace, ns)
-		}
-		live, err := env.Cluster.Objects(gvr, ons)
-		if err != nil {
+		if err := d.add(o); err != nil {
 			return Result{}, err
 		}
-		m, exists := live[ons+"/"+o.Name]
-		if !exists {
-			continue // already gone: Helm skips it
+	}
+	return d.result(env.Inputs.ReleaseName), nil
+}
+
+// deletions are what the upgrade deletes of the objects the target no
+// longer renders, and what that takes with it.
+type deletions struct {
+	snap *cluster.Snapshot
+	api  *cluster.APIResources
+	// ns is the runtime namespace; sync is Argo CD's sync (nil for helm
+	// upgrade).
+	ns   string
+	sync *argocd.Sync
+	// lost are the CRDs deleted with their custom resources; broken the
+	// removed controllers of live custom resources; kept the objects not
+	// deleted ("Kind name"); handedOver the removed controllers another
+	// Deployment runs.
+	lost, broken, kept, handedOver []string
+	objs, keptRefs                 []ObjectRef
+	deleted                        int
+}
+
+// add judges one object the target no longer renders: Argo CD prunes it
+// only with prune and without Prune=false (argocd.Sync.Pruned), Helm
+// deletes it unless it is annotated helm.sh/resource-policy: keep.
+func (d *deletions) add(o chart.Object) error {
+	gvr, namespaced, ok := d.api.Resource(o.APIVersion, o.Kind)
+	if !ok {
+		return nil // not served: release-apis says so
+	}
+	ons := ""
+	if namespaced {
+		ons = orNamespace(o.Namespace, d.ns)
+	}
+	live, err := d.snap.Objects(gvr, ons)
+	if err != nil {
+		return err
+	}
+	m, exists := live[ons+"/"+o.Name]
+	if !exists {
+		return nil // already gone: Helm skips it
+	}
+	ref := ObjectRef{Kind: o.Kind, Namespace: ons, Name: o.Name}
+	if d.sync != nil && !d.sync.Pruned(o.Group(), o.Kind, o.Namespace, o.Name) || d.sync == nil && m.Annotations[keepPolicy] == "keep" {
+		d.kept = append(d.kept, o.Kind+" "+o.Name)
+		d.keptRefs = append(d.keptRefs, ref)
+		return nil
+	}
+	d.deleted++
+	if o.Kind == "CustomResourceDefinition" {
+		n, where, err := countCustomResources(d.snap, d.api, o.Name)
+		if err != nil {
+			return err
 		}
-		ref := ObjectRef{Kind: o.Kind, Namespace: ons, Name: o.Name}
-		if s := up.Sync; s != nil {
-			// Argo CD prunes only with prune: true, never an object with
-			// Prune=false, and does not read helm.sh/resource-policy.
-			if !s.Pruned(o) {
-				kept = append(kept, o.Kind+" "+o.Name)
-				keptRefs = append(keptRefs, ref)
-				continue
-			}
-		} else if m.Annotations[keepPolicy] == "keep" {
-			kept = append(kept, o.Kind+" "+o.Name)
-			keptRefs = append(keptRefs, ref)
+		if n > 0 {
+			d.lost = append(d.lost, fmt.Sprintf("CRD %s and with it %d custom resources (%s)", o.Name, n, where))
+			d.objs = append(d.objs, ref)
+		}
+	}
+	if o.Kind == "Deployment" {
+		return d.controller(o, ons, ref)
+	}
+	return nil
+}
+
+// controller judges a deleted Deployment that is a removed controller
+// (removedControllers): handed over when another Deployment runs it, else
+// broken for each of its CRDs with live custom resources.
+func (d *deletions) controller(o chart.Object, ons string, ref ObjectRef) error {
+	for _, c := range removedControllers {
+		if c.Deployment != o.Name {
 			continue
 		}
-		deleted++
-		if o.Kind == "CustomResourceDefinition" {
-			n, where, err := countCustomResources(env.Cluster, api, o.Name)
-			if err != nil {
-				return Result{}, err
-			}
-			if n > 0 {
-				lost = append(lost, fmt.Sprintf("CRD %s and with it %d custom resources (%s)", o.Name, n, where))
-				objs = append(objs, ref)
-			}
+		other, err := otherController(d.snap, c, ons+"/"+o.Name)
+		if err != nil {
+			return err
 		}
-		if o.Kind == "Deployment" {
-			for _, c := range removedControllers {
-				if c.Deployment != o.Name {
-					continue
-				}
-				other, err := otherController(env.Cluster, c, ons+"/"+o.Name)
-				if err != nil {
-					return Result{}, err
-				}
-				if other != "" {
-					handedOver = append(handedOver, fmt.Sprintf("%s by Deployment %s", c.What, other))
-					continue
-				}
-				for _, crd := range c.CRDs {
-					names, err := customResourceNames(env.Cluster, api, crd)
-					if err != nil {
-						return Result{}, err
-					}
-					if len(names) > 0 {
-						broken = append(broken, fmt.Sprintf("the %s controller (Deployment %s/%s) while %d %s live: %s (%s)",
-							c.What, ons, o.Name, len(names), crd, strings.Join(first(names, 5), ", "), c.Source))
-						objs = append(objs, ref)
-					}
-				}
+		if other != "" {
+			d.handedOver = append(d.handedOver, fmt.Sprintf("%s by Deployment %s", c.What, other))
+			continue
+		}
+		for _, crd := range c.CRDs {
+			names, err := customResourceNames(d.snap, d.api, crd)
+			if err != nil {
+				return err
+			}
+			if len(names) > 0 {
+				d.broken = append(d.broken, fmt.Sprintf("the %s controller (Deployment %s/%s) while %d %s live: %s (%s)",
+					c.What, ons, o.Name, len(names), crd, strings.Join(first(names, 5), ", "), c.Source))
+				d.objs = append(d.objs, ref)
 			}
 		}
 	}
-	rel := env.Inputs.ReleaseName
+	return nil
+}
+
+// result words the deletions of release rel's upgrade.
+func (d *deletions) result(rel string) Result {
 	who := "helm upgrade"
-	if up.Sync != nil {
-		who = fmt.Sprintf("Argo CD's sync (Application %s, prune: true)", up.Sync.App)
-		sortWorkloadsFirst(kept)
-		if len(lost) == 0 && len(broken) == 0 && len(kept) > 0 {
+	if s := d.sync; s != nil {
+		who = fmt.Sprintf("Argo CD's sync (Application %s, prune: true)", s.App)
+		sortWorkloadsFirst(d.kept)
+		if len(d.lost) == 0 && len(d.broken) == 0 && len(d.kept) > 0 {
 			why := "prune is off (syncPolicy.automated.prune is not true)"
-			if up.Sync.Prune {
+			if s.Prune {
 				why = "they are annotated argocd.argoproj.io/sync-options: Prune=false"
 			}
 			return Warn("Argo CD's sync of the commit (Application %s) leaves %d objects the target no longer renders in place, OutOfSync (requires pruning), because %s: %s",
-				up.Sync.App, len(kept), why, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
-				WithHint("they keep running as they are (a removed controller keeps reconciling): delete them once nothing needs them, or sync once with prune (argocd app sync " + up.Sync.App + " --prune) after checking what it deletes"), nil
+				s.App, len(d.kept), why, strings.Join(first(d.kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(d.keptRefs...).
+				WithHint("they keep running as they are (a removed controller keeps reconciling): delete them once nothing needs them, or sync once with prune (argocd app sync " + s.App + " --prune) after checking what it deletes")
 		}
 	}
 	switch {
-	case len(lost) > 0:
-		msg := who + " deletes " + strings.Join(lost, "; ")
-		if len(broken) > 0 {
-			msg += "; and removes " + strings.Join(broken, "; ")
+	case len(d.lost) > 0:
+		msg := who + " deletes " + strings.Join(d.lost, "; ")
+		if len(d.broken) > 0 {
+			msg += "; and removes " + strings.Join(d.broken, "; ")
 		}
 		hint := "back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD: annotate it helm.sh/resource-policy=keep (kubectl annotate crd <name> helm.sh/resource-policy=keep) or keep the values that render it"
-		if up.Sync != nil {
+		if d.sync != nil {
 			// Argo CD's prune reads its own annotation, not Helm's.
 			hint = "back the custom resources up first (kubectl get <kind> -A -o yaml), and keep the CRD out of the prune before the commit is synced: kubectl annotate crd <name> argocd.argoproj.io/sync-options=Prune=false (helm.sh/resource-policy=keep does not stop Argo CD), or keep the values that render it in the commit"
 		}
-		return Fail("%s", msg).WithEffect(ImpactDataLoss).WithObjects(objs...).WithHint(hint), nil
-	case len(broken) > 0:
-		return Fail("%s removes %s: they stop being reconciled", who, strings.Join(broken, "; ")).WithEffect(ImpactRuntimeBreaks).WithObjects(objs...).
-			WithHint("install the controller on its own before the upgrade (for Argo Rollouts: helm install argo-rollouts argo/argo-rollouts, after handing it the CRDs), or move the resources off it"), nil
-	case len(kept) > 0:
-		sortWorkloadsFirst(kept)
+		return Fail("%s", msg).WithEffect(ImpactDataLoss).WithObjects(d.objs...).WithHint(hint)
+	case len(d.broken) > 0:
+		return Fail("%s removes %s: they stop being reconciled", who, strings.Join(d.broken, "; ")).WithEffect(ImpactRuntimeBreaks).WithObjects(d.objs...).
+			WithHint("install the controller on its own before the upgrade (for Argo Rollouts: helm install argo-rollouts argo/argo-rollouts, after handing it the CRDs), or move the resources off it")
+	case len(d.kept) > 0:
+		sortWorkloadsFirst(d.kept)
 		return Warn("helm upgrade stops rendering %d objects it keeps (helm.sh/resource-policy: keep), still labelled for release %s: %s",
-			len(kept), rel, strings.Join(first(kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(keptRefs...).
-			WithHint(fmt.Sprintf("before another release installs them, hand them over: kubectl annotate <kind> <name> meta.helm.sh/release-name=<release> meta.helm.sh/release-namespace=<namespace> --overwrite (they name %s/%s now)", ns, rel)), nil
+			len(d.kept), rel, strings.Join(first(d.kept, 8), ", ")).WithEffect(ImpactAdvisory).WithObjects(d.keptRefs...).
+			WithHint(fmt.Sprintf("before another release installs them, hand them over: kubectl annotate <kind> <name> meta.helm.sh/release-name=<release> meta.helm.sh/release-namespace=<namespace> --overwrite (they name %s/%s now)", d.ns, rel))
 	}
-	if up.Sync != nil {
-		return Pass("%s deletes %d objects the target no longer renders; none holds custom resources or controls live ones (Argo CD prunes objects annotated helm.sh/resource-policy: keep too)", who, deleted), nil
+	if d.sync != nil {
+		return Pass("%s deletes %d objects the target no longer renders; none holds custom resources or controls live ones (Argo CD prunes objects annotated helm.sh/resource-policy: keep too)", who, d.deleted)
 	}
-	if len(handedOver) > 0 {
+	if len(d.handedOver) > 0 {
 		return Pass("helm upgrade deletes %d objects the target no longer renders; none holds custom resources, and the live ones of the removed controllers are reconciled elsewhere (%s)",
-			deleted, strings.Join(handedOver, "; ")), nil
+			d.deleted, strings.Join(d.handedOver, "; "))
 	}
-	return Pass("helm upgrade deletes %d objects the target no longer renders; none holds custom resources or controls live ones", deleted), nil
+	return Pass("helm upgrade deletes %d objects the target no longer renders; none holds custom resources or controls live ones", d.deleted)
 }
 
 // otherController returns "namespace/name" of a Deployment other than the

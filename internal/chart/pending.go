@@ -8,6 +8,8 @@ import (
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	rspb "helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 )
 
 // LoadError is a chart that could not be located, pulled or loaded: the
@@ -173,7 +175,7 @@ func start(ctx context.Context, l *Loader, before func() error, caps func() (Cap
 // cluster's capabilities. Wait returns the target's rendering, Upgrade the
 // whole prediction.
 func StartUpgrade(ctx context.Context, l *Loader, name, namespace string, vals map[string]any, opts UpgradeValues, revisions func() ([]*rspb.Release, error), caps func() (Capabilities, error)) *Pending {
-	return StartUpgradeOrSync(ctx, l, name, namespace, vals, opts, revisions, func() (*SyncBase, error) { return nil, nil }, caps)
+	return StartUpgradeOrSync(ctx, l, name, namespace, vals, opts, revisions, func() (*argocd.SyncBase, error) { return nil, nil }, caps)
 }
 
 // Metadata waits for the run and returns the loaded chart's metadata

@@ -5,6 +5,8 @@ import (
 
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	rspb "helm.sh/helm/v3/pkg/release"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 )
 
 // StartUpgradeOrSync is StartUpgrade for a runtime Argo CD may sync: sync
@@ -14,8 +16,8 @@ import (
 // revisions). The metadata Pending reports is the gitops-runtime chart's,
 // also when the loaded chart is an umbrella chart depending on it.
 func StartUpgradeOrSync(ctx context.Context, l *Loader, name, namespace string, vals map[string]any, opts UpgradeValues,
-	revisions func() ([]*rspb.Release, error), sync func() (*SyncBase, error), caps func() (Capabilities, error)) *Pending {
-	var base *SyncBase
+	revisions func() ([]*rspb.Release, error), sync func() (*argocd.SyncBase, error), caps func() (Capabilities, error)) *Pending {
+	var base *argocd.SyncBase
 	return start(ctx, l, func() (err error) {
 		base, err = sync()
 		return err

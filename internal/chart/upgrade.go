@@ -15,6 +15,8 @@ import (
 	rspb "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 )
 
 // UpgradeValues are `helm upgrade`'s flags that decide which values the new
@@ -70,7 +72,7 @@ type Upgrade struct {
 	// Sync is set when Argo CD performs the upgrade (PrepareSync): Current
 	// is then the Application's inventory, not a Helm revision, and its
 	// sync policy decides what is pruned and how objects are applied.
-	Sync *Sync
+	Sync *argocd.Sync
 	// caps are the cluster's capabilities the prediction rendered with.
 	caps Capabilities
 }

@@ -50,26 +50,87 @@ func LoadWithSources(ctx context.Context, files, sets []string, stdin io.Reader,
 		if err != nil {
 			return nil, Sources{}, oneLine(err)
 		}
-		cur := map[string]any{}
-		if err := yaml.Unmarshal(data, &cur); err != nil {
-			return nil, Sources{}, oneLine(fmt.Errorf("failed to parse %s: %w", f, err))
+		if base, err = mergeFile(base, ValuesFile{Name: f, Data: data}); err != nil {
+			return nil, Sources{}, oneLine(err)
 		}
-		base = mergeMaps(base, cur)
 		src.addFile(f, data)
 	}
 	for _, s := range sets {
-		if err := strvals.ParseInto(s, base); err != nil {
-			return nil, Sources{}, oneLine(fmt.Errorf("failed parsing --set data: %w", err))
+		if err := set(base, s); err != nil {
+			return nil, Sources{}, oneLine(err)
 		}
 		src.addSet("--set", s, false)
 	}
 	for _, s := range stringSets {
-		if err := strvals.ParseIntoString(s, base); err != nil {
-			return nil, Sources{}, oneLine(fmt.Errorf("failed parsing --set-string data: %w", err))
+		if err := setString(base, s); err != nil {
+			return nil, Sources{}, oneLine(err)
 		}
 		src.addSet("--set-string", s, true)
 	}
 	return base, src, nil
+}
+
+// ValuesFile is a values file read already: its name (for messages) and
+// its content.
+type ValuesFile struct {
+	Name string
+	Data []byte
+}
+
+// Merge merges values files read already (in order, later files win, maps
+// merged key by key), then --set expressions, then --set-string ones, with
+// Load's steps: Helm's pkg/cli/values Options.MergeValues, as `helm
+// template -f FILE... --set ... --set-string ...` merges them (the way
+// Argo CD's repo-server passes an Application's helm values:
+// https://github.com/argoproj/argo-cd/blob/v3.2.6/util/helm/cmd.go
+// template). The error is Helm's: "failed to parse NAME: ...", "failed
+// parsing --set data: ..." or "failed parsing --set-string data: ...".
+func Merge(files []ValuesFile, sets, stringSets []string) (map[string]any, error) {
+	base := map[string]any{}
+	var err error
+	for _, f := range files {
+		if base, err = mergeFile(base, f); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range sets {
+		if err := set(base, s); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range stringSets {
+		if err := setString(base, s); err != nil {
+			return nil, err
+		}
+	}
+	return base, nil
+}
+
+// mergeFile parses f (sigs.k8s.io/yaml, as Helm) and merges it over base
+// (mergeMaps): a -f step of Helm's MergeValues.
+func mergeFile(base map[string]any, f ValuesFile) (map[string]any, error) {
+	cur := map[string]any{}
+	if err := yaml.Unmarshal(f.Data, &cur); err != nil {
+		return nil, fmt.Errorf("failed to parse %s: %w", f.Name, err)
+	}
+	return mergeMaps(base, cur), nil
+}
+
+// set applies one --set expression to base in place (strvals.ParseInto).
+func set(base map[string]any, expr string) error {
+	if err := strvals.ParseInto(expr, base); err != nil {
+		return fmt.Errorf("failed parsing --set data: %w", err)
+	}
+	return nil
+}
+
+// setString applies one --set-string expression to base in place
+// (strvals.ParseIntoString).
+func setString(base map[string]any, expr string) error {
+	if err := strvals.ParseIntoString(expr, base); err != nil {
+		return fmt.Errorf("failed parsing --set-string data: %w", err)
+	}
+	return nil
 }
 
 // ReadFile reads one values file ("-": stdin) of at most MaxFileSize bytes.

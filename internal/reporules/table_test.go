@@ -9,9 +9,12 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // files are free: they may reach any package to set up a case.
 //
 // The layers, from the bottom: leaf packages (plan, probe, proc,
-// redact, release, version, mdblock) import nothing of the project; chart
-// renders the chart and reads its rules by the names plan declares;
-// cluster reads the API server; dryrun is the one engine of the dry runs
+// redact, release, version, mdblock) import nothing of the project;
+// cluster reads the API server; argocd is Argo CD's Application model,
+// finder, `helm template` flags and sync rules (over cluster's reads, the
+// values merged with plan's merge); chart renders the chart and reads its
+// rules by the names plan declares, an Argo CD sync's render with
+// argocd's flags; dryrun is the one engine of the dry runs
 // (it knows cluster's NotRecordedError and replay key); webhookmatch is
 // the API server's webhook matching (k8s.io/apiserver's, over what a run
 // read; it imports none of the project); admission is the plan of what
@@ -28,7 +31,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/admission", "internal/apply", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
+	"checks":                       {"internal/admission", "internal/apply", "internal/argocd", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
@@ -38,13 +41,14 @@ var allowedImports = map[string][]string{
 	"hack/profile":                 {"internal/cli"},
 	"hack/toolcache":               {"internal/toolcache"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
-	"internal/run":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
+	"internal/run":                 {"checks", "internal/argocd", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
 	"internal/admission":           {"internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/webhookmatch"},
 	"internal/apply":               {"internal/admission", "internal/dryrun"},
 	"internal/dryrun":              {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
-	"internal/chart":               {"internal/plan"},
+	"internal/argocd":              {"internal/cluster", "internal/plan"},
+	"internal/chart":               {"internal/argocd", "internal/plan"},
 	"internal/images":              {"internal/chart", "internal/cluster", "internal/probe"},
 	"internal/ingressclass":        {"internal/cluster"},
 	"internal/netpol":              {"internal/chart", "internal/cluster", "internal/plan"},

@@ -178,7 +178,7 @@ func NeedsIgnoredValues(selected []checks.Check) bool {
 // others ("argoCDApp", ...).
 type ArgoCD struct {
 	// App is --argocd-app, "namespace/name"; "" means: detected
-	// (checks.ManagingApplication).
+	// (argocd.ManagingApplication).
 	App string `json:"argoCDApp,omitempty"`
 	// Undetected, without App, looks for no Application: the replay of a
 	// bundle whose plugin did not look (format 1).

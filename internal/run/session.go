@@ -6,14 +6,12 @@ import (
 	"errors"
 	"io"
 	"log"
-	"os"
-	"path/filepath"
-	"strings"
 
 	rspb "helm.sh/helm/v3/pkg/release"
 	"k8s.io/client-go/rest"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/checks"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/bundle"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -174,40 +172,6 @@ func newEnv(c *Config, snap *cluster.Snapshot, rendering *chart.Pending) *checks
 	}
 }
 
-// withCheckouts sets where the value files of base's other sources are
-// read: the checkout given for a ref (--argocd-source); else, for a source
-// of the chart's own repository, the checkout the chart is in (chartRef, a
-// directory ending in the chart source's path, as --chart
-// <checkout>/resources/<runtime>/chart gives it).
-func withCheckouts(base *chart.SyncBase, given map[string]string, chartRef string) {
-	root := ""
-	if p := strings.Trim(filepath.ToSlash(filepath.Clean(base.SourcePath)), "/"); p != "" && p != "." {
-		dir := filepath.ToSlash(filepath.Clean(chartRef))
-		if st, err := os.Stat(chartRef); err == nil && st.IsDir() && strings.HasSuffix(dir, "/"+p) {
-			root = filepath.FromSlash(strings.TrimSuffix(dir, "/"+p))
-		}
-	}
-	for ref, src := range base.Refs {
-		switch {
-		case given[ref] != "":
-			src.Dir = given[ref]
-		case root != "" && sameRepo(src.RepoURL, base.SourceRepoURL):
-			src.Dir = root
-		}
-		base.Refs[ref] = src
-	}
-}
-
-// sameRepo reports whether two Git repository URLs name the same
-// repository as Argo CD normalizes them (case, a trailing ".git" or "/").
-func sameRepo(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "/"))
-		return strings.TrimSuffix(s, ".git")
-	}
-	return a != "" && norm(a) == norm(b)
-}
-
 // startRender starts loading and rendering the chart in the background,
 // concurrently with the checks' cluster reads; the capabilities come from
 // the snapshot's /version and discovery document (shared with
@@ -239,15 +203,15 @@ func startRender(ctx context.Context, c *Config, snap *cluster.Snapshot) *chart.
 	if c.Mode == checks.ModeUpgrade {
 		return chart.StartUpgradeOrSync(ctx, loader, in.ReleaseName, in.Namespace, in.RenderValues, c.Upgrade, func() ([]*rspb.Release, error) {
 			return snap.HelmHistory(in.Namespace, in.ReleaseName)
-		}, func() (*chart.SyncBase, error) {
+		}, func() (*argocd.SyncBase, error) {
 			// A runtime Argo CD syncs is upgraded by a commit: the base is
 			// what Argo CD deployed, not the Helm release record.
 			if c.ArgoCD.Undetected && c.ArgoCD.App == "" {
 				return nil, nil
 			}
-			base, err := checks.ArgoSyncBase(snap, in, c.ArgoCD.App)
+			base, err := argocd.ReadSyncBase(snap, in.Namespace, c.ArgoCD.App)
 			if base != nil {
-				withCheckouts(base, c.ArgoCD.Sources, loader.Source().Ref)
+				base.SetCheckouts(c.ArgoCD.Sources, loader.Source().Ref)
 			}
 			return base, err
 		}, caps)

@@ -1,0 +1,64 @@
+package argocd
+
+import "strings"
+
+// What Argo CD wrote to an Application's status, read as its UI and CLI
+// read it (https://github.com/argoproj/argo-cd/blob/v3.2.6/pkg/apis/application/v1alpha1/types.go).
+
+// OutOfSync returns the inventory's resources whose sync status is
+// OutOfSync (those that require pruning among them), in inventory order.
+func (a *Application) OutOfSync() []Resource {
+	var out []Resource
+	for _, r := range a.Resources {
+		if r.Status == "OutOfSync" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Unhealthy returns the inventory's resources with a health other than
+// Healthy (kinds without a health status are left out), in inventory
+// order.
+func (a *Application) Unhealthy() []Resource {
+	var out []Resource
+	for _, r := range a.Resources {
+		if r.Health != "" && r.Health != "Healthy" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Failed reports whether the operation ended Failed or Error (false for
+// nil: none recorded).
+func (op *Operation) Failed() bool {
+	return op != nil && (op.Phase == "Failed" || op.Phase == "Error")
+}
+
+// Running reports whether a sync operation is running (false for nil).
+func (op *Operation) Running() bool {
+	return op != nil && op.Phase == "Running"
+}
+
+// FailedHooks returns the hooks of the operation's result that failed:
+// hook phase Failed or Error, or sync status SyncFailed.
+func (op *Operation) FailedHooks() []ResourceResult {
+	if op == nil {
+		return nil
+	}
+	var out []ResourceResult
+	for _, r := range op.Results {
+		if r.HookType != "" && (r.HookPhase == "Failed" || r.HookPhase == "Error" || r.Status == "SyncFailed") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// IsError reports whether the condition is an error (ComparisonError,
+// SyncError, InvalidSpecError, ...): Argo CD's ApplicationCondition.IsError,
+// a type ending in "Error".
+func (c Condition) IsError() bool {
+	return strings.HasSuffix(c.Type, "Error")
+}

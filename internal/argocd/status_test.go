@@ -1,0 +1,49 @@
+package argocd
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestStatusReaders: the resources out of sync and unhealthy, a failed
+// operation's failed hooks, and the error conditions.
+func TestStatusReaders(t *testing.T) {
+	a := &Application{Resources: []Resource{
+		{Kind: "ConfigMap", Name: "a", Status: "Synced"},
+		{Kind: "Deployment", Name: "b", Status: "OutOfSync", Health: "Progressing"},
+		{Kind: "Service", Name: "c", Status: "OutOfSync", Health: "Healthy"},
+		{Kind: "Secret", Name: "d", Status: "Synced"},
+	}}
+	if got := a.OutOfSync(); len(got) != 2 || got[0].Name != "b" || got[1].Name != "c" {
+		t.Errorf("OutOfSync %+v", got)
+	}
+	if got := a.Unhealthy(); len(got) != 1 || got[0].Name != "b" {
+		t.Errorf("Unhealthy %+v", got)
+	}
+	var none *Operation
+	if none.Failed() || none.Running() || none.FailedHooks() != nil {
+		t.Error("no operation: not failed, not running, no hooks")
+	}
+	op := &Operation{Phase: "Error", Results: []ResourceResult{
+		{Kind: "Job", Name: "ok", HookType: "PreSync", HookPhase: "Succeeded"},
+		{Kind: "Job", Name: "failed", HookType: "PreSync", HookPhase: "Failed"},
+		{Kind: "Job", Name: "errored", HookType: "PostSync", HookPhase: "Error"},
+		{Kind: "Pod", Name: "refused", HookType: "Sync", Status: "SyncFailed"},
+		{Kind: "Deployment", Name: "object", Status: "SyncFailed"},
+	}}
+	var names []string
+	for _, r := range op.FailedHooks() {
+		names = append(names, r.Name)
+	}
+	if !op.Failed() || op.Running() || !reflect.DeepEqual(names, []string{"failed", "errored", "refused"}) {
+		t.Errorf("failed %v, hooks %v", op.Failed(), names)
+	}
+	if (&Operation{Phase: "Running"}).Failed() || !(&Operation{Phase: "Running"}).Running() {
+		t.Error("a running operation")
+	}
+	for typ, isErr := range map[string]bool{"ComparisonError": true, "SyncError": true, "InvalidSpecError": true, "OrphanedResourceWarning": false, "ExcludedResourceWarning": false} {
+		if (Condition{Type: typ}).IsError() != isErr {
+			t.Errorf("%s: IsError %v", typ, !isErr)
+		}
+	}
+}
