@@ -9,6 +9,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
@@ -50,7 +51,7 @@ const (
 // Before `helm upgrade` (--upgrade) the release being upgraded is no
 // conflict: its release and the codefresh-cm ConfigMap and cap-app-proxy
 // Deployment in its namespace whose Helm ownership annotations name it
-// (ownedByRelease) are set aside; the other runtimes are judged by the same
+// (apply.OwnedBy) are set aside; the other runtimes are judged by the same
 // multi-runtime rule against the target (its rendered chart, and
 // global.runtime.singleNamespace of the values the upgrade computes).
 func ExistingRuntime() Check {
@@ -203,7 +204,7 @@ func judgeExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 func splitOwnRuntime(found []runtimeFinding, in Inputs) (others, own []runtimeFinding) {
 	for _, f := range found {
 		isOwn := f.ref.Namespace == in.Namespace && (f.release != nil && f.release.Name == in.ReleaseName ||
-			f.release == nil && ownedByRelease(f.annotations, in))
+			f.release == nil && apply.OwnedBy(f.annotations, in.ReleaseName, in.Namespace))
 		if isOwn {
 			own = append(own, f)
 		} else {

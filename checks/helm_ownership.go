@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -177,7 +178,7 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 // forced (internal/apply). It returns none with Helm 3, in an --upgrade run
 // (upgrade-apply tries every change there) and without a REST
 // configuration; who says which Helm, for the pass message.
-func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.Refusal, string, error) {
+func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]admission.Refusal, string, error) {
 	if env.Upgrading() {
 		return nil, "", nil
 	}
@@ -232,7 +233,7 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 }
 
 // ssaFail is helm-ownership's failure for Helm 4's field-manager conflicts.
-func ssaFail(ssa []apply.Refusal, who, rel, ns string) Result {
+func ssaFail(ssa []admission.Refusal, who, rel, ns string) Result {
 	parts := make([]string, 0, len(ssa))
 	refs := make([]ObjectRef, 0, len(ssa))
 	for _, r := range ssa {
@@ -411,13 +412,14 @@ func planHelmOwnership(ctx context.Context, env *Env) ([]Change, error) {
 	return out, nil
 }
 
-// listOwnedKinds lists, at once (listKinds), every kind and namespace of
-// the objects judged holds, into the run's snapshot, where the ownership
-// loop then finds them: one round trip for all instead of one per kind in
-// turn. Errors are left for the loop, which reads the same memoized lists.
+// listOwnedKinds lists, at once (Snapshot.ReadObjectLists), every kind and
+// namespace of the objects judged holds, into the run's snapshot, where the
+// ownership loop then finds them: one round trip for all instead of one per
+// kind in turn. Errors are left for the loop, which reads the same memoized
+// lists.
 func listOwnedKinds(ctx context.Context, env *Env, api *cluster.APIResources, objs []chart.Object, judged func(chart.Object) bool) {
-	seen := map[kindList]bool{}
-	var kinds []kindList
+	seen := map[cluster.ObjectList]bool{}
+	var lists []cluster.ObjectList
 	for _, o := range objs {
 		if !judged(o) {
 			continue
@@ -426,16 +428,16 @@ func listOwnedKinds(ctx context.Context, env *Env, api *cluster.APIResources, ob
 		if !ok {
 			continue
 		}
-		k := kindList{gvr: gvr}
+		l := cluster.ObjectList{Resource: gvr}
 		if namespaced {
-			if k.ns = o.Namespace; k.ns == "" {
-				k.ns = env.Inputs.Namespace
+			if l.Namespace = o.Namespace; l.Namespace == "" {
+				l.Namespace = env.Inputs.Namespace
 			}
 		}
-		if !seen[k] {
-			seen[k] = true
-			kinds = append(kinds, k)
+		if !seen[l] {
+			seen[l] = true
+			lists = append(lists, l)
 		}
 	}
-	listKinds(ctx, env, kinds)
+	env.Cluster.ReadObjectLists(ctx, lists)
 }
