@@ -104,62 +104,9 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 	if len(conflicts) == 0 {
 		return ssaFail(ssa, who, rel, ns), nil
 	}
-	// Group by kind, kinds in first-seen order.
-	var kinds []string
-	byKind := map[string][]OwnershipConflict{}
-	for _, c := range conflicts {
-		if _, ok := byKind[c.Object.Kind]; !ok {
-			kinds = append(kinds, c.Object.Kind)
-		}
-		byKind[c.Object.Kind] = append(byKind[c.Object.Kind], c)
-	}
-	var groups, missing []string
-	refs := make([]ObjectRef, 0, len(conflicts))
-	refusedOwners := map[string]bool{}
-	for _, k := range kinds {
-		var items []string
-		for _, c := range byKind[k] {
-			refs = append(refs, c.Object)
-			if c.Missing {
-				missing = append(missing, fmt.Sprintf("%s (%s)", k, c.APIVersion))
-				break
-			}
-			name := c.Object.Name
-			if c.Object.Namespace != "" {
-				name = c.Object.Namespace + "/" + name
-			}
-			items = append(items, fmt.Sprintf("%s (%s; %s)", name, c.Why, c.Owner))
-			if c.OwnerRelease != nil {
-				refusedOwners[c.OwnerRelease.Name+" in namespace "+c.OwnerRelease.Namespace] = true
-			}
-		}
-		if len(items) > 0 {
-			groups = append(groups, fmt.Sprintf("%s ×%d: %s", k, len(items), strings.Join(items, ", ")))
-		}
-	}
-	var parts []string
-	if len(missing) > 0 {
-		parts = append(parts, "kinds the cluster does not serve (helm install fails with \"no matches for kind\"): "+strings.Join(missing, ", "))
-	}
-	if len(groups) > 0 {
-		parts = append(parts, "objects helm install cannot adopt (\"invalid ownership metadata\" or \"already exists\"): "+strings.Join(groups, "; "))
-	}
-	var hints []string
-	if len(groups) > 0 {
-		hints = append(hints, fmt.Sprintf("adopt the objects no existing release owns: kubectl gitops-preflight --fix --chart ... --release-name %s -n %s (or Helm ≥ 3.17: helm install --take-ownership, which also takes objects from releases that still exist)", rel, ns),
-			"Helm 4 installs with server-side apply: once adopted, objects whose fields another field manager set (kubectl apply, a controller) need helm install --force-conflicts")
-	}
-	if len(refusedOwners) > 0 {
-		owners := make([]string, 0, len(refusedOwners))
-		for o := range refusedOwners {
-			owners = append(owners, o)
-		}
-		sort.Strings(owners)
-		hints = append(hints, "objects owned by a release that still exists are never adopted: uninstall it or install as that release ("+strings.Join(owners, "; ")+")")
-	}
-	if len(missing) > 0 {
-		hints = append(hints, "install the CRDs of the missing kinds first (for HTTPRoute: the Gateway API CRDs, https://gateway-api.sigs.k8s.io/guides/#installing-gateway-api), or change the values that render them")
-	}
+	g := groupConflicts(conflicts)
+	parts, hints := g.words(rel, ns)
+	refs := g.refs
 	if len(ssa) > 0 {
 		f := ssaFail(ssa, who, rel, ns)
 		parts = append(parts, f.Message)
@@ -168,6 +115,76 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 	}
 	return Fail("%d of %d objects of release %s in namespace %s conflict: %s", len(conflicts), checked, rel, ns, strings.Join(parts, "; ")).
 		WithHint(strings.Join(hints, "\n")).WithObjects(refs...), nil
+}
+
+// conflictGroups are the ownership conflicts as helm-ownership words them:
+// per kind (kinds in first-seen order) the objects Helm cannot adopt, the
+// kinds the cluster does not serve, the objects named, and the releases
+// that still exist and own some.
+type conflictGroups struct {
+	groups, missing []string
+	refs            []ObjectRef
+	refusedOwners   map[string]bool
+}
+
+// groupConflicts groups conflicts by kind.
+func groupConflicts(conflicts []OwnershipConflict) conflictGroups {
+	var kinds []string
+	byKind := map[string][]OwnershipConflict{}
+	for _, c := range conflicts {
+		if _, ok := byKind[c.Object.Kind]; !ok {
+			kinds = append(kinds, c.Object.Kind)
+		}
+		byKind[c.Object.Kind] = append(byKind[c.Object.Kind], c)
+	}
+	g := conflictGroups{refs: make([]ObjectRef, 0, len(conflicts)), refusedOwners: map[string]bool{}}
+	for _, k := range kinds {
+		var items []string
+		for _, c := range byKind[k] {
+			g.refs = append(g.refs, c.Object)
+			if c.Missing {
+				g.missing = append(g.missing, fmt.Sprintf("%s (%s)", k, c.APIVersion))
+				break
+			}
+			name := c.Object.Name
+			if c.Object.Namespace != "" {
+				name = c.Object.Namespace + "/" + name
+			}
+			items = append(items, fmt.Sprintf("%s (%s; %s)", name, c.Why, c.Owner))
+			if c.OwnerRelease != nil {
+				g.refusedOwners[c.OwnerRelease.Name+" in namespace "+c.OwnerRelease.Namespace] = true
+			}
+		}
+		if len(items) > 0 {
+			g.groups = append(g.groups, fmt.Sprintf("%s ×%d: %s", k, len(items), strings.Join(items, ", ")))
+		}
+	}
+	return g
+}
+
+// words are the parts of helm-ownership's failure and their hints, for
+// release rel in namespace ns.
+func (g conflictGroups) words(rel, ns string) (parts, hints []string) {
+	if len(g.missing) > 0 {
+		parts = append(parts, "kinds the cluster does not serve (helm install fails with \"no matches for kind\"): "+strings.Join(g.missing, ", "))
+	}
+	if len(g.groups) > 0 {
+		parts = append(parts, "objects helm install cannot adopt (\"invalid ownership metadata\" or \"already exists\"): "+strings.Join(g.groups, "; "))
+		hints = append(hints, fmt.Sprintf("adopt the objects no existing release owns: kubectl gitops-preflight --fix --chart ... --release-name %s -n %s (or Helm ≥ 3.17: helm install --take-ownership, which also takes objects from releases that still exist)", rel, ns),
+			"Helm 4 installs with server-side apply: once adopted, objects whose fields another field manager set (kubectl apply, a controller) need helm install --force-conflicts")
+	}
+	if len(g.refusedOwners) > 0 {
+		owners := make([]string, 0, len(g.refusedOwners))
+		for o := range g.refusedOwners {
+			owners = append(owners, o)
+		}
+		sort.Strings(owners)
+		hints = append(hints, "objects owned by a release that still exists are never adopted: uninstall it or install as that release ("+strings.Join(owners, "; ")+")")
+	}
+	if len(g.missing) > 0 {
+		hints = append(hints, "install the CRDs of the missing kinds first (for HTTPRoute: the Gateway API CRDs, https://gateway-api.sigs.k8s.io/guides/#installing-gateway-api), or change the values that render them")
+	}
+	return parts, hints
 }
 
 // helm4Conflicts predicts, when the Helm that will run is Helm 4 (whose
