@@ -2,14 +2,11 @@ package checks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
@@ -160,17 +157,6 @@ func (t *objectTally) result(env *Env, p *admission.Plan, who dryrun.Identity, l
 
 // --- The plan and the dry runs, gathered from the Env once per run. ---
 
-// admissionPlan is the engine's plan (the name runtime_workloads.go's
-// hints give fixFor).
-type admissionPlan = admission.Plan
-
-// ParseRefusal reads the API server's message of a refused request
-// (admission.ParseRefusal), for the checks that read one from an event.
-func ParseRefusal(msg string) admission.Refusal { return admission.ParseRefusal(msg) }
-
-// LayerOther is a refusal no known layer names (admission.LayerOther).
-const LayerOther = admission.LayerOther
-
 // admissionSetup is what every admission check starts with: the plan, or
 // the skip.
 func admissionSetup(ctx context.Context, env *Env) (*admission.Plan, *Result, error) {
@@ -239,76 +225,24 @@ func gatherPlan(env *Env, r *chart.Rendering, u *chart.Upgrade) (*admission.Plan
 }
 
 // plannedWorkloads are the workloads whose pods the install (upgrade)
-// starts, with how many run at its peak: every workload of the target (an
-// install), or those planUpgradePods says start (an upgrade: a changed
-// Deployment's rollout counted by its surge beside the old pods), and how
-// many pods the upgrade keeps.
+// starts, with how many run at its peak (admission.InstallWorkloads,
+// admission.UpgradeWorkloads), and how many pods the upgrade keeps.
 func plannedWorkloads(env *Env, r *chart.Rendering, u *chart.Upgrade) ([]admission.Workload, int, error) {
 	ns := env.Inputs.Namespace
 	target, err := renderedWorkloads(env, r)
 	if err != nil {
 		return nil, 0, err
 	}
-	workload := func(s RuntimePodSpec, pods int) admission.Workload {
-		podNS := s.Namespace
-		if podNS == "" {
-			podNS = ns
-		}
-		return admission.Workload{Kind: s.Kind, Name: s.Name, Namespace: podNS, Template: s.Template, Pods: pods}
-	}
-	var out []admission.Workload
 	if u == nil {
-		for _, s := range target {
-			out = append(out, workload(s, s.Replicas))
-		}
-		return out, 0, nil
+		return admission.InstallWorkloads(target, ns), 0, nil
 	}
 	current, err := currentWorkloads(u)
 	if err != nil {
 		return nil, 0, err
 	}
-	up := planUpgradePods(target, current, ns)
-	surge := map[string]int{}
-	for _, s := range up.surge {
-		surge[workloadKey(s.Kind, s.Namespace, s.Name, ns)] = s.Replicas
-	}
-	for _, s := range up.preHooks {
-		out = append(out, workload(s, s.Replicas))
-	}
-	for _, s := range up.after {
-		n := s.Replicas
-		key := workloadKey(s.Kind, s.Namespace, s.Name, ns)
-		if m, ok := surge[key]; ok && s.Hook == "" && up.freed[key] {
-			// A changed Deployment rolls: at most its surge runs beside the
-			// old pods (the old ones are already counted).
-			n = m
-		}
-		out = append(out, workload(s, n))
-	}
-	return out, up.kept, nil
+	ws, kept := admission.UpgradeWorkloads(target, current, ns)
+	return ws, kept, nil
 }
-
-// dryRunEngine is the run's engine, built once: it sends as the identity
-// that installs (Env.InstallerConfig: the installer of --installer,
-// impersonated, else the run's own clients: the kubeconfig's user, or
-// --as/--as-group). An error is a *cluster.ListError naming a missing
-// impersonation permission (the runner skips), or errNoREST.
-func dryRunEngine(ctx context.Context, env *Env) (*dryrun.Engine, error) {
-	return cluster.Memo(env.Cluster, "admission/engine", func() (*dryrun.Engine, error) {
-		if env.Cluster.Clients().Config == nil {
-			return nil, errNoREST
-		}
-		cfg, err := env.InstallerConfig(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return dryrun.New(cfg)
-	})
-}
-
-// errNoREST is the admission checks' skip when the run has no REST
-// configuration (a test over fake clients).
-var errNoREST = errors.New("no REST configuration to send dry runs with")
 
 // dryRunObjects dry-runs the plan's objects once per run.
 func dryRunObjects(ctx context.Context, env *Env, p *admission.Plan) (*admission.ObjectRuns, error) {
@@ -324,50 +258,25 @@ func dryRunObjects(ctx context.Context, env *Env, p *admission.Plan) (*admission
 // existingObjects returns whether a planned object exists in the cluster,
 // from the run's shared lists of its kinds (the lists helm-ownership
 // reads, metadata only; CRDs from the run's one list of them), read at
-// once, for the objects whose existence decides whether Helm sends them
-// (Plan.ExistenceDecides; for a CRD of megabytes a dry-run create is the
-// API server's costliest). An object whose kind cannot be listed counts as
-// not existing: it is sent.
+// once (Snapshot.ReadObjectLists), for the objects whose existence decides
+// whether Helm sends them (Plan.ExistenceDecides; for a CRD of megabytes a
+// dry-run create is the API server's costliest). An object whose kind
+// cannot be listed counts as not existing: it is sent.
 func existingObjects(ctx context.Context, env *Env, p *admission.Plan) func(admission.Object) bool {
-	seen := map[kindList]bool{}
-	var kinds []kindList
+	seen := map[cluster.ObjectList]bool{}
+	var lists []cluster.ObjectList
 	for _, o := range p.Objects {
-		if k := (kindList{o.Resource, o.RequestNamespace()}); p.ExistenceDecides(o) && !seen[k] {
-			seen[k] = true
-			kinds = append(kinds, k)
+		if l := (cluster.ObjectList{Resource: o.Resource, Namespace: o.RequestNamespace()}); p.ExistenceDecides(o) && !seen[l] {
+			seen[l] = true
+			lists = append(lists, l)
 		}
 	}
-	listKinds(ctx, env, kinds)
+	env.Cluster.ReadObjectLists(ctx, lists)
 	return func(o admission.Object) bool {
 		objs, err := env.Cluster.Objects(o.Resource, o.RequestNamespace())
 		_, ok := objs[o.RequestNamespace()+"/"+o.Obj.Name]
 		return err == nil && ok
 	}
-}
-
-// kindList is the objects of one kind in one namespace ("" for
-// cluster-wide).
-type kindList struct {
-	gvr schema.GroupVersionResource
-	ns  string
-}
-
-// listKinds reads the run's shared list (Snapshot.Objects: metadata, by
-// "namespace/name", memoized) of each of kinds at once, at most 8 at a
-// time, instead of one after another (each list is a round trip); the
-// callers then read them, and their errors, from the snapshot.
-func listKinds(ctx context.Context, env *Env, kinds []kindList) {
-	var g errgroup.Group
-	g.SetLimit(8)
-	for _, k := range kinds {
-		g.Go(func() error {
-			if ctx.Err() == nil {
-				_, _ = env.Cluster.Objects(k.gvr, k.ns)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
 }
 
 // identityAndLevel are what the admission checks' messages and hints name:
@@ -501,7 +410,7 @@ func sortedCopy(s []string) []string {
 // PodSecurity label, a LimitRange, the policy's own exclusions,
 // Gatekeeper's excluded namespaces, a Kyverno PolicyException). level is
 // the strictest Pod Security Standard all the planned pods meet ("" unknown).
-func fixFor(r admission.Refusal, names []string, isPod bool, p *admissionPlan, ns, level string) string {
+func fixFor(r admission.Refusal, names []string, isPod bool, p *admission.Plan, ns, level string) string {
 	chartName := "chart " + p.Chart
 	var parts []string
 	switch r.Layer {

@@ -50,28 +50,28 @@ func runAlbDNSAlias(ctx context.Context, env *Env) (Result, error) {
 		return Skip("Ingress %s has no ALB hostname in its status yet (see runtime-ingress-status)", f.Ingress.Name), nil
 	}
 	if f.Host == "" {
-		return Fail("Ingress %s has no host in its rules", f.Ingress.Name).WithObjects(f.ingressRef()), nil
+		return Fail("Ingress %s has no host in its rules", f.Ingress.Name).WithObjects(runtimeIngressRef(f)), nil
 	}
 	hint := fmt.Sprintf("in Route 53, create an A record %s, Alias ON, \"Alias to Application and Classic Load Balancer\", region and load balancer %s; check with: dig +short %s %s",
 		f.Host, albs[0], f.Host, albs[0])
 	hostAddrs, err := env.Resolver.LookupHost(ctx, f.Host)
 	if err != nil {
-		return Fail("%s does not resolve (%v): the Route 53 alias to the ALB %s is missing", f.Host, err, albs[0]).WithHint(hint).WithObjects(f.ingressRef()), nil
+		return Fail("%s does not resolve (%v): the Route 53 alias to the ALB %s is missing", f.Host, err, albs[0]).WithHint(hint).WithObjects(runtimeIngressRef(f)), nil
 	}
 	var albAddrs []string
 	for _, h := range albs {
 		addrs, err := env.Resolver.LookupHost(ctx, h)
 		if err != nil {
 			return Fail("the ALB hostname %s does not resolve (%v)", h, err).
-				WithHint("check the load balancer in the AWS console (EC2 > Load Balancers) and the controller's log").WithObjects(f.ingressRef()), nil
+				WithHint("check the load balancer in the AWS console (EC2 > Load Balancers) and the controller's log").WithObjects(runtimeIngressRef(f)), nil
 		}
 		albAddrs = append(albAddrs, addrs...)
 	}
 	for _, a := range hostAddrs {
 		if slices.Contains(albAddrs, a) {
-			return Pass("%s resolves to the ALB %s (%s)", f.Host, albs[0], a).WithObjects(f.ingressRef()), nil
+			return Pass("%s resolves to the ALB %s (%s)", f.Host, albs[0], a).WithObjects(runtimeIngressRef(f)), nil
 		}
 	}
 	return Fail("%s resolves to %s, not to the ALB %s (%s): the Route 53 alias is missing or points elsewhere",
-		f.Host, strings.Join(hostAddrs, ", "), albs[0], strings.Join(albAddrs, ", ")).WithHint(hint).WithObjects(f.ingressRef()), nil
+		f.Host, strings.Join(hostAddrs, ", "), albs[0], strings.Join(albAddrs, ", ")).WithHint(hint).WithObjects(runtimeIngressRef(f)), nil
 }

@@ -8,6 +8,8 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/installed"
 )
 
 type fakeResolver map[string][]string
@@ -23,7 +25,7 @@ func TestAlbDNSAlias(t *testing.T) {
 	const alb = "k8s-codefres-abc-123.eu-west-1.elb.amazonaws.com"
 	objs := []runtime.Object{
 		ingressClass("alb", ControllerALB),
-		ingress("codefresh", RuntimeIngressName, "alb", testHost, nil, networkingv1.IngressLoadBalancerIngress{Hostname: alb}),
+		ingress("codefresh", installed.IngressName, "alb", testHost, nil, networkingv1.IngressLoadBalancerIngress{Hostname: alb}),
 	}
 	for name, tc := range map[string]struct {
 		res  fakeResolver

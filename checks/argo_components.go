@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -151,7 +152,7 @@ func argoprojRepo(image string) (string, bool) {
 // "Argo Project components"). With --existing-argocd, Argo CD in the runtime
 // namespace is the expected one and is not reported. Before `helm upgrade`
 // (--upgrade) the workloads of the release being upgraded (Helm ownership
-// annotations naming it, ownedByRelease) are its own, not a conflict, and
+// annotations naming it, apply.OwnedBy) are its own, not a conflict, and
 // another installation conflicts only when it is of a component the
 // upgrade's target runs too (an Argo Rollouts installed on its own, as
 // upgrade-deletes advises when the target drops the runtime's, is not).
@@ -184,7 +185,7 @@ func runArgoComponents(ctx context.Context, env *Env) (Result, error) {
 	own := 0
 	var beside []ArgoWorkload // components the upgrade's target does not run
 	if env.Upgrading() {
-		owned := ownedWorkloads(env.Inputs, deps, sts)
+		owned := apply.OwnedWorkloads(env.Inputs.ReleaseName, env.Inputs.Namespace, deps, sts)
 		target, known, err := upgradeTargetWorkloads(ctx, env)
 		if err != nil {
 			return Result{}, err

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -17,10 +18,10 @@ import (
 // sets (https://codefresh.io/docs/docs/installation/gitops/hybrid-gitops-helm-installation/, "Switch ownership of Argo Project
 // CRDs"; https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/scripts/adopt-crds.sh).
 const (
-	HelmManagedByLabel             = "app.kubernetes.io/managed-by"
-	HelmManagedByValue             = "Helm"
-	HelmReleaseNameAnnotation      = "meta.helm.sh/release-name"
-	HelmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
+	HelmManagedByLabel             = apply.ManagedByLabel
+	HelmManagedByValue             = apply.ManagedByHelm
+	HelmReleaseNameAnnotation      = apply.ReleaseNameAnnotation
+	HelmReleaseNamespaceAnnotation = apply.ReleaseNamespaceAnnotation
 )
 
 // ArgoGroup is the API group of every Argo Project CRD.

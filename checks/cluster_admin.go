@@ -208,6 +208,26 @@ func summarisePermissions(missing []string) string {
 	return strings.Join(parts, "; ")
 }
 
+// reviewAccess asks the API server whether the run's subject may do attrs:
+// the installer's identity through a SubjectAccessReview when --installer
+// names one (the runner needs create subjectaccessreviews), else the
+// runner's own through a SelfSubjectAccessReview. A refusal is a
+// *cluster.ListError naming the review's resource, so the runner reports a
+// skip naming the permission.
+func reviewAccess(ctx context.Context, env *Env, attrs authorizationv1.ResourceAttributes) (authorizationv1.SubjectAccessReviewStatus, error) {
+	if id := env.Installer; id != nil {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			ResourceAttributes: &attrs, User: id.User, Groups: id.Groups,
+		}}
+		res, err := env.Cluster.Clients().Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		if err != nil {
+			return authorizationv1.SubjectAccessReviewStatus{}, &cluster.ListError{Verb: "create", Resource: "subjectaccessreviews", Err: fmt.Errorf("%s: %w", attrs.Resource, err)}
+		}
+		return res.Status, nil
+	}
+	return review(ctx, env, attrs)
+}
+
 func review(ctx context.Context, env *Env, attrs authorizationv1.ResourceAttributes) (authorizationv1.SubjectAccessReviewStatus, error) {
 	ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
 	res, err := env.Cluster.Clients().Kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,4 +98,42 @@ func allow(kube interface {
 
 func forbiddenErr(resource string) error {
 	return &cluster.ListError{Verb: "create", Resource: resource, Err: errorsForbidden(resource)}
+}
+
+// TestClusterAdminJudgesTheInstaller: with --installer, cluster-admin asks
+// SubjectAccessReviews about the installer (user and groups), never a
+// SelfSubjectAccessReview about the runner; without the right to create
+// them it is a skip naming the permission.
+func TestClusterAdminJudgesTheInstaller(t *testing.T) {
+	id, _ := NewIdentity("system:serviceaccount:argocd:argocd-application-controller", nil)
+	env, kube := fakeEnv(t, "v1.30.0")
+	env.Installer = &id
+	kube.PrependReactor("create", "selfsubjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+		t.Error("a SelfSubjectAccessReview was sent: the runner was judged")
+		return true, nil, forbiddenErr("selfsubjectaccessreviews")
+	})
+	kube.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		sar := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+		if sar.Spec.User != id.User || !slices.Equal(sar.Spec.Groups, id.Groups) {
+			t.Errorf("review of %q %v", sar.Spec.User, sar.Spec.Groups)
+		}
+		ra := sar.Spec.ResourceAttributes
+		sar.Status.Allowed = ra.Resource != "*" && ra.Resource != "clusterroles"
+		return true, sar, nil
+	})
+	got, err := runClusterAdmin(t.Context(), env)
+	if err != nil || got.Status != StatusFail || !strings.Contains(got.Message, "the installer (ServiceAccount argocd/argocd-application-controller) is not cluster-admin; missing 3 of 29") ||
+		!strings.Contains(got.Hint, "--serviceaccount=argocd:argocd-application-controller") {
+		t.Fatalf("= %s %q (hint %q), %v", got.Status, got.Message, got.Hint, err)
+	}
+
+	env, kube = fakeEnv(t, "v1.30.0")
+	env.Installer = &id
+	kube.PrependReactor("create", "subjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, forbiddenErr("subjectaccessreviews")
+	})
+	out := Run(t.Context(), env, []Check{ClusterAdmin()}, RunOptions{})
+	if out[0].Status != StatusSkip || !strings.Contains(out[0].Message, "no permission to create subjectaccessreviews") {
+		t.Fatalf("without create subjectaccessreviews: %s %q", out[0].Status, out[0].Message)
+	}
 }

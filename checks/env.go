@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os/exec"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/proc"
@@ -250,3 +256,99 @@ func (e *Env) Upgrade(ctx context.Context) (*chart.Upgrade, error) {
 	}
 	return u, err
 }
+
+// Identity is who will run helm install or helm upgrade when it is not the
+// identity running the checks (--installer): Argo CD's application
+// controller, a CI deployer. User is a user name or a ServiceAccount as
+// system:serviceaccount:NAMESPACE:NAME; Groups are its groups (a
+// ServiceAccount's are added: system:serviceaccounts,
+// system:serviceaccounts:NAMESPACE, and system:authenticated for every
+// identity, as the API server's authenticators add them:
+// dryrun.InstallerGroups).
+type Identity struct {
+	User   string   `json:"user"`
+	Groups []string `json:"groups,omitempty"`
+}
+
+// NewIdentity checks an --installer user name (and --installer-group
+// groups) and returns the identity with the groups the API server would
+// give it. The error is one line.
+func NewIdentity(user string, groups []string) (Identity, error) {
+	gs, err := dryrun.InstallerGroups(user, groups)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{User: user, Groups: gs}, nil
+}
+
+// ServiceAccount returns the namespace and name of a ServiceAccount
+// identity (ok false for a user).
+func (id Identity) ServiceAccount() (ns, name string, ok bool) {
+	return dryrun.ServiceAccount(id.User)
+}
+
+// String names the identity as messages do: "user alice", "ServiceAccount
+// argocd/argocd-application-controller".
+func (id Identity) String() string {
+	if ns, name, ok := id.ServiceAccount(); ok {
+		return "ServiceAccount " + ns + "/" + name
+	}
+	return "user " + id.User
+}
+
+// InstallerConfig is the seam the dry-run checks send their requests
+// through: the REST config of the identity that will install. Without
+// --installer it is the run's own (the kubeconfig's user, or --as). With
+// --installer it is the run's config impersonating the installer (user and
+// groups), when the runner may impersonate that user and each of its
+// groups (SelfSubjectAccessReview of verb impersonate on users, groups, or
+// serviceaccounts in the ServiceAccount's namespace); otherwise the error
+// is a *cluster.ListError naming the missing permission, which the runner
+// reports as a skip ("no permission to impersonate users ..."), never as a
+// dry run sent as the wrong identity.
+func (e *Env) InstallerConfig(ctx context.Context) (*rest.Config, error) {
+	c := e.Cluster.Clients()
+	if c == nil || c.Config == nil {
+		return nil, errors.New("no REST config: the clients are fakes")
+	}
+	id := e.Installer
+	if id == nil {
+		return c.Config, nil
+	}
+	for _, attrs := range dryrun.Impersonations(id.User, id.Groups) {
+		st, err := review(ctx, e, attrs)
+		if err != nil {
+			return nil, err
+		}
+		if !st.Allowed {
+			why := fmt.Errorf("to send the dry runs as the installer (%s) the runner needs impersonate on %s %s", id, attrs.Resource, attrs.Name)
+			return nil, &cluster.ListError{Verb: "impersonate", Resource: attrs.Resource + " " + attrs.Name, Namespace: attrs.Namespace,
+				Err: apierrors.NewForbidden(schema.GroupResource{Resource: attrs.Resource}, attrs.Name, why)}
+		}
+	}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: id.User, Groups: id.Groups}
+	return cfg, nil
+}
+
+// dryRunEngine is the run's engine, built once: it sends as the identity
+// that installs (Env.InstallerConfig: the installer of --installer,
+// impersonated, else the run's own clients: the kubeconfig's user, or
+// --as/--as-group). An error is a *cluster.ListError naming a missing
+// impersonation permission (the runner skips), or errNoREST.
+func dryRunEngine(ctx context.Context, env *Env) (*dryrun.Engine, error) {
+	return cluster.Memo(env.Cluster, "admission/engine", func() (*dryrun.Engine, error) {
+		if env.Cluster.Clients().Config == nil {
+			return nil, errNoREST
+		}
+		cfg, err := env.InstallerConfig(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return dryrun.New(cfg)
+	})
+}
+
+// errNoREST is the admission checks' skip when the run has no REST
+// configuration (a test over fake clients).
+var errNoREST = errors.New("no REST configuration to send dry runs with")

@@ -9,6 +9,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
@@ -50,7 +51,7 @@ const (
 // Before `helm upgrade` (--upgrade) the release being upgraded is no
 // conflict: its release and the codefresh-cm ConfigMap and cap-app-proxy
 // Deployment in its namespace whose Helm ownership annotations name it
-// (ownedByRelease) are set aside; the other runtimes are judged by the same
+// (apply.OwnedBy) are set aside; the other runtimes are judged by the same
 // multi-runtime rule against the target (its rendered chart, and
 // global.runtime.singleNamespace of the values the upgrade computes).
 func ExistingRuntime() Check {
@@ -203,7 +204,7 @@ func judgeExistingRuntime(ctx context.Context, env *Env) (Result, error) {
 func splitOwnRuntime(found []runtimeFinding, in Inputs) (others, own []runtimeFinding) {
 	for _, f := range found {
 		isOwn := f.ref.Namespace == in.Namespace && (f.release != nil && f.release.Name == in.ReleaseName ||
-			f.release == nil && ownedByRelease(f.annotations, in))
+			f.release == nil && apply.OwnedBy(f.annotations, in.ReleaseName, in.Namespace))
 		if isOwn {
 			own = append(own, f)
 		} else {
@@ -275,9 +276,27 @@ func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (R
 		return Result{}, err
 	}
 	since := semver.MustParse(multiRuntimeSince)
-	in := env.Inputs
-	var broken []string
-	installers := 0
+	broken, installers := planned.breaks(since)
+	shapes, err := judgeFoundRuntimes(env, found, since)
+	if err != nil {
+		return Result{}, err
+	}
+	broken = append(broken, shapes.broken...)
+	installers += shapes.installers
+	switch {
+	case installers > 1 && planned.installs:
+		broken = append(broken, fmt.Sprintf("the planned runtime would install the cluster-wide parts (%s) too", crdSummary(planned.crds)))
+	case installers > 1:
+		broken = append(broken, "more than one installed runtime installs the cluster-wide parts")
+	case installers == 0 && len(shapes.describe) > 0:
+		broken = append(broken, "no runtime installs the cluster-wide parts (CRDs): the first must")
+	}
+	return wordMultiRuntime(env, found, planned, shapes.describe, broken), nil
+}
+
+// breaks is what of the planned runtime breaks the multi-runtime rule, and
+// whether it installs the cluster-wide parts (1) or not (0).
+func (planned plannedShape) breaks(since *semver.Version) (broken []string, installers int) {
 	if planned.installs {
 		installers++
 	}
@@ -287,36 +306,50 @@ func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (R
 	if !planned.single {
 		broken = append(broken, "the planned runtime is cluster-wide (global.runtime.singleNamespace is not true)")
 	}
-	// The runtimes found, one per namespace: a release's other marks are its own.
+	return broken, installers
+}
+
+// foundShapes is what judgeFoundRuntimes found of the installed runtimes:
+// each release's shape in words, what breaks the multi-runtime rule, and
+// how many install the cluster-wide parts.
+type foundShapes struct {
+	describe, broken []string
+	installers       int
+}
+
+// judgeFoundRuntimes reads the shape (chart.ReleaseShape) of each runtime
+// found, one per namespace (a release's other marks are its own), and
+// judges it by the multi-runtime rule.
+func judgeFoundRuntimes(env *Env, found []runtimeFinding, since *semver.Version) (foundShapes, error) {
+	var out foundShapes
 	withRelease := map[string]bool{}
 	for _, f := range found {
 		if f.release != nil {
 			withRelease[f.ref.Namespace] = true
 		}
 	}
-	var describe []string
 	noRelease := map[string]bool{}
 	for _, f := range found {
 		ns := f.ref.Namespace
-		if ns == in.Namespace {
-			broken = append(broken, fmt.Sprintf("namespace %s already holds a runtime (%s): each runtime needs its own namespace", ns, f.what))
+		if ns == env.Inputs.Namespace {
+			out.broken = append(out.broken, fmt.Sprintf("namespace %s already holds a runtime (%s): each runtime needs its own namespace", ns, f.what))
 			continue
 		}
 		if f.release == nil {
 			if !withRelease[ns] && !noRelease[ns] {
 				noRelease[ns] = true
-				broken = append(broken, fmt.Sprintf("the runtime in namespace %s (%s) has no %s Helm release: installed otherwise (CLI), its mode is unknown", ns, f.what, RuntimeChartName))
+				out.broken = append(out.broken, fmt.Sprintf("the runtime in namespace %s (%s) has no %s Helm release: installed otherwise (CLI), its mode is unknown", ns, f.what, RuntimeChartName))
 			}
 			continue
 		}
 		r := f.release
 		rel, err := env.Cluster.HelmRelease(r.HelmRevision)
 		if err != nil {
-			return Result{}, err
+			return foundShapes{}, err
 		}
 		shape, err := chart.ReleaseShape(rel)
 		if err != nil {
-			return Result{}, err
+			return foundShapes{}, err
 		}
 		name := fmt.Sprintf("runtime release %s in namespace %s (chart %s-%s)", r.Name, ns, r.Chart, shape.ChartVersion)
 		mode := "cluster-wide"
@@ -325,25 +358,25 @@ func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (R
 		}
 		parts := "installs no CRDs"
 		if len(shape.CRDs) > 0 {
-			installers++
+			out.installers++
 			parts = fmt.Sprintf("installs the cluster-wide parts (%d CRDs)", len(shape.CRDs))
 		}
-		describe = append(describe, fmt.Sprintf("%s: %s, %s", name, mode, parts))
+		out.describe = append(out.describe, fmt.Sprintf("%s: %s, %s", name, mode, parts))
 		if v, err := semver.NewVersion(shape.ChartVersion); err != nil || v.LessThan(since) {
-			broken = append(broken, name+" predates several runtimes per cluster")
+			out.broken = append(out.broken, name+" predates several runtimes per cluster")
 		}
 		if !shape.SingleNamespace {
-			broken = append(broken, name+" is cluster-wide (global.runtime.singleNamespace is not true)")
+			out.broken = append(out.broken, name+" is cluster-wide (global.runtime.singleNamespace is not true)")
 		}
 	}
-	switch {
-	case installers > 1 && planned.installs:
-		broken = append(broken, fmt.Sprintf("the planned runtime would install the cluster-wide parts (%s) too", crdSummary(planned.crds)))
-	case installers > 1:
-		broken = append(broken, "more than one installed runtime installs the cluster-wide parts")
-	case installers == 0 && len(describe) > 0:
-		broken = append(broken, "no runtime installs the cluster-wide parts (CRDs): the first must")
-	}
+	return out, nil
+}
+
+// wordMultiRuntime is existing-runtime's result for several runtimes on
+// one cluster: a fail naming what breaks the rule, else a pass describing
+// each runtime's shape and the planned one's.
+func wordMultiRuntime(env *Env, found []runtimeFinding, planned plannedShape, describe, broken []string) Result {
+	in := env.Inputs
 	plannedDesc := fmt.Sprintf("the planned runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
 	if env.Upgrading() {
 		plannedDesc = fmt.Sprintf("the upgraded runtime (release %s in namespace %s, %s)", in.ReleaseName, in.Namespace, planned.from)
@@ -356,14 +389,14 @@ func judgeMultiRuntime(ctx context.Context, env *Env, found []runtimeFinding) (R
 		}
 		return Fail("a GitOps Runtime is already installed: %s%s; %s; broken: %s",
 			describeRuntimeFindings(found), shapes, multiRuntimeRule, strings.Join(broken, "; ")).
-			WithHint(multiRuntimeHint).WithObjects(refs...), nil
+			WithHint(multiRuntimeHint).WithObjects(refs...)
 	}
 	parts := "installs no CRDs"
 	if planned.installs {
 		parts = "installs the cluster-wide parts (" + crdSummary(planned.crds) + ")"
 	}
 	return Pass("several runtimes on one cluster (chart README, \"Multi Runtime Installation\"): %s; %s: namespaced, %s",
-		strings.Join(describe, "; "), plannedDesc, parts).WithObjects(refs...), nil
+		strings.Join(describe, "; "), plannedDesc, parts).WithObjects(refs...)
 }
 
 func crdSummary(crds []string) string {

@@ -2,9 +2,12 @@ package checks
 
 import (
 	"context"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 )
 
 // FieldManager is the field manager every --fix patch is sent with, so that
@@ -41,3 +44,21 @@ type Change struct {
 // fixing, and an error (shown per check, nothing applied for it) when the fix
 // must be refused (e.g. a TLS Secret that does not cover the host).
 type Planner func(ctx context.Context, env *Env) ([]Change, error)
+
+// ownershipPatch is the JSON merge patch (apply.MetadataPatch) that sets
+// the label and annotation fields (metadata.labels[k] /
+// metadata.annotations[k] = New) with resourceVersion as the conflict
+// guard: the API server refuses it when the object changed since it was
+// read.
+func ownershipPatch(fields []FieldChange, resourceVersion string) ([]byte, error) {
+	labels, annotations := map[string]string{}, map[string]string{}
+	for _, f := range fields {
+		key := f.Field[strings.IndexByte(f.Field, '[')+1 : len(f.Field)-1]
+		if strings.HasPrefix(f.Field, "metadata.labels[") {
+			labels[key] = f.New
+		} else {
+			annotations[key] = f.New
+		}
+	}
+	return apply.MetadataPatch(labels, annotations, resourceVersion)
+}

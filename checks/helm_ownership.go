@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
@@ -103,62 +104,9 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 	if len(conflicts) == 0 {
 		return ssaFail(ssa, who, rel, ns), nil
 	}
-	// Group by kind, kinds in first-seen order.
-	var kinds []string
-	byKind := map[string][]OwnershipConflict{}
-	for _, c := range conflicts {
-		if _, ok := byKind[c.Object.Kind]; !ok {
-			kinds = append(kinds, c.Object.Kind)
-		}
-		byKind[c.Object.Kind] = append(byKind[c.Object.Kind], c)
-	}
-	var groups, missing []string
-	refs := make([]ObjectRef, 0, len(conflicts))
-	refusedOwners := map[string]bool{}
-	for _, k := range kinds {
-		var items []string
-		for _, c := range byKind[k] {
-			refs = append(refs, c.Object)
-			if c.Missing {
-				missing = append(missing, fmt.Sprintf("%s (%s)", k, c.APIVersion))
-				break
-			}
-			name := c.Object.Name
-			if c.Object.Namespace != "" {
-				name = c.Object.Namespace + "/" + name
-			}
-			items = append(items, fmt.Sprintf("%s (%s; %s)", name, c.Why, c.Owner))
-			if c.OwnerRelease != nil {
-				refusedOwners[c.OwnerRelease.Name+" in namespace "+c.OwnerRelease.Namespace] = true
-			}
-		}
-		if len(items) > 0 {
-			groups = append(groups, fmt.Sprintf("%s ×%d: %s", k, len(items), strings.Join(items, ", ")))
-		}
-	}
-	var parts []string
-	if len(missing) > 0 {
-		parts = append(parts, "kinds the cluster does not serve (helm install fails with \"no matches for kind\"): "+strings.Join(missing, ", "))
-	}
-	if len(groups) > 0 {
-		parts = append(parts, "objects helm install cannot adopt (\"invalid ownership metadata\" or \"already exists\"): "+strings.Join(groups, "; "))
-	}
-	var hints []string
-	if len(groups) > 0 {
-		hints = append(hints, fmt.Sprintf("adopt the objects no existing release owns: kubectl gitops-preflight --fix --chart ... --release-name %s -n %s (or Helm ≥ 3.17: helm install --take-ownership, which also takes objects from releases that still exist)", rel, ns),
-			"Helm 4 installs with server-side apply: once adopted, objects whose fields another field manager set (kubectl apply, a controller) need helm install --force-conflicts")
-	}
-	if len(refusedOwners) > 0 {
-		owners := make([]string, 0, len(refusedOwners))
-		for o := range refusedOwners {
-			owners = append(owners, o)
-		}
-		sort.Strings(owners)
-		hints = append(hints, "objects owned by a release that still exists are never adopted: uninstall it or install as that release ("+strings.Join(owners, "; ")+")")
-	}
-	if len(missing) > 0 {
-		hints = append(hints, "install the CRDs of the missing kinds first (for HTTPRoute: the Gateway API CRDs, https://gateway-api.sigs.k8s.io/guides/#installing-gateway-api), or change the values that render them")
-	}
+	g := groupConflicts(conflicts)
+	parts, hints := g.words(rel, ns)
+	refs := g.refs
 	if len(ssa) > 0 {
 		f := ssaFail(ssa, who, rel, ns)
 		parts = append(parts, f.Message)
@@ -169,6 +117,76 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 		WithHint(strings.Join(hints, "\n")).WithObjects(refs...), nil
 }
 
+// conflictGroups are the ownership conflicts as helm-ownership words them:
+// per kind (kinds in first-seen order) the objects Helm cannot adopt, the
+// kinds the cluster does not serve, the objects named, and the releases
+// that still exist and own some.
+type conflictGroups struct {
+	groups, missing []string
+	refs            []ObjectRef
+	refusedOwners   map[string]bool
+}
+
+// groupConflicts groups conflicts by kind.
+func groupConflicts(conflicts []OwnershipConflict) conflictGroups {
+	var kinds []string
+	byKind := map[string][]OwnershipConflict{}
+	for _, c := range conflicts {
+		if _, ok := byKind[c.Object.Kind]; !ok {
+			kinds = append(kinds, c.Object.Kind)
+		}
+		byKind[c.Object.Kind] = append(byKind[c.Object.Kind], c)
+	}
+	g := conflictGroups{refs: make([]ObjectRef, 0, len(conflicts)), refusedOwners: map[string]bool{}}
+	for _, k := range kinds {
+		var items []string
+		for _, c := range byKind[k] {
+			g.refs = append(g.refs, c.Object)
+			if c.Missing {
+				g.missing = append(g.missing, fmt.Sprintf("%s (%s)", k, c.APIVersion))
+				break
+			}
+			name := c.Object.Name
+			if c.Object.Namespace != "" {
+				name = c.Object.Namespace + "/" + name
+			}
+			items = append(items, fmt.Sprintf("%s (%s; %s)", name, c.Why, c.Owner))
+			if c.OwnerRelease != nil {
+				g.refusedOwners[c.OwnerRelease.Name+" in namespace "+c.OwnerRelease.Namespace] = true
+			}
+		}
+		if len(items) > 0 {
+			g.groups = append(g.groups, fmt.Sprintf("%s ×%d: %s", k, len(items), strings.Join(items, ", ")))
+		}
+	}
+	return g
+}
+
+// words are the parts of helm-ownership's failure and their hints, for
+// release rel in namespace ns.
+func (g conflictGroups) words(rel, ns string) (parts, hints []string) {
+	if len(g.missing) > 0 {
+		parts = append(parts, "kinds the cluster does not serve (helm install fails with \"no matches for kind\"): "+strings.Join(g.missing, ", "))
+	}
+	if len(g.groups) > 0 {
+		parts = append(parts, "objects helm install cannot adopt (\"invalid ownership metadata\" or \"already exists\"): "+strings.Join(g.groups, "; "))
+		hints = append(hints, fmt.Sprintf("adopt the objects no existing release owns: kubectl gitops-preflight --fix --chart ... --release-name %s -n %s (or Helm ≥ 3.17: helm install --take-ownership, which also takes objects from releases that still exist)", rel, ns),
+			"Helm 4 installs with server-side apply: once adopted, objects whose fields another field manager set (kubectl apply, a controller) need helm install --force-conflicts")
+	}
+	if len(g.refusedOwners) > 0 {
+		owners := make([]string, 0, len(g.refusedOwners))
+		for o := range g.refusedOwners {
+			owners = append(owners, o)
+		}
+		sort.Strings(owners)
+		hints = append(hints, "objects owned by a release that still exists are never adopted: uninstall it or install as that release ("+strings.Join(owners, "; ")+")")
+	}
+	if len(g.missing) > 0 {
+		hints = append(hints, "install the CRDs of the missing kinds first (for HTTPRoute: the Gateway API CRDs, https://gateway-api.sigs.k8s.io/guides/#installing-gateway-api), or change the values that render them")
+	}
+	return parts, hints
+}
+
 // helm4Conflicts predicts, when the Helm that will run is Helm 4 (whose
 // helm install applies server-side, https://helm.sh/docs/), the
 // field-manager conflicts of the objects of r that already exist (those
@@ -177,7 +195,7 @@ func runHelmOwnership(ctx context.Context, env *Env) (Result, error) {
 // forced (internal/apply). It returns none with Helm 3, in an --upgrade run
 // (upgrade-apply tries every change there) and without a REST
 // configuration; who says which Helm, for the pass message.
-func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.Refusal, string, error) {
+func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]admission.Refusal, string, error) {
 	if env.Upgrading() {
 		return nil, "", nil
 	}
@@ -232,7 +250,7 @@ func helm4Conflicts(ctx context.Context, env *Env, r *chart.Rendering) ([]apply.
 }
 
 // ssaFail is helm-ownership's failure for Helm 4's field-manager conflicts.
-func ssaFail(ssa []apply.Refusal, who, rel, ns string) Result {
+func ssaFail(ssa []admission.Refusal, who, rel, ns string) Result {
 	parts := make([]string, 0, len(ssa))
 	refs := make([]ObjectRef, 0, len(ssa))
 	for _, r := range ssa {
@@ -411,13 +429,14 @@ func planHelmOwnership(ctx context.Context, env *Env) ([]Change, error) {
 	return out, nil
 }
 
-// listOwnedKinds lists, at once (listKinds), every kind and namespace of
-// the objects judged holds, into the run's snapshot, where the ownership
-// loop then finds them: one round trip for all instead of one per kind in
-// turn. Errors are left for the loop, which reads the same memoized lists.
+// listOwnedKinds lists, at once (Snapshot.ReadObjectLists), every kind and
+// namespace of the objects judged holds, into the run's snapshot, where the
+// ownership loop then finds them: one round trip for all instead of one per
+// kind in turn. Errors are left for the loop, which reads the same memoized
+// lists.
 func listOwnedKinds(ctx context.Context, env *Env, api *cluster.APIResources, objs []chart.Object, judged func(chart.Object) bool) {
-	seen := map[kindList]bool{}
-	var kinds []kindList
+	seen := map[cluster.ObjectList]bool{}
+	var lists []cluster.ObjectList
 	for _, o := range objs {
 		if !judged(o) {
 			continue
@@ -426,16 +445,16 @@ func listOwnedKinds(ctx context.Context, env *Env, api *cluster.APIResources, ob
 		if !ok {
 			continue
 		}
-		k := kindList{gvr: gvr}
+		l := cluster.ObjectList{Resource: gvr}
 		if namespaced {
-			if k.ns = o.Namespace; k.ns == "" {
-				k.ns = env.Inputs.Namespace
+			if l.Namespace = o.Namespace; l.Namespace == "" {
+				l.Namespace = env.Inputs.Namespace
 			}
 		}
-		if !seen[k] {
-			seen[k] = true
-			kinds = append(kinds, k)
+		if !seen[l] {
+			seen[l] = true
+			lists = append(lists, l)
 		}
 	}
-	listKinds(ctx, env, kinds)
+	env.Cluster.ReadObjectLists(ctx, lists)
 }

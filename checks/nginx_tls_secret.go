@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/installed"
 )
 
 // NginxTLSSecret passes, for an Ingress of an NGINX by F5 IngressClass
@@ -42,7 +43,7 @@ func NginxTLSSecret() Check {
 
 // nginxApplies returns the runtime facts and, when the check does not apply,
 // the reason to skip.
-func nginxApplies(env *Env) (RuntimeFacts, string, error) {
+func nginxApplies(env *Env) (installed.Facts, string, error) {
 	f, err := runtimeFacts(env)
 	if err != nil {
 		return f, "", err
@@ -70,12 +71,12 @@ func runNginxTLSSecret(_ context.Context, env *Env) (Result, error) {
 	fixHint := fmt.Sprintf("create a kubernetes.io/tls Secret for the host in namespace %s (kubectl create secret tls NAME --cert=tls.crt --key=tls.key -n %s), then: kubectl gitops-preflight --post -n %s --fix --tls-secret NAME", ns, ns, ns)
 	if f.Host == "" {
 		return Fail("Ingress %s/%s has no host in its rules", ns, ing).
-			WithHint("set global.runtime.ingress.hosts[0] and upgrade the release, or pass --ingress-host").WithObjects(f.ingressRef()), nil
+			WithHint("set global.runtime.ingress.hosts[0] and upgrade the release, or pass --ingress-host").WithObjects(runtimeIngressRef(f)), nil
 	}
 	entry, ok := tlsEntryFor(f.Ingress.TLS, f.Host)
 	if !ok || entry.SecretName == "" {
 		return Fail("spec.tls of Ingress %s/%s names no Secret for host %s", ns, ing, f.Host).
-			WithHint(fixHint).WithObjects(f.ingressRef()), nil
+			WithHint(fixHint).WithObjects(runtimeIngressRef(f)), nil
 	}
 	sec, err := env.Cluster.Secret(ns, entry.SecretName)
 	if err != nil {
@@ -84,10 +85,10 @@ func runNginxTLSSecret(_ context.Context, env *Env) (Result, error) {
 	secRef := ObjectRef{Kind: "Secret", Namespace: ns, Name: entry.SecretName}
 	if problem := tlsSecretProblem(sec, ns, entry.SecretName, f.Host); problem != nil {
 		return Fail("spec.tls of Ingress %s/%s names Secret %s for host %s, but %v", ns, ing, entry.SecretName, f.Host, problem).
-			WithHint(fixHint).WithObjects(f.ingressRef(), secRef), nil
+			WithHint(fixHint).WithObjects(runtimeIngressRef(f), secRef), nil
 	}
 	return Pass("Ingress %s/%s serves host %s with Secret %s (certificate valid for the host until %s)",
-		ns, ing, f.Host, entry.SecretName, sec.Certs[0].NotAfter.UTC().Format("2006-01-02")).WithObjects(f.ingressRef(), secRef), nil
+		ns, ing, f.Host, entry.SecretName, sec.Certs[0].NotAfter.UTC().Format("2006-01-02")).WithObjects(runtimeIngressRef(f), secRef), nil
 }
 
 // tlsEntryFor returns the spec.tls entry whose hosts list host.
@@ -161,7 +162,7 @@ func PlanNginxTLSSecret(_ context.Context, env *Env) ([]Change, error) {
 		return nil, err
 	}
 	return []Change{{
-		Object:    f.ingressRef(),
+		Object:    runtimeIngressRef(f),
 		Resource:  cluster.IngressResource,
 		Fields:    []FieldChange{{Field: "spec.tls", Old: renderTLS(f.Ingress.TLS), New: renderTLS(newTLS)}},
 		PatchType: types.JSONPatchType,

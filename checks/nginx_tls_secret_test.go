@@ -10,6 +10,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/installed"
 )
 
 const testHost = "runtime.example.com"
@@ -17,7 +19,7 @@ const testHost = "runtime.example.com"
 func nginxObjs(t *testing.T, tls []networkingv1.IngressTLS, secrets ...runtime.Object) []runtime.Object {
 	objs := []runtime.Object{
 		ingressClass("nginx", ControllerNginxF5),
-		ingress("codefresh", RuntimeIngressName, "nginx", testHost, tls),
+		ingress("codefresh", installed.IngressName, "nginx", testHost, tls),
 	}
 	return append(objs, secrets...)
 }
@@ -34,7 +36,7 @@ func TestPlanNginxTLSSecretRefuses(t *testing.T) {
 		"wrong type":         {"opaque", nginxObjs(t, nil, tlsSecret(t, "codefresh", "opaque", corev1.SecretTypeOpaque, testHost)), "not kubernetes.io/tls"},
 		"host not covered":   {"other", nginxObjs(t, nil, tlsSecret(t, "codefresh", "other", corev1.SecretTypeTLS, "other.example.com")), "does not cover"},
 		"other namespace":    {"good", nginxObjs(t, nil, tlsSecret(t, "elsewhere", "good", corev1.SecretTypeTLS, testHost)), "does not exist"},
-		"not an NGINX by F5": {"good", []runtime.Object{ingressClass("nginx", "k8s.io/ingress-nginx"), ingress("codefresh", RuntimeIngressName, "nginx", testHost, nil), good}, "does not apply"},
+		"not an NGINX by F5": {"good", []runtime.Object{ingressClass("nginx", "k8s.io/ingress-nginx"), ingress("codefresh", installed.IngressName, "nginx", testHost, nil), good}, "does not apply"},
 		"no runtime Ingress": {"good", []runtime.Object{ingressClass("nginx", ControllerNginxF5), good}, "does not apply"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -67,7 +69,7 @@ func TestPlanNginxTLSSecretPatches(t *testing.T) {
 		t.Fatalf("got %d changes, want 1", len(changes))
 	}
 	c := changes[0]
-	if c.Object != (ObjectRef{Kind: "Ingress", Namespace: "codefresh", Name: RuntimeIngressName}) || c.Resource.Resource != "ingresses" || c.PatchType != types.JSONPatchType {
+	if c.Object != (ObjectRef{Kind: "Ingress", Namespace: "codefresh", Name: installed.IngressName}) || c.Resource.Resource != "ingresses" || c.PatchType != types.JSONPatchType {
 		t.Fatalf("change = %+v", c)
 	}
 	var ops []struct {
@@ -123,7 +125,7 @@ func TestNginxTLSSecretCheck(t *testing.T) {
 		"secret missing": {nginxObjs(t, []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "gone"}}), StatusFail, "does not exist"},
 		"wrong host":     {nginxObjs(t, []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "wrong"}}, wrongHost), StatusFail, "does not cover"},
 		"good":           {nginxObjs(t, []networkingv1.IngressTLS{{Hosts: []string{testHost}, SecretName: "good"}}, good), StatusPass, "Secret good"},
-		"community nginx": {[]runtime.Object{ingressClass("nginx", "k8s.io/ingress-nginx"), ingress("codefresh", RuntimeIngressName, "nginx", testHost, nil)},
+		"community nginx": {[]runtime.Object{ingressClass("nginx", "k8s.io/ingress-nginx"), ingress("codefresh", installed.IngressName, "nginx", testHost, nil)},
 			StatusSkip, "not NGINX by F5"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/ingressclass"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/installed"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -152,7 +153,7 @@ func runOSMIngress(_ context.Context, env *Env) (Result, error) {
 	// mode (the chart's default) nothing enters the namespace from outside
 	// the mesh, and no OSM lookup is spent.
 	mode, class := env.Inputs.AccessMode, env.Inputs.IngressClass
-	var facts RuntimeFacts
+	var facts installed.Facts
 	if env.Post() {
 		var err error
 		if facts, err = runtimeFacts(env); err != nil {
@@ -329,7 +330,7 @@ spec:
 
 // osmV08 applies the v0.8 guide: HTTP ingress is admitted by default; HTTPS
 // ingress needs the ingress-nginx annotations and osm-ca-bundle.
-func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts RuntimeFacts) (Result, error) {
+func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts installed.Facts) (Result, error) {
 	ns := env.Inputs.Namespace
 	osmNS := osm.namespace()
 	cm, err := env.Cluster.ConfigMap(osmNS, osmConfigMapName)
@@ -364,7 +365,7 @@ func osmV08(env *Env, osm osmInstall, mode AccessMode, class string, facts Runti
 	if env.Post() && facts.IngressFound {
 		have = facts.Ingress.Annotations
 		where = "Ingress " + facts.Ingress.Name
-		refs = append(refs, facts.ingressRef())
+		refs = append(refs, runtimeIngressRef(facts))
 	} else {
 		have = env.Inputs.IngressAnnotations
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/installed"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -80,7 +81,7 @@ func (w osmWorld) env(t *testing.T, in Inputs) *Env {
 	if w.runtimeIngressAnnotations != nil {
 		cls := "nginx"
 		objs = append(objs, &networkingv1.Ingress{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: RuntimeIngressName, Annotations: w.runtimeIngressAnnotations},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: installed.IngressName, Annotations: w.runtimeIngressAnnotations},
 			Spec:       networkingv1.IngressSpec{IngressClassName: &cls, Rules: []networkingv1.IngressRule{{Host: "rt.example.com"}}},
 		})
 	}

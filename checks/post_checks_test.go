@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
@@ -94,41 +92,5 @@ func TestIsRolloutsController(t *testing.T) {
 	}
 	if !IsRolloutsController(cluster.Workload{Labels: map[string]string{"app.kubernetes.io/component": "rollouts-controller"}}) {
 		t.Error("label not recognised")
-	}
-}
-
-// TestRuntimeFactsMode: post mode infers the access mode from what the chart
-// rendered (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl#L336-L369) unless the inputs say otherwise.
-func TestRuntimeFactsMode(t *testing.T) {
-	cm := func(host string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "codefresh", Name: CodefreshConfigMap},
-			Data: map[string]string{"ingressHost": host, "version": "0.1.72"}}
-	}
-	for name, tc := range map[string]struct {
-		in       Inputs
-		objs     []runtime.Object
-		mode     AccessMode
-		host     string
-		class    string
-		ctrlKnow bool
-	}{
-		"tunnel URL": {Inputs{AccessMode: AccessTunnel}, []runtime.Object{cm("https://acc-rt.tunnels.cf-cd.com")}, AccessTunnel, "acc-rt.tunnels.cf-cd.com", "", false},
-		"ingressUrl": {Inputs{AccessMode: AccessTunnel}, []runtime.Object{cm("https://rt.example.com")}, AccessServiceMesh, "rt.example.com", "", false},
-		"nothing":    {Inputs{AccessMode: AccessTunnel}, nil, AccessTunnel, "", "", false},
-		"flags win":  {Inputs{AccessMode: AccessServiceMesh, IngressURL: "https://mesh.example.com:8443/x"}, []runtime.Object{cm("https://rt.example.com")}, AccessServiceMesh, "mesh.example.com", "", false},
-		"legacy ingress": {Inputs{AccessMode: AccessTunnel, IngressClass: "nginx"},
-			[]runtime.Object{ingressClass("istio", ControllerIstio), ingress("codefresh", LegacyRuntimeIngressName, "istio", "legacy.example.com", nil)},
-			AccessIngress, "legacy.example.com", "istio", true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			env, _ := postEnv(t, tc.in, tc.objs)
-			f, err := runtimeFacts(env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f.Mode != tc.mode || f.Host != tc.host || (tc.class != "" && f.Class != tc.class) || f.ClassFound != tc.ctrlKnow {
-				t.Fatalf("facts = mode %s host %q class %q found %v; want %s %q %q %v", f.Mode, f.Host, f.Class, f.ClassFound, tc.mode, tc.host, tc.class, tc.ctrlKnow)
-			}
-		})
 	}
 }

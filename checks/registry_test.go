@@ -82,3 +82,28 @@ func ids(cs []Check) []string {
 	}
 	return out
 }
+
+// TestInClusterChecks: the gate leaves out the checks that judge the
+// workstation (helm-version; cluster-admin unless the installer is named)
+// and makes platform-reachable a fail that makes the install fail.
+func TestInClusterChecks(t *testing.T) {
+	all := All()
+	kept, left := InClusterChecks(all, false)
+	if len(kept) != len(all)-2 || left["helm-version"] == "" || left["cluster-admin"] == "" {
+		t.Fatalf("kept %d of %d, left %v", len(kept), len(all), left)
+	}
+	kept, left = InClusterChecks(all, true)
+	if len(kept) != len(all)-1 || left["cluster-admin"] != "" {
+		t.Fatalf("with the installer: kept %d of %d, left %v", len(kept), len(all), left)
+	}
+	for _, c := range kept {
+		if c.ID == "platform-reachable" && (c.Severity != SeverityFail || c.Impact != ImpactInstallFails) {
+			t.Errorf("platform-reachable in the cluster: %s, %s", c.Severity, c.Impact)
+		}
+	}
+	for _, c := range All() {
+		if c.ID == "platform-reachable" && c.Severity != SeverityWarn {
+			t.Error("InClusterChecks changed the registry's check")
+		}
+	}
+}

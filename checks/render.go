@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/schedule"
 )
 
 // chartSkip is the skip result for a chart that could not be loaded.
@@ -53,7 +54,7 @@ func manifestWorkloads(manifest string) ([]RuntimePodSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding manifest document: %w", err)
 	}
-	return workloadsOf(objs)
+	return schedule.WorkloadsOf(objs)
 }
 
 // upgradeSkip turns the errors of Env.Upgrade that are not this check's to

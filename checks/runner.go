@@ -42,84 +42,111 @@ func Run(ctx context.Context, env *Env, checks []Check, opts RunOptions) []Outco
 	if opts.CheckTimeout <= 0 {
 		opts.CheckTimeout = 60 * time.Second
 	}
-	out := make([]Outcome, len(checks))
-	index := make(map[string]int, len(checks))
-	for i, c := range checks {
-		index[c.ID] = i
-	}
-
-	notApplicable := make([]string, len(checks))
-	for i, c := range checks {
-		notApplicable[i] = c.Applies.Reason(c.Modes, env.Mode, env.Inputs)
-	}
-
-	fatal := ""
-	for i, c := range checks {
-		if !c.Fatal {
-			continue
-		}
-		if notApplicable[i] != "" {
-			out[i] = skipped(c, SkipNotApplicable, notApplicable[i])
-			notify(opts, out[i])
-			continue
-		}
-		out[i] = runOne(ctx, env, c, opts)
-		if out[i].Status != StatusPass && fatal == "" {
-			fatal = c.ID
-		}
-	}
-
-	done := make([]chan struct{}, len(checks))
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	sem := make(chan struct{}, opts.Concurrency)
+	r := newRunState(env, checks, opts)
+	r.runFatal(ctx)
 	var wg sync.WaitGroup
 	for i, c := range checks {
 		if c.Fatal {
-			close(done[i])
+			close(r.done[i])
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer close(done[i])
-			if notApplicable[i] != "" {
-				out[i] = skipped(c, SkipNotApplicable, notApplicable[i])
-				notify(opts, out[i])
-				return
-			}
-			if fatal != "" && !c.Offline {
-				// The reason is said once, in the fatal check's own outcome.
-				out[i] = skipped(c, SkipUnreachable, "needs "+fatal)
-				notify(opts, out[i])
-				return
-			}
-			for _, req := range c.Requires {
-				j, ok := index[req]
-				if !ok {
-					continue
-				}
-				<-done[j]
-				if st := out[j].Status; st != StatusPass && st != StatusWarn {
-					out[i] = skipped(c, SkipPrerequisite, fmt.Sprintf("requires %s, which ended %s", req, st))
-					notify(opts, out[i])
-					return
-				}
-			}
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				out[i] = Outcome{Meta: c.Meta, Result: Result{Status: StatusError, Message: "not run: " + ctx.Err().Error()}}
-				notify(opts, out[i])
-				return
-			}
-			defer func() { <-sem }()
-			out[i] = runOne(ctx, env, c, opts)
+			defer close(r.done[i])
+			r.runOther(ctx, i, c)
 		}()
 	}
 	wg.Wait()
-	return out
+	return r.out
+}
+
+// runState is one Run's shared state: the checks and their outcomes, each
+// check's index by ID and its done channel (closed once its outcome is
+// set), why each does not apply ("" when it does), the first fatal check
+// that did not pass ("" when none), and the bound on checks running at
+// once.
+type runState struct {
+	env           *Env
+	opts          RunOptions
+	checks        []Check
+	out           []Outcome
+	index         map[string]int
+	done          []chan struct{}
+	notApplicable []string
+	fatal         string
+	sem           chan struct{}
+}
+
+func newRunState(env *Env, checks []Check, opts RunOptions) *runState {
+	r := &runState{env: env, opts: opts, checks: checks, out: make([]Outcome, len(checks)), index: make(map[string]int, len(checks)),
+		done: make([]chan struct{}, len(checks)), notApplicable: make([]string, len(checks)), sem: make(chan struct{}, opts.Concurrency)}
+	for i, c := range checks {
+		r.index[c.ID] = i
+		r.notApplicable[i] = c.Applies.Reason(c.Modes, env.Mode, env.Inputs)
+		r.done[i] = make(chan struct{})
+	}
+	return r
+}
+
+// runFatal runs the fatal checks first, one after another, and keeps the
+// first that does not pass.
+func (r *runState) runFatal(ctx context.Context) {
+	for i, c := range r.checks {
+		if !c.Fatal {
+			continue
+		}
+		if r.notApplicable[i] != "" {
+			r.settle(i, skipped(c, SkipNotApplicable, r.notApplicable[i]))
+			continue
+		}
+		r.out[i] = runOne(ctx, r.env, c, r.opts)
+		if r.out[i].Status != StatusPass && r.fatal == "" {
+			r.fatal = c.ID
+		}
+	}
+}
+
+// runOther runs check i, which is not fatal: skipped when it does not
+// apply, when a fatal check failed (unless it is offline) or when a check
+// it requires did not end pass or warn (it waits for them); else run
+// when a slot is free, or ended "not run" when ctx is done first.
+func (r *runState) runOther(ctx context.Context, i int, c Check) {
+	if r.notApplicable[i] != "" {
+		r.settle(i, skipped(c, SkipNotApplicable, r.notApplicable[i]))
+		return
+	}
+	if r.fatal != "" && !c.Offline {
+		// The reason is said once, in the fatal check's own outcome.
+		r.settle(i, skipped(c, SkipUnreachable, "needs "+r.fatal))
+		return
+	}
+	for _, req := range c.Requires {
+		j, ok := r.index[req]
+		if !ok {
+			continue
+		}
+		<-r.done[j]
+		if st := r.out[j].Status; st != StatusPass && st != StatusWarn {
+			r.settle(i, skipped(c, SkipPrerequisite, fmt.Sprintf("requires %s, which ended %s", req, st)))
+			return
+		}
+	}
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		r.settle(i, Outcome{Meta: c.Meta, Result: Result{Status: StatusError, Message: "not run: " + ctx.Err().Error()}})
+		return
+	}
+	defer func() { <-r.sem }()
+	r.out[i] = runOne(ctx, r.env, c, r.opts)
+}
+
+// settle sets the outcome of check i that was not run, and tells
+// opts.OnDone.
+func (r *runState) settle(i int, o Outcome) {
+	r.out[i] = o
+	notify(r.opts, o)
 }
 
 func notify(opts RunOptions, o Outcome) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/installed"
 )
 
 // RuntimeIngressStatus passes, in ingress mode, when the runtime Ingress
@@ -37,7 +39,7 @@ func runRuntimeIngressStatus(_ context.Context, env *Env) (Result, error) {
 	ns := env.Inputs.Namespace
 	if !f.IngressFound {
 		if f.Mode == AccessIngress {
-			return Fail("no runtime Ingress (%s or %s) in namespace %s", RuntimeIngressName, LegacyRuntimeIngressName, ns).
+			return Fail("no runtime Ingress (%s or %s) in namespace %s", installed.IngressName, installed.LegacyIngressName, ns).
 				WithHint(fmt.Sprintf("install with --set global.runtime.ingress.enabled=true and global.runtime.ingress.hosts[0]=<host>, and check the release: helm get manifest %s -n %s | grep -A3 'kind: Ingress'", env.Inputs.ReleaseName, ns)), nil
 		}
 		return Skip("not in ingress mode (access mode %s): no runtime Ingress in namespace %s", f.Mode, ns), nil
@@ -47,7 +49,7 @@ func runRuntimeIngressStatus(_ context.Context, env *Env) (Result, error) {
 		for i, a := range f.Ingress.LoadBalancer {
 			addrs[i] = a.String()
 		}
-		return Pass("Ingress %s/%s has address %s", ns, f.Ingress.Name, strings.Join(addrs, ", ")).WithObjects(f.ingressRef()), nil
+		return Pass("Ingress %s/%s has address %s", ns, f.Ingress.Name, strings.Join(addrs, ", ")).WithObjects(runtimeIngressRef(f)), nil
 	}
 	class := f.Class
 	if class == "" {
@@ -56,5 +58,5 @@ func runRuntimeIngressStatus(_ context.Context, env *Env) (Result, error) {
 	return Fail("Ingress %s/%s (class %s) has no address in status.loadBalancer.ingress: the ingress controller does not report status to Ingress objects, so Argo CD sees the runtime as Progressing and the install times out",
 		ns, f.Ingress.Name, class).
 		WithHint(fmt.Sprintf("find the setting with: kubectl gitops-preflight --only ingress-report-status --ingress-class %s (NGINX by F5: add -report-ingress-status to the controller args; NGINX Ingress Operator: spec.reportIngressStatus.enable: true; Traefik: --providers.kubernetesingress.ingressendpoint.publishedservice=<namespace>/<service>); then check: kubectl get ingress %s -n %s", class, f.Ingress.Name, ns)).
-		WithObjects(f.ingressRef()), nil
+		WithObjects(runtimeIngressRef(f)), nil
 }

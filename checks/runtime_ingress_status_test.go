@@ -1,6 +1,10 @@
 package checks
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/installed"
+)
 
 // runtimeIngressYAML is the chart's runtime Ingress of class nginx for
 // rt.example.com, with address (none when "").
@@ -21,14 +25,14 @@ func TestRuntimeIngressStatus(t *testing.T) {
 		yaml []string
 		want outcome
 	}{
-		{"address reported", post, []string{runtimeIngressYAML(RuntimeIngressName, "203.0.113.7")},
-			outcome{StatusPass, []string{"Ingress codefresh/" + RuntimeIngressName + " has address 203.0.113.7"}}},
-		{"legacy Ingress with an address", post, []string{runtimeIngressYAML(LegacyRuntimeIngressName, "203.0.113.7")},
-			outcome{StatusPass, []string{"Ingress codefresh/" + LegacyRuntimeIngressName}}},
-		{"no address", post, []string{runtimeIngressYAML(RuntimeIngressName, "")},
+		{"address reported", post, []string{runtimeIngressYAML(installed.IngressName, "203.0.113.7")},
+			outcome{StatusPass, []string{"Ingress codefresh/" + installed.IngressName + " has address 203.0.113.7"}}},
+		{"legacy Ingress with an address", post, []string{runtimeIngressYAML(installed.LegacyIngressName, "203.0.113.7")},
+			outcome{StatusPass, []string{"Ingress codefresh/" + installed.LegacyIngressName}}},
+		{"no address", post, []string{runtimeIngressYAML(installed.IngressName, "")},
 			outcome{StatusFail, []string{"(class nginx) has no address in status.loadBalancer.ingress", "--only ingress-report-status --ingress-class nginx"}}},
 		{"ingress mode, no Ingress", Inputs{AccessMode: AccessIngress}, nil,
-			outcome{StatusFail, []string{"no runtime Ingress (" + RuntimeIngressName + " or " + LegacyRuntimeIngressName + ") in namespace codefresh"}}},
+			outcome{StatusFail, []string{"no runtime Ingress (" + installed.IngressName + " or " + installed.LegacyIngressName + ") in namespace codefresh"}}},
 		{"tunnel runtime", post, nil,
 			outcome{StatusSkip, []string{"not in ingress mode (access mode tunnel)"}}},
 		{"not before install", Inputs{AccessMode: AccessIngress}, nil,

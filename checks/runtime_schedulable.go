@@ -91,13 +91,9 @@ func RuntimePodsFromManifest(manifest string) ([]RuntimePodSpec, error) {
 // hooks), decoded once per run and shared by the checks that read them.
 func renderedWorkloads(env *Env, r *chart.Rendering) ([]RuntimePodSpec, error) {
 	return cluster.Memo(env.Cluster, fmt.Sprintf("chart/workloads/%p", r), func() ([]RuntimePodSpec, error) {
-		return workloadsOf(append(append([]chart.Object(nil), r.Objects...), r.Hooks...))
+		return schedule.WorkloadsOf(append(append([]chart.Object(nil), r.Objects...), r.Hooks...))
 	})
 }
-
-// workloadsOf reads every Deployment, StatefulSet and Job of objs, hooks of
-// every kind included (schedule.WorkloadsOf).
-func workloadsOf(objs []chart.Object) ([]RuntimePodSpec, error) { return schedule.WorkloadsOf(objs) }
 
 // currentWorkloads are the workloads of the revision an upgrade starts
 // from (its stored manifest, read once per run: chart.Upgrade.CurrentObjects).
@@ -106,25 +102,7 @@ func currentWorkloads(u *chart.Upgrade) ([]RuntimePodSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return workloadsOf(objs)
-}
-
-// upgradePods is schedule.UpgradePlan as the admission plan reads it.
-type upgradePods struct {
-	preHooks, surge, after []RuntimePodSpec
-	freed                  map[string]bool
-	kept                   int
-}
-
-// planUpgradePods sorts target's pods against current (schedule.PlanUpgrade).
-func planUpgradePods(target, current []RuntimePodSpec, releaseNS string) upgradePods {
-	p := schedule.PlanUpgrade(target, current, releaseNS)
-	return upgradePods{preHooks: p.PreHooks, surge: p.Surge, after: p.After, freed: p.Freed, kept: p.Kept}
-}
-
-// workloadKey names a workload "Kind/namespace/name" (schedule.WorkloadKey).
-func workloadKey(kind, ns, name, releaseNS string) string {
-	return schedule.WorkloadKey(kind, ns, name, releaseNS)
+	return schedule.WorkloadsOf(objs)
 }
 
 func runRuntimeSchedulable(ctx context.Context, env *Env) (Result, error) {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
@@ -66,12 +67,12 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 			down = append(down, w)
 		}
 	}
-	hasToken, err := env.Cluster.SecretExists(ns, CodefreshTokenSecret)
+	hasToken, err := env.Cluster.SecretExists(ns, plan.TokenSecretName)
 	if err != nil && !cluster.IsForbidden(err) {
 		return Result{}, err
 	}
 	tokenKnown := err == nil
-	tokenNote := fmt.Sprintf("Secret %s is missing in namespace %s: cap-app-proxy creates it when the runtime registers with the platform, and gitops-operator, argo-gateway and the event reporters wait for it", CodefreshTokenSecret, ns)
+	tokenNote := fmt.Sprintf("Secret %s is missing in namespace %s: cap-app-proxy creates it when the runtime registers with the platform, and gitops-operator, argo-gateway and the event reporters wait for it", plan.TokenSecretName, ns)
 	tokenHint := fmt.Sprintf("read why cap-app-proxy has not registered: kubectl logs deploy/cap-app-proxy -n %s --tail=50", ns)
 
 	if len(down) == 0 {
@@ -79,7 +80,7 @@ func runRuntimeWorkloads(_ context.Context, env *Env) (Result, error) {
 			// The first line says that this is expected until the runtime
 			// registers (a fresh install, a demo without a platform).
 			return Warn("Secret %s is missing in namespace %s: expected until the runtime registers with the platform (cap-app-proxy creates it then)\nall %d runtime workloads are available; gitops-operator, argo-gateway and the event reporters wait for the Secret",
-				CodefreshTokenSecret, ns, len(mine)).WithHint(tokenHint), nil
+				plan.TokenSecretName, ns, len(mine)).WithHint(tokenHint), nil
 		}
 		return Pass("all %d runtime workloads in namespace %s have their replicas available", len(mine), ns), nil
 	}
@@ -182,9 +183,9 @@ func (d *downDetail) describeEvents(events []cluster.Event, w cluster.Workload, 
 		}
 		d.lines = append(d.lines, fmt.Sprintf("  event %s/%s %s%s: %s", e.Kind, e.Name, e.Reason, times, clip(e.Message)))
 		if e.Reason == "FailedCreate" {
-			if r := ParseRefusal(e.Message); r.Layer != LayerOther {
+			if r := admission.ParseRefusal(e.Message); r.Layer != admission.LayerOther {
 				d.lines = append(d.lines, "    refused by "+r.Short())
-				d.admissionHint = appendUnique(d.admissionHint, fixFor(r, []string{w.Name}, true, &admissionPlan{Chart: "gitops-runtime"}, ns, ""))
+				d.admissionHint = appendUnique(d.admissionHint, fixFor(r, []string{w.Name}, true, &admission.Plan{Chart: "gitops-runtime"}, ns, ""))
 			}
 		}
 	}

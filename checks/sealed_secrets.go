@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 )
 
@@ -90,7 +91,7 @@ func runSealedSecrets(ctx context.Context, env *Env) (Result, error) {
 	ctrls := FindSealedSecretsControllers(deps)
 	var own, beside []ObjectRef
 	if env.Upgrading() {
-		owned := ownedWorkloads(env.Inputs, deps)
+		owned := apply.OwnedWorkloads(env.Inputs.ReleaseName, env.Inputs.Namespace, deps)
 		target, known, err := upgradeTargetWorkloads(ctx, env)
 		if err != nil {
 			return Result{}, err

@@ -90,16 +90,36 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var dropped, changed []string
 	base := fmt.Sprintf("revision %d", up.Current.Version)
 	if up.Sync != nil {
 		base = "what Argo CD deployed (Application " + up.Sync.App + ")"
 	}
+	dropped, changed := valueChanges(up)
+	if len(dropped) > 0 {
+		return droppedFail(env, up, dropped, base), nil
+	}
+	if reg := registryChange(up); reg != "" {
+		changed = append(changed, reg)
+	}
+	ignored, err := env.Chart.Ignored(ctx)
+	if err != nil {
+		if _, ok := chart.IsRenderError(err); !ok {
+			return Result{}, err
+		}
+		ignored = &chart.Ignored{}
+	}
+	return wordValueChanges(env, up, base, changed, ignored), nil
+}
+
+// valueChanges compares each value of valueEffects in the values of the
+// revision upgraded from and of the target: the required ones the target
+// drops, and the others it sets, unsets or changes. Without the deployed
+// values (Argo CD keeps none of what it deployed) only what the target
+// needs is judged: its manifest speaks for the rest.
+func valueChanges(up *chart.Upgrade) (dropped, changed []string) {
 	for _, e := range valueEffects {
 		was, now := e.Of(up.CurrentComputed), e.Of(up.TargetComputed)
 		if up.CurrentComputed == nil {
-			// Argo CD keeps no values of what it deployed: only what the
-			// target needs is judged (its manifest speaks for the rest).
 			if now == "" && e.Required {
 				dropped = append(dropped, e.Name)
 			}
@@ -117,28 +137,31 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 			changed = append(changed, fmt.Sprintf("%s: %q → %q", e.Name, was, now))
 		}
 	}
-	if len(dropped) > 0 {
-		msg := fmt.Sprintf("the upgrade drops %s (set in %s)", strings.Join(dropped, ", "), base)
-		hint := fmt.Sprintf("give helm upgrade every values file of the install again (helm get values %s -n %s > previous.yaml; -f previous.yaml -f ...), or add --reset-then-reuse-values", rel, ns)
-		switch {
-		case up.Sync != nil:
-			msg = fmt.Sprintf("the commit's chart leaves %s unset: the runtime needs it", strings.Join(dropped, ", "))
-			hint = "set it in the values of resources/<runtime-name>/chart (under gitops-runtime: or global:) or in the Application's spec.source.helm, and commit"
-		case len(env.Inputs.RenderValues) > 0:
-			msg += ": with -f or --set, helm upgrade does not reuse the previous values"
-		}
-		return Fail("%s", msg).WithHint(hint), nil
+	return dropped, changed
+}
+
+// droppedFail is the failure of an upgrade that drops a value the runtime
+// needs (set in base, the revision upgraded from).
+func droppedFail(env *Env, up *chart.Upgrade, dropped []string, base string) Result {
+	rel, ns := env.Inputs.ReleaseName, env.Inputs.Namespace
+	msg := fmt.Sprintf("the upgrade drops %s (set in %s)", strings.Join(dropped, ", "), base)
+	hint := fmt.Sprintf("give helm upgrade every values file of the install again (helm get values %s -n %s > previous.yaml; -f previous.yaml -f ...), or add --reset-then-reuse-values", rel, ns)
+	switch {
+	case up.Sync != nil:
+		msg = fmt.Sprintf("the commit's chart leaves %s unset: the runtime needs it", strings.Join(dropped, ", "))
+		hint = "set it in the values of resources/<runtime-name>/chart (under gitops-runtime: or global:) or in the Application's spec.source.helm, and commit"
+	case len(env.Inputs.RenderValues) > 0:
+		msg += ": with -f or --set, helm upgrade does not reuse the previous values"
 	}
-	if reg := registryChange(up); reg != "" {
-		changed = append(changed, reg)
-	}
-	ignored, err := env.Chart.Ignored(ctx)
-	if err != nil {
-		if _, ok := chart.IsRenderError(err); !ok {
-			return Result{}, err
-		}
-		ignored = &chart.Ignored{}
-	}
+	return Fail("%s", msg).WithHint(hint)
+}
+
+// wordValueChanges words what the upgrade changes of the values, the new
+// chart defaults --reuse-values keeps out and the values the target
+// ignores: a warning (advice when the target only ignores values), else a
+// pass.
+func wordValueChanges(env *Env, up *chart.Upgrade, base string, changed []string, ignored *chart.Ignored) Result {
+	rel, ns := env.Inputs.ReleaseName, env.Inputs.Namespace
 	var warns, hints []string
 	if len(changed) > 0 {
 		warns = append(warns, "the upgrade changes "+strings.Join(changed, "; "))
@@ -165,9 +188,9 @@ func runUpgradeValues(ctx context.Context, env *Env) (Result, error) {
 			// "advisory for user-set keys the target chart no longer reads").
 			r = r.WithEffect(ImpactAdvisory)
 		}
-		return r, nil
+		return r
 	}
-	return Pass("runtime name, account, token source, access mode, Argo CD and image registries are as in %s; the target reads every value given (%s)", base, plural(ignored.Renders, "render")), nil
+	return Pass("runtime name, account, token source, access mode, Argo CD and image registries are as in %s; the target reads every value given (%s)", base, plural(ignored.Renders, "render"))
 }
 
 // registryChange says how the image registries the runtime's pods pull

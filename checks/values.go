@@ -48,85 +48,20 @@ func Values() Check {
 
 func runValues(_ context.Context, env *Env) (Result, error) {
 	v := env.Inputs.Values
-	ns := env.Inputs.Namespace
-	var problems, hints []string
-	var objs []ObjectRef
-	var src *Source // where the first problem that a value causes is written
-	add := func(p, h string, path ...string) {
-		problems = append(problems, p)
-		if h != "" {
-			hints = append(hints, h)
-		}
-		if src == nil && len(path) > 0 {
-			src = env.Source(path[0])
-		}
+	vp := &valueProblems{env: env}
+	if err := vp.userToken(); err != nil {
+		return Result{}, err
 	}
-
-	// userToken (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl, https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go).
-	token := plan.String(v, "global.codefresh.userToken.token")
-	ref := plan.Map(v, "global.codefresh.userToken.secretKeyRef")
-	switch {
-	case token != "":
-	case len(ref) > 0:
-		p, h, o, err := secretKeyRefProblem(env, "global.codefresh.userToken.secretKeyRef", ref)
-		if err != nil {
-			return Result{}, err
-		}
-		if p != "" {
-			add(p, h, "global.codefresh.userToken.secretKeyRef")
-			objs = append(objs, o...)
-		}
-	default:
-		add("global.codefresh.userToken is mandatory: set token or secretKeyRef",
-			fmt.Sprintf("kubectl create secret generic cf-user-token -n %s --from-literal=token=<your Codefresh API key>, then --set global.codefresh.userToken.secretKeyRef.name=cf-user-token --set global.codefresh.userToken.secretKeyRef.key=token", ns))
-	}
-
-	accountID := plan.String(v, "global.codefresh.accountId")
-	switch env.Inputs.AccessMode {
-	case AccessTunnel:
-		if accountID == "" {
-			add("global.codefresh.accountId is required for tunnel based runtime", "--set global.codefresh.accountId=<account ID> (Codefresh UI: Account settings)")
-		}
-	case AccessIngress:
-		hosts := plan.List(v, "global.runtime.ingress.hosts")
-		if len(hosts) == 0 {
-			add(`"global.runtime.ingress.hosts" must contain the runtime host (the chart uses hosts[0])`, "--set global.runtime.ingress.hosts[0]=<runtime host> (or --ingress-host)")
-		} else if h, ok := hosts[0].(string); !ok || h == "" {
-			add(`"global.runtime.ingress.hosts" values must be non-empty strings`, "", "global.runtime.ingress.hosts[0]")
-		}
-		if p := ingressProtocol(env); p != "http" && p != "https" {
-			add(fmt.Sprintf("global.runtime.ingress.protocol %q: only http and https are supported", p), "--set global.runtime.ingress.protocol=https", "global.runtime.ingress.protocol")
-		}
-		if env.Inputs.IngressClass == "" {
-			add(`"global.runtime.ingress.className" must be a non-empty string`, "--set global.runtime.ingress.className=<IngressClass> (or --ingress-class)", "global.runtime.ingress.className")
-		}
-	case AccessServiceMesh:
-		u := env.Inputs.IngressURL
-		switch {
-		case u == "":
-			add("global.runtime.ingressUrl must be provided when ingress and tunnel-client are disabled", "--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)")
-		case !strings.HasPrefix(u, "http"):
-			add(fmt.Sprintf("global.runtime.ingressUrl %q: only http and https are supported", u), "", "global.runtime.ingressUrl")
-		}
-	}
-	if env.Inputs.AccessMode != AccessTunnel && accountID == "" && plan.Bool(v, true, "codefreshWorkflowLogStoreCM.enabled") {
-		add("global.codefresh.accountId is required if codefreshWorkflowLogStoreCM is enabled (the default)", "--set global.codefresh.accountId=<account ID>")
-	}
-
+	vp.accessMode()
 	// gitCredentials (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl: both name and key, or rendering fails).
 	if gref := plan.Map(v, "global.runtime.gitCredentials.password.secretKeyRef"); len(gref) > 0 {
-		p, h, o, err := secretKeyRefProblem(env, "global.runtime.gitCredentials.password.secretKeyRef", gref)
-		if err != nil {
+		if err := vp.secretKeyRef("global.runtime.gitCredentials.password.secretKeyRef", gref); err != nil {
 			return Result{}, err
-		}
-		if p != "" {
-			add(p, h, "global.runtime.gitCredentials.password.secretKeyRef")
-			objs = append(objs, o...)
 		}
 	}
 
-	if len(problems) > 0 {
-		return Fail("%s", strings.Join(problems, "; ")).WithHint(strings.Join(hints, "; ")).WithObjects(objs...).WithSource(src), nil
+	if len(vp.problems) > 0 {
+		return Fail("%s", strings.Join(vp.problems, "; ")).WithHint(strings.Join(vp.hints, "; ")).WithObjects(vp.objs...).WithSource(vp.src), nil
 	}
 	if plan.Has(v, "global.external-argo-cd") {
 		return Warn("global.external-argo-cd is set but the chart ignores it since 0.24 (renamed global.integrations.argo-cd)").
@@ -134,6 +69,96 @@ func runValues(_ context.Context, env *Env) (Result, error) {
 			WithSource(env.Source("global.external-argo-cd")), nil
 	}
 	return Pass("values hold what %s mode requires (userToken, %s)", env.Inputs.AccessMode, modeKeys(env.Inputs.AccessMode)), nil
+}
+
+// valueProblems gathers what the values check finds wrong: each problem,
+// its hint, the objects it names and where the first problem a value
+// causes is written.
+type valueProblems struct {
+	env             *Env
+	problems, hints []string
+	objs            []ObjectRef
+	src             *Source
+}
+
+// add records problem p with hint h ("" for none), caused by the value at
+// path when one is given.
+func (vp *valueProblems) add(p, h string, path ...string) {
+	vp.problems = append(vp.problems, p)
+	if h != "" {
+		vp.hints = append(vp.hints, h)
+	}
+	if vp.src == nil && len(path) > 0 {
+		vp.src = vp.env.Source(path[0])
+	}
+}
+
+// secretKeyRef records the problem of the secretKeyRef ref at path, if
+// any (secretKeyRefProblem).
+func (vp *valueProblems) secretKeyRef(path string, ref map[string]any) error {
+	p, h, o, err := secretKeyRefProblem(vp.env, path, ref)
+	if err != nil {
+		return err
+	}
+	if p != "" {
+		vp.add(p, h, path)
+		vp.objs = append(vp.objs, o...)
+	}
+	return nil
+}
+
+// userToken judges global.codefresh.userToken: its token or its
+// secretKeyRef is mandatory (https://github.com/codefresh-io/gitops-runtime-helm/blob/b96bc25119ad0f6670414e65d3ab19ed4ec828f5/charts/gitops-runtime/templates/_helpers.tpl, https://github.com/codefresh-io/cli-v2/blob/v0.2.16/cmd/commands/helm.go).
+func (vp *valueProblems) userToken() error {
+	v := vp.env.Inputs.Values
+	token := plan.String(v, "global.codefresh.userToken.token")
+	ref := plan.Map(v, "global.codefresh.userToken.secretKeyRef")
+	switch {
+	case token != "":
+	case len(ref) > 0:
+		return vp.secretKeyRef("global.codefresh.userToken.secretKeyRef", ref)
+	default:
+		vp.add("global.codefresh.userToken is mandatory: set token or secretKeyRef",
+			fmt.Sprintf("kubectl create secret generic cf-user-token -n %s --from-literal=token=<your Codefresh API key>, then --set global.codefresh.userToken.secretKeyRef.name=cf-user-token --set global.codefresh.userToken.secretKeyRef.key=token", vp.env.Inputs.Namespace))
+	}
+	return nil
+}
+
+// accessMode judges the values the access mode requires, and the account
+// ID the workflow log store needs outside tunnel mode.
+func (vp *valueProblems) accessMode() {
+	env, v := vp.env, vp.env.Inputs.Values
+	accountID := plan.String(v, "global.codefresh.accountId")
+	switch env.Inputs.AccessMode {
+	case AccessTunnel:
+		if accountID == "" {
+			vp.add("global.codefresh.accountId is required for tunnel based runtime", "--set global.codefresh.accountId=<account ID> (Codefresh UI: Account settings)")
+		}
+	case AccessIngress:
+		hosts := plan.List(v, "global.runtime.ingress.hosts")
+		if len(hosts) == 0 {
+			vp.add(`"global.runtime.ingress.hosts" must contain the runtime host (the chart uses hosts[0])`, "--set global.runtime.ingress.hosts[0]=<runtime host> (or --ingress-host)")
+		} else if h, ok := hosts[0].(string); !ok || h == "" {
+			vp.add(`"global.runtime.ingress.hosts" values must be non-empty strings`, "", "global.runtime.ingress.hosts[0]")
+		}
+		if p := ingressProtocol(env); p != "http" && p != "https" {
+			vp.add(fmt.Sprintf("global.runtime.ingress.protocol %q: only http and https are supported", p), "--set global.runtime.ingress.protocol=https", "global.runtime.ingress.protocol")
+		}
+		if env.Inputs.IngressClass == "" {
+			vp.add(`"global.runtime.ingress.className" must be a non-empty string`, "--set global.runtime.ingress.className=<IngressClass> (or --ingress-class)", "global.runtime.ingress.className")
+		}
+	case AccessServiceMesh:
+		u := env.Inputs.IngressURL
+		switch {
+		case u == "":
+			vp.add("global.runtime.ingressUrl must be provided when ingress and tunnel-client are disabled", "--set global.runtime.ingressUrl=https://<runtime host> (or --ingress-url)")
+		case !strings.HasPrefix(u, "http"):
+			vp.add(fmt.Sprintf("global.runtime.ingressUrl %q: only http and https are supported", u), "", "global.runtime.ingressUrl")
+		}
+	}
+	if env.Inputs.AccessMode != AccessTunnel && accountID == "" && plan.Bool(v, true, "codefreshWorkflowLogStoreCM.enabled") {
+		vp.add("global.codefresh.accountId is required if codefreshWorkflowLogStoreCM is enabled (the default)", "--set global.codefresh.accountId=<account ID>")
+	}
 }
 
 func modeKeys(m AccessMode) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/schedule"
 )
 
 // Object is one object the install or upgrade creates (or, in
@@ -263,11 +264,11 @@ func object(in Input, o chart.Object, hook *Hook) (Object, error) {
 func (p *Plan) addWorkloads(in Input) {
 	hooks := map[string]chart.Object{}
 	for _, o := range in.Rendering.Hooks {
-		hooks[workloadKey(o.Kind, o.Namespace, o.Name, in.Namespace)] = o
+		hooks[schedule.WorkloadKey(o.Kind, o.Namespace, o.Name, in.Namespace)] = o
 	}
 	for _, w := range in.Workloads {
 		w.Hook = nil
-		if o, ok := hooks[workloadKey(w.Kind, w.Namespace, w.Name, in.Namespace)]; ok {
+		if o, ok := hooks[schedule.WorkloadKey(w.Kind, w.Namespace, w.Name, in.Namespace)]; ok {
 			h, runs := hookOf(o, in.Upgrade)
 			if w.Kind != "Job" || !runs {
 				continue
@@ -281,13 +282,6 @@ func (p *Plan) addWorkloads(in Input) {
 	sort.SliceStable(p.Workloads, func(i, j int) bool {
 		return p.Workloads[i].IsHook() && !p.Workloads[j].IsHook()
 	})
-}
-
-func workloadKey(kind, ns, name, releaseNS string) string {
-	if ns == "" {
-		ns = releaseNS
-	}
-	return kind + "/" + ns + "/" + name
 }
 
 // sortHooks orders hooks as Helm runs them: by weight, then name

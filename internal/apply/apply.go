@@ -70,12 +70,6 @@ const ArgoFieldManager = "argocd-controller"
 // the helm binary (helm.sh/helm/v4 pkg/kube getManagedFieldsManager).
 const FieldManager = "helm"
 
-// Refusal is one object the API server refuses: admission.Refusal, the
-// one refusal type of the dry runs, with Kind, Namespace and Name set and
-// Reason as Helm would print it, parsed into the layer that refused
-// (admission.ParseRefusal).
-type Refusal = admission.Refusal
-
 // Upgrade is one upgrade to try: the release, the stored manifest of the
 // revision it starts from and the target's manifest (hooks excluded).
 type Upgrade struct {
@@ -89,14 +83,17 @@ type Upgrade struct {
 
 // DryRun sends the upgrade u through the engine e (its identity, every
 // write a dry run) with method m, and returns the refusals (none: the API
-// server takes it). Each changed or created object is its own request, up
-// to dryrun.Limit at once; the objects Helm reads before it writes are read
-// once, by kind and namespace, through the run's shared lists, and the
-// kinds mapped with the run's discovery document, both of c (nil: each
-// object read once by itself, discovery read again). The error is a failure
-// to try at all (the manifests do not build against the cluster's API, the
-// API server is unreachable, a replay had no answer).
-func DryRun(ctx context.Context, e *dryrun.Engine, c Cluster, u Upgrade, m Method) ([]Refusal, error) {
+// server takes it): each an admission.Refusal, the one refusal type of the
+// dry runs, with Kind, Namespace and Name set and Reason as Helm would
+// print it, parsed into the layer that refused (admission.ParseRefusal).
+// Each changed or created object is its own request, up to dryrun.Limit at
+// once; the objects Helm reads before it writes are read once, by kind and
+// namespace, through the run's shared lists, and the kinds mapped with the
+// run's discovery document, both of c (nil: each object read once by
+// itself, discovery read again). The error is a failure to try at all (the
+// manifests do not build against the cluster's API, the API server is
+// unreachable, a replay had no answer).
+func DryRun(ctx context.Context, e *dryrun.Engine, c Cluster, u Upgrade, m Method) ([]admission.Refusal, error) {
 	refused, err := dryRun(ctx, e, c, u, m)
 	if err := e.Unanswered(); err != nil {
 		return nil, err
@@ -104,7 +101,7 @@ func DryRun(ctx context.Context, e *dryrun.Engine, c Cluster, u Upgrade, m Metho
 	return refused, err
 }
 
-func dryRun(ctx context.Context, e *dryrun.Engine, cl Cluster, u Upgrade, m Method) ([]Refusal, error) {
+func dryRun(ctx context.Context, e *dryrun.Engine, cl Cluster, u Upgrade, m Method) ([]admission.Refusal, error) {
 	c, l, list, err := newClient(e, cl, u.Namespace)
 	if err != nil {
 		return nil, err
@@ -162,7 +159,7 @@ func dryRun(ctx context.Context, e *dryrun.Engine, cl Cluster, u Upgrade, m Meth
 // object it cannot read or create stops it (that error alone), else every
 // refused patch, joined. The deletes of what the target drops are left
 // out: Helm logs their failures and goes on, so they decide nothing.
-func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original, target kube.ResourceList, clientSide bool) ([]Refusal, error) {
+func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original, target kube.ResourceList, clientSide bool) ([]admission.Refusal, error) {
 	errs := make([]error, len(target))
 	order := sendOrder(target)
 	e.Go(ctx, len(target), func(_ context.Context, k int) {
@@ -256,8 +253,8 @@ func groupResources(groups []*metav1.APIGroup, resources []*metav1.APIResourceLi
 
 // refusals splits Helm's joined update errors ("cannot patch \"x\" with
 // kind Deployment: ... && cannot patch ...") into one refusal each.
-func refusals(msg string) []Refusal {
-	var out []Refusal
+func refusals(msg string) []admission.Refusal {
+	var out []admission.Refusal
 	for _, part := range strings.Split(msg, " && ") {
 		r := admission.ParseRefusal(strings.TrimSpace(part))
 		var name, kind string
@@ -285,7 +282,7 @@ type Existing struct {
 // refusals, each with the API server's reason ("Apply failed with 1
 // conflict: conflict with \"kubectl\" ...: .spec.versions"); the error is
 // a failure to try.
-func DryRunExisting(ctx context.Context, e *dryrun.Engine, c Cluster, ex Existing) ([]Refusal, error) {
+func DryRunExisting(ctx context.Context, e *dryrun.Engine, c Cluster, ex Existing) ([]admission.Refusal, error) {
 	refused, err := dryRunExisting(ctx, e, c, ex)
 	if err := e.Unanswered(); err != nil {
 		return nil, err
@@ -293,7 +290,7 @@ func DryRunExisting(ctx context.Context, e *dryrun.Engine, c Cluster, ex Existin
 	return refused, err
 }
 
-func dryRunExisting(ctx context.Context, e *dryrun.Engine, cl Cluster, ex Existing) ([]Refusal, error) {
+func dryRunExisting(ctx context.Context, e *dryrun.Engine, cl Cluster, ex Existing) ([]admission.Refusal, error) {
 	c, l, list, err := newClient(e, cl, ex.Namespace)
 	if err != nil {
 		return nil, err
@@ -315,7 +312,7 @@ func dryRunExisting(ctx context.Context, e *dryrun.Engine, cl Cluster, ex Existi
 // conflicts forced only with force, as dry runs; objects that do not
 // exist are created (dry run), as Helm 4 does, when create is true, and
 // skipped otherwise.
-func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.ResourceList, create bool, manager string, force bool) ([]Refusal, error) {
+func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.ResourceList, create bool, manager string, force bool) ([]admission.Refusal, error) {
 	// Each object is its own request: up to dryrun.Limit at once, the
 	// refusals in the target's order.
 	reasons := make([]string, len(target))
@@ -345,7 +342,7 @@ func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.Resource
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var out []Refusal
+	var out []admission.Refusal
 	for i, info := range target {
 		if reasons[i] != "" {
 			r := admission.ParseRefusal(reasons[i])

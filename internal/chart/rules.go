@@ -58,6 +58,72 @@ type ValidateValues struct {
 	ChecksArgoCDVersion bool
 }
 
+// ArgoCDRuleSource says where a value of ArgoCDRules comes from.
+type ArgoCDRuleSource int
+
+// The sources of ArgoCDRules' values.
+const (
+	// RuleAssumed: the chart was not rendered, so today's chart's hook is
+	// assumed (plan.DefaultArgoCDVersionRange, plan.DefaultArgoCDServerSelector).
+	RuleAssumed ArgoCDRuleSource = iota
+	// RuleNoHook: the chart renders no validate-values hook
+	// (installer.skipValidation=true): nothing checks Argo CD at install,
+	// and the default is used.
+	RuleNoHook
+	// RuleFromHook: the validate-values hook's environment sets it.
+	RuleFromHook
+	// RuleUnsetInHook: the hook renders without it: the default is used.
+	RuleUnsetInHook
+)
+
+// ArgoCDRules are the rules the chart's validate-values hook applies to an
+// existing Argo CD (its REQUIRED_VERSION_CONSTRAINT and ARGOCD_LABELS, the
+// chart's templates/hooks/pre-install/_env.yaml), and where each comes
+// from.
+type ArgoCDRules struct {
+	// Range is the Argo CD version constraint, Selector the label selector
+	// of the Argo CD server Service.
+	Range, Selector         string
+	RangeFrom, SelectorFrom ArgoCDRuleSource
+	// Enforced is true when the hook checks the version when Helm runs it
+	// (Helm then fails): the rendered hook says so (ARGOCD_CHECK_VERSION),
+	// or the chart was not rendered and today's chart's hook is assumed.
+	Enforced bool
+}
+
+// ArgoCDRulesOf reads the Argo CD rules from h, the rendered validation
+// hooks (nil when the chart was not rendered), defaults filled in.
+// helmUpgrade is true when helm upgrade runs the hooks: it runs only the
+// pre-upgrade ones (https://helm.sh/docs/topics/charts_hooks/#the-available-hooks),
+// so a validate-values hook that is not one checks nothing then; an
+// install, and an Argo CD sync (which runs every pre-install or
+// pre-upgrade hook as a PreSync hook), run it.
+func ArgoCDRulesOf(h *Hooks, helmUpgrade bool) ArgoCDRules {
+	out := ArgoCDRules{Range: plan.DefaultArgoCDVersionRange, Selector: plan.DefaultArgoCDServerSelector}
+	switch {
+	case h == nil:
+		out.Enforced = true
+		out.RangeFrom, out.SelectorFrom = RuleAssumed, RuleAssumed
+	case h.ValidateValues == nil:
+		out.RangeFrom, out.SelectorFrom = RuleNoHook, RuleNoHook
+	default:
+		vv := h.ValidateValues
+		out.Enforced = vv.ChecksArgoCDVersion && (!helmUpgrade || h.ValidateValuesOnUpgrade)
+		out.RangeFrom, out.SelectorFrom = RuleFromHook, RuleFromHook
+		if vv.ArgoCDVersionConstraint != "" {
+			out.Range = vv.ArgoCDVersionConstraint
+		} else {
+			out.RangeFrom = RuleUnsetInHook
+		}
+		if vv.ArgoCDServerSelector != "" {
+			out.Selector = vv.ArgoCDServerSelector
+		} else {
+			out.SelectorFrom = RuleUnsetInHook
+		}
+	}
+	return out
+}
+
 // KubeVersionRule is the kubeVersion one chart of the rendered tree declares
 // in its Chart.yaml (a Masterminds/semver constraint). Helm refuses an
 // install when the root chart's is not met ("chart requires kubeVersion: …

@@ -19,4 +19,9 @@
 // checksum annotations computed over them) is blanked, so that a replay,
 // which renders the chart from the redacted values, finds the answers the
 // live run recorded.
+//
+// The identity that installs, when it is not the runner's (--installer),
+// is read here too: its groups as the API server gives them
+// (InstallerGroups) and the impersonate reviews the runner must pass to
+// send as it (Impersonations).
 package dryrun

@@ -105,7 +105,12 @@ func askRegistry(ctx context.Context, p *probe.Prober, ref string, kc authn.Keyc
 	if err != nil {
 		return nil, err
 	}
-	out.Platforms = []string{cfg.Platform().String()}
+	// An image config that names no OS, architecture or variant has no
+	// platform (ConfigFile.Platform is nil): it is left out, as an index's
+	// "unknown" platforms are above.
+	if pf := cfg.Platform(); pf != nil {
+		out.Platforms = []string{pf.String()}
+	}
 	return out, nil
 }
 
@@ -160,8 +165,13 @@ func (rs *Resolver) RefusingAnonymous(ctx context.Context, p *probe.Prober, refs
 }
 
 // Unserved returns the node platforms ("linux/amd64") no image platform
-// serves (a variant, "linux/arm/v7", serves its architecture).
+// serves (a variant, "linux/arm/v7", serves its architecture). With no
+// platform known (an image config that names none, an index of "unknown"
+// platforms only) nothing is judged: none is returned.
 func Unserved(platforms, nodePlatforms []string) []string {
+	if len(platforms) == 0 {
+		return nil
+	}
 	var out []string
 	for _, na := range nodePlatforms {
 		ok := false

@@ -80,3 +80,40 @@ func TestResolver(t *testing.T) {
 		t.Error("401 needs credentials")
 	}
 }
+
+// TestResolverImageWithoutPlatform: an image whose config names no OS and
+// no architecture (go-containerregistry's ConfigFile.Platform is nil) is
+// resolved with its digest and no platform, instead of a panic, and
+// Unserved judges no node platform unserved by it.
+func TestResolverImageWithoutPlatform(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf.OS, cf.Architecture, cf.Variant, cf.OSVersion, cf.OSFeatures = "", "", "", "", nil
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := name.ParseReference(host + "/cf/noplatform:1")
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	p, err := probe.New(5*time.Second, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := NewResolver().Get(context.Background(), p, host+"/cf/noplatform:1", "anonymous", authn.NewMultiKeychain())
+	if !got.OK() || !strings.HasPrefix(got.Digest, "sha256:") || len(got.Platforms) != 0 {
+		t.Fatalf("image without a platform: %+v", got)
+	}
+	if missing := Unserved(got.Platforms, []string{"linux/amd64"}); missing != nil {
+		t.Errorf("Unserved of no known platform = %v, want none", missing)
+	}
+}

@@ -19,9 +19,12 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // the API server's webhook matching (k8s.io/apiserver's, over what a run
 // read; it imports none of the project); admission is the plan of what
 // Helm sends and how the admission chain answers (through dryrun,
-// webhookmatch and mapolicy; its Refusal is the one refusal type); apply
-// sends Helm's writes through dryrun and names refusals with admission's
-// type; checks judge what those read; reporters
+// webhookmatch and mapolicy, the pods it starts sorted by schedule; its
+// Refusal is the one refusal type); apply sends Helm's writes through
+// dryrun, names refusals with admission's type and holds Helm's ownership
+// rule (over cluster's workloads and release records); installed reads
+// what the chart rendered into the cluster; checks judge what those read;
+// reporters
 // print a report; bundle records what a run read (through cluster's
 // clients and probe's Tape, redacted with redact) and replays it; fix changes the cluster for a check; run is one run as a
 // library call (the --wait rounds, --fix, the verdict, the recording of a
@@ -31,7 +34,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/admission", "internal/apply", "internal/argocd", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
+	"checks":                       {"internal/admission", "internal/apply", "internal/argocd", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/installed", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
@@ -42,8 +45,8 @@ var allowedImports = map[string][]string{
 	"hack/toolcache":               {"internal/toolcache"},
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
 	"internal/run":                 {"checks", "internal/argocd", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
-	"internal/admission":           {"internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/webhookmatch"},
-	"internal/apply":               {"internal/admission", "internal/dryrun"},
+	"internal/admission":           {"internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/schedule", "internal/webhookmatch"},
+	"internal/apply":               {"internal/admission", "internal/cluster", "internal/dryrun"},
 	"internal/dryrun":              {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},
@@ -51,6 +54,7 @@ var allowedImports = map[string][]string{
 	"internal/chart":               {"internal/argocd", "internal/plan"},
 	"internal/images":              {"internal/chart", "internal/cluster", "internal/probe"},
 	"internal/ingressclass":        {"internal/cluster"},
+	"internal/installed":           {"internal/cluster", "internal/plan"},
 	"internal/netpol":              {"internal/chart", "internal/cluster", "internal/plan"},
 	"internal/schedule":            {"internal/chart", "internal/cluster", "internal/plan"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},

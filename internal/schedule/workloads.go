@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -115,4 +116,30 @@ func CountPods(specs []PodSpec) int {
 		n += s.Replicas
 	}
 	return n
+}
+
+// ClusterWorkloads are the Deployments and StatefulSets of specs that are
+// not hooks, as the cluster reads workloads (cluster.Workload: kind,
+// namespace as rendered, name, labels, pod labels, container images), for
+// the checks that compare what a release will run with what runs.
+func ClusterWorkloads(specs []PodSpec) []cluster.Workload {
+	var out []cluster.Workload
+	for _, s := range specs {
+		w := cluster.Workload{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name, PodLabels: s.Template.Labels}
+		switch {
+		case s.Hook != "":
+			continue
+		case s.Deployment != nil:
+			w.Labels = s.Deployment.Labels
+		case s.StatefulSet != nil:
+			w.Labels = s.StatefulSet.Labels
+		default:
+			continue
+		}
+		for _, c := range s.Spec.Containers {
+			w.Containers = append(w.Containers, cluster.Container{Name: c.Name, Image: c.Image})
+		}
+		out = append(out, w)
+	}
+	return out
 }
