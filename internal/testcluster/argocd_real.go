@@ -112,8 +112,11 @@ func ArgoCDSourceDir(t testing.TB) string {
 			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3@%s: %w\n%s", ArgoCDVersion, err, out)
 		}
 		var m struct{ Dir, Error string }
-		if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3@%s: no directory (%v %s)", ArgoCDVersion, err, m.Error)
+		if err := json.Unmarshal(out, &m); err != nil {
+			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3@%s: %w", ArgoCDVersion, err)
+		}
+		if m.Dir == "" {
+			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3@%s: no directory: %s", ArgoCDVersion, m.Error)
 		}
 		return m.Dir, nil
 	})
@@ -247,8 +250,7 @@ func StartArgoCD(t *testing.T, c *Cluster, o ArgoCDOptions) *ArgoCD {
 		}
 		env = append(env, "ARGOCD_BINARY_NAME="+p.name, "KUBECONFIG="+c.AdminKubeconfig(), "ARGOCD_FAKE_IN_CLUSTER=true",
 			"ARGOCD_GPG_ENABLED=false", "ARGOCD_ASK_PASS_SOCK="+filepath.Join(scratch, p.name, "askpass.sock"))
-		args := append(p.args, "--redis", redis.Addr())
-		proc, err := a.start(bin, p.name, args, env)
+		proc, err := a.start(bin, p.name, append(p.args, "--redis", redis.Addr()), env)
 		if err != nil {
 			t.Fatalf("StartArgoCD: %v", err)
 		}
