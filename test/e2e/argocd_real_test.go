@@ -24,9 +24,9 @@ import (
 // on) from a Git repository on disk (file://) holding a small chart at
 // resources/<runtime>/chart, as the Shared Configuration Repository does:
 // a ConfigMap kept, a ConfigMap the second commit removes, a Deployment and
-// a PreSync hook Job. The first commit is Synced and Succeeded, its three
-// objects in status.resources and the hook run; the second prunes the
-// removed ConfigMap. Then the stand-in (testcluster.ArgoSync) syncs the same
+// a PreSync hook Job. The first commit is Synced and Succeeded, its objects
+// and the hook Job (marked hook) in status.resources, the hook run and
+// Succeeded; the second prunes the removed ConfigMap. Then the stand-in (testcluster.ArgoSync) syncs the same
 // two commits on a second cluster, and each sync's phase, sync status,
 // inventory, hooks, remaining objects and their tracking are compared: a
 // difference is logged ("the stand-in differs from Argo CD"), not failed,
@@ -51,8 +51,12 @@ func TestArgoCDRealSyncAgainstStandIn(t *testing.T) {
 	var gotReal [2]syncSummary
 	gotReal[0] = summarizeSync(t, withArgo, argo.WaitOperation(t, runtime, revs[0], 5*time.Minute))
 	want := syncSummary{Phase: "Succeeded", Sync: "Synced",
-		Resources: []string{"ConfigMap/" + runtimeRelease + "-extra", "ConfigMap/" + runtimeRelease + "-settings", "Deployment/" + runtimeRelease + "-web"},
-		Live:      []string{"ConfigMap/" + runtimeRelease + "-extra", "ConfigMap/" + runtimeRelease + "-settings", "Deployment/" + runtimeRelease + "-web", "Job/" + runtimeRelease + "-presync"}}
+		// The hook Job is kept (BeforeHookCreation: deleted before the next
+		// sync creates it again); Argo CD lists it as a hook, with no sync
+		// status and requiring pruning, and the Application Synced.
+		Resources: []string{"ConfigMap/" + runtimeRelease + "-extra Synced", "ConfigMap/" + runtimeRelease + "-settings Synced",
+			"Deployment/" + runtimeRelease + "-web Synced", "Job/" + runtimeRelease + "-presync (hook) (requires pruning)"},
+		Live: []string{"ConfigMap/" + runtimeRelease + "-extra", "ConfigMap/" + runtimeRelease + "-settings", "Deployment/" + runtimeRelease + "-web", "Job/" + runtimeRelease + "-presync"}}
 	wantSync(t, "Argo CD, first commit", gotReal[0], want)
 	if len(gotReal[0].Hooks) != 1 || !strings.HasPrefix(gotReal[0].Hooks[0], "PreSync Job/"+runtimeRelease+"-presync Succeeded") {
 		t.Errorf("Argo CD, first commit: hooks %q, want the PreSync Job Succeeded", gotReal[0].Hooks)
@@ -175,7 +179,8 @@ func createRealApplication(t *testing.T, c *tc.Cluster, name, repoURL, path stri
 
 // syncSummary is what the test compares of one sync: the operation's
 // phase, status.sync.status, the inventory (status.resources, "Kind/name",
-// sorted), the hooks of the sync result ("<hookType> Kind/name <hookPhase>"),
+// "Kind/name <status>", the status where there is one, with " (hook)" and
+// " (requires pruning)" where they say so, sorted), the hooks of the sync result ("<hookType> Kind/name <hookPhase>"),
 // the objects of the release in the namespace afterwards ("Kind/name") and
 // how each is tracked ("Kind/name: annotation <tracking-id>, label
 // <app.kubernetes.io/instance>").
@@ -192,7 +197,17 @@ func summarizeSync(t *testing.T, c *tc.Cluster, app *unstructured.Unstructured) 
 	resources, _, _ := unstructured.NestedSlice(app.Object, "status", "resources")
 	for _, r := range resources {
 		m, _ := r.(map[string]any)
-		s.Resources = append(s.Resources, fmt.Sprintf("%v/%v", m["kind"], m["name"]))
+		id := fmt.Sprintf("%v/%v", m["kind"], m["name"])
+		if m["status"] != nil {
+			id += fmt.Sprintf(" %v", m["status"])
+		}
+		if m["hook"] == true {
+			id += " (hook)"
+		}
+		if m["requiresPruning"] == true {
+			id += " (requires pruning)"
+		}
+		s.Resources = append(s.Resources, id)
 	}
 	results, _, _ := unstructured.NestedSlice(app.Object, "status", "operationState", "syncResult", "resources")
 	for _, r := range results {
