@@ -116,9 +116,11 @@ func ArgoCDSourceDir(t testing.TB) string {
 		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=auto")
 		out, err := cmd.Output()
 		var m struct{ Version, Dir, Error string }
-		if jerr := json.Unmarshal(out, &m); jerr != nil || m.Dir == "" || m.Version != ArgoCDVersion {
-			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: version %q, directory %q (want %s): %v %s",
-				m.Version, m.Dir, ArgoCDVersion, errors.Join(err, jerr), m.Error)
+		if err := errors.Join(err, json.Unmarshal(out, &m)); err != nil {
+			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: %w %s", err, m.Error)
+		}
+		if m.Dir == "" || m.Version != ArgoCDVersion {
+			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: version %q in %q, want %s", m.Version, m.Dir, ArgoCDVersion)
 		}
 		return m.Dir, nil
 	})
