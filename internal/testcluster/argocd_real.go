@@ -1,0 +1,657 @@
+package testcluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+)
+
+// ArgoCDVersion is the Argo CD whose application controller and
+// repo-server StartArgoCD runs: the module hack/tools/argocd/go.mod
+// requires (TestArgoCDVersionIsTheToolModules). v3.6.1 is the newest
+// release that builds from the Go module proxy: from v3.4 to v3.5 Argo CD
+// keeps gitops-engine in a nested module of its own repository
+// (replace github.com/argoproj/argo-cd/gitops-engine => ./gitops-engine),
+// which the proxy serves at no version those releases require; v3.6 tags it
+// (github.com/argoproj/argo-cd/gitops-engine/v3 v3.6.x). v3.6 needs Go 1.27:
+// the build takes that toolchain from the Go module proxy (GOTOOLCHAIN=auto
+// with the toolchain line of hack/tools/argocd/go.mod) when the machine's Go
+// is older.
+const ArgoCDVersion = "v3.6.1"
+
+var argocdBinary, argocdSource memo
+
+// ArgoCDBinary returns Argo CD's one binary (github.com/argoproj/argo-cd/v3/cmd,
+// which runs as the component its name says: os.Args[0]'s base name, or
+// $ARGOCD_BINARY_NAME): $ARGOCD_E2E_BIN when set, else one built once per
+// machine into <user cache dir>/kubectl-gitops-preflight/argocd-ArgoCDVersion
+// (ToolCacheDir) from the module hack/tools/argocd, as Argo CD's Makefile
+// builds it (CGO off, the version stamped into
+// github.com/argoproj/argo-cd/v3/common), at nice 15, into a temporary file
+// renamed into place. A build takes from about 11 minutes (2 idle cores)
+// to an hour (2 cores shared at nice 15): the first test that needs it
+// waits for it.
+func ArgoCDBinary(t testing.TB) string {
+	t.Helper()
+	return argocdBinary.get(t, "ARGOCD_E2E_BIN", buildArgoCD)
+}
+
+func buildArgoCD() (string, error) {
+	cache, err := ToolCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "argocd-"+ArgoCDVersion)
+	path := filepath.Join(dir, "argocd")
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return path, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "testcluster: building argocd %s (once, 11 minutes to an hour on 2 cores; cached in %s)\n", ArgoCDVersion, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	defer cancel()
+	tmp := path + ".tmp." + strconv.Itoa(os.Getpid())
+	const common = "github.com/argoproj/argo-cd/v3/common"
+	ldflags := "-X " + common + ".version=" + strings.TrimPrefix(ArgoCDVersion, "v") +
+		" -X " + common + ".gitTreeState=clean -X " + common + ".buildDate=" + time.Now().UTC().Format(time.RFC3339)
+	// https://github.com/argoproj/argo-cd/blob/v3.6.1/Makefile (argocd-all).
+	cmd := exec.CommandContext(ctx, "nice", "-n", "15", "go", "build", "-ldflags", ldflags, "-o", tmp, "github.com/argoproj/argo-cd/v3/cmd")
+	cmd.Dir = filepath.Join(root, "hack", "tools", "argocd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOTOOLCHAIN=auto", "GODEBUG=tarinsecurepath=0,zipinsecurepath=0")
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		_ = os.Remove(tmp)
+		return "", errors.New("building argocd " + ArgoCDVersion + " (go build in hack/tools/argocd; set ARGOCD_E2E_BIN to use another): " + err.Error() + "\n" + string(out))
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "testcluster: built argocd %s in %s\n", ArgoCDVersion, time.Since(start).Round(time.Second))
+	return path, nil
+}
+
+// ArgoCDSourceDir is the source of github.com/argoproj/argo-cd/v3 at
+// ArgoCDVersion in the Go module cache (go mod download in the module
+// hack/tools/argocd, with its toolchain: the go command refuses a module
+// that needs a newer Go), where StartArgoCD reads the CRDs of the Argo CD
+// it runs (manifests/crds).
+func ArgoCDSourceDir(t testing.TB) string {
+	t.Helper()
+	return argocdSource.get(t, "", func() (string, error) {
+		root, err := repoRoot()
+		if err != nil {
+			return "", err
+		}
+		cmd := exec.Command("go", "mod", "download", "-json", "github.com/argoproj/argo-cd/v3")
+		cmd.Dir = filepath.Join(root, "hack", "tools", "argocd")
+		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=auto")
+		out, err := cmd.Output()
+		var m struct{ Version, Dir, Error string }
+		if err := errors.Join(err, json.Unmarshal(out, &m)); err != nil {
+			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: %w %s", err, m.Error)
+		}
+		if m.Dir == "" || m.Version != ArgoCDVersion {
+			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: version %q in %q, want %s", m.Version, m.Dir, ArgoCDVersion)
+		}
+		return m.Dir, nil
+	})
+}
+
+// ArgoCDOptions configures StartArgoCD.
+type ArgoCDOptions struct {
+	// Namespace is Argo CD's own namespace (the runtime's): its settings,
+	// the AppProject default and the Applications it reconciles live there.
+	// Created when missing.
+	Namespace string
+	// Chart is a gitops-runtime chart directory: the settings of its Argo CD
+	// subchart (argocd-cm, argocd-cmd-params-cm, argocd-rbac-cm and
+	// argocd-secret, `helm template Release Chart -n Namespace -f Values`)
+	// are created where the namespace lacks them, and the processes get the
+	// environment the subchart gives their containers (the application
+	// controller's StatefulSet, the repo-server's Deployment), each
+	// configMapKeyRef read from the cluster's ConfigMaps as a kubelet reads
+	// it. "" creates the four objects empty: Argo CD's defaults.
+	Chart string
+	// Release is the release name the chart is rendered with
+	// (default cf-gitops-runtime); Values a values file ("" for none).
+	Release, Values string
+}
+
+// ArgoCD is Argo CD's application controller and repo-server running as
+// processes of the test beside a test cluster (StartArgoCD).
+type ArgoCD struct {
+	Namespace string
+	c         *Cluster
+	dyn       dynamic.Interface
+	procs     []*argoProc
+}
+
+type argoProc struct {
+	name   string
+	cmd    *exec.Cmd
+	log    string
+	exited chan struct{}
+}
+
+var (
+	appProjectGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "appprojects"}
+	argoCDStartup = 2 * time.Minute
+)
+
+// StartArgoCD runs Argo CD's repo-server and application controller
+// (ArgoCDBinary) against c until t ends, as their manifests run them in a
+// cluster but as processes of the test:
+//   - Argo CD's CRDs (those of ArgoCDVersion, manifests/crds) are created
+//     when missing, then its settings (ArgoCDOptions.Chart), and the
+//     AppProject default that argocd-server creates at its start (it does
+//     not run here:
+//     https://github.com/argoproj/argo-cd/blob/v3.6.1/server/server.go
+//     initializeDefaultProject);
+//   - argocd-secret gets a server.secretkey when it has none (argocd-server
+//     writes one at its start too; the settings are incomplete without);
+//   - Redis is miniredis in the test process on 127.0.0.1; the repo-server
+//     listens on a free loopback port without TLS, the controller reaches
+//     it in plaintext; the controller's metrics server (and /healthz) on a
+//     free port (it listens on every address: its address is not a flag);
+//   - the in-cluster destination https://kubernetes.default.svc is c:
+//     ARGOCD_FAKE_IN_CLUSTER=true with KUBECONFIG makes Argo CD build that
+//     cluster's client from the kubeconfig
+//     (https://github.com/argoproj/argo-cd/blob/v3.6.1/pkg/apis/application/v1alpha1/types.go
+//     rawRestConfig);
+//   - the repo-server finds first on its PATH what Argo CD's image has in
+//     /usr/local/bin: helm (HelmBinary's Helm 3) and Argo CD's scripts
+//     (processEnv); then git; it has a HOME, TMPDIR, Helm homes and askpass
+//     socket of its own; GnuPG is off.
+//
+// Their logs are <cluster dir>/argocd-repo-server.log and
+// argocd-application-controller.log; a failing test prints their tails.
+// StartArgoCD returns once both answer /healthz.
+func StartArgoCD(t *testing.T, c *Cluster, o ArgoCDOptions) *ArgoCD {
+	t.Helper()
+	if o.Namespace == "" {
+		t.Fatal("StartArgoCD: no namespace")
+	}
+	if o.Release == "" {
+		o.Release = "cf-gitops-runtime"
+	}
+	bin := ArgoCDBinary(t)
+	src := ArgoCDSourceDir(t)
+	helm := HelmBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), argoCDStartup)
+	defer cancel()
+	a := &ArgoCD{Namespace: o.Namespace, c: c, dyn: dynamic.NewForConfigOrDie(c.Admin)}
+	if err := a.install(ctx, helm, src, o); err != nil {
+		t.Fatalf("StartArgoCD: %v", err)
+	}
+	workloads, err := a.renderWorkloads(ctx, helm, o)
+	if err != nil {
+		t.Fatalf("StartArgoCD: %v", err)
+	}
+	redis := miniredis.NewMiniRedis()
+	if err := redis.StartAddr("127.0.0.1:0"); err != nil {
+		t.Fatalf("StartArgoCD: redis: %v", err)
+	}
+	t.Cleanup(redis.Close) // after the processes stop (registered below)
+	ports, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoPort, repoMetrics, ctrlMetrics := ports[0], ports[1], ports[2]
+	// A short directory of its own: the askpass socket's path must fit a
+	// unix socket address (108 bytes).
+	scratch, err := os.MkdirTemp("", "argocd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(scratch) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Argo CD logs (tails):\n%s", a.Logs(4000))
+		}
+		a.stop()
+	})
+	for _, p := range []struct {
+		name string
+		args []string
+		port int
+	}{
+		{"argocd-repo-server", []string{"--address", "127.0.0.1", "--port", strconv.Itoa(repoPort),
+			"--metrics-address", "127.0.0.1", "--metrics-port", strconv.Itoa(repoMetrics), "--disable-tls", "--client-ca-path="}, repoMetrics},
+		{"argocd-application-controller", []string{"--namespace", o.Namespace, "--kubeconfig", c.AdminKubeconfig(),
+			"--repo-server", "127.0.0.1:" + strconv.Itoa(repoPort), "--repo-server-plaintext", "--metrics-port", strconv.Itoa(ctrlMetrics)}, ctrlMetrics},
+	} {
+		env, err := a.processEnv(ctx, workloads[p.name], filepath.Join(scratch, p.name), helm, bin, src)
+		if err != nil {
+			t.Fatalf("StartArgoCD: %s: %v", p.name, err)
+		}
+		env = append(env, "ARGOCD_BINARY_NAME="+p.name, "KUBECONFIG="+c.AdminKubeconfig(), "ARGOCD_FAKE_IN_CLUSTER=true",
+			"ARGOCD_GPG_ENABLED=false", "ARGOCD_ASK_PASS_SOCK="+filepath.Join(scratch, p.name, "askpass.sock"))
+		proc, err := a.start(bin, p.name, append(p.args, "--redis", redis.Addr()), env)
+		if err != nil {
+			t.Fatalf("StartArgoCD: %v", err)
+		}
+		if err := waitHTTPHealthz(ctx, p.port, proc); err != nil {
+			t.Fatalf("StartArgoCD: %s: %v", p.name, err)
+		}
+	}
+	return a
+}
+
+// install creates what the processes read and argocd-server or Helm
+// would have created: the CRDs, the settings, the AppProject default.
+func (a *ArgoCD) install(ctx context.Context, helm, src string, o ArgoCDOptions) error {
+	if err := createArgoCDCRDs(ctx, a.dyn, src); err != nil {
+		return err
+	}
+	if _, err := a.c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	settings, err := a.renderSettings(ctx, helm, o)
+	if err != nil {
+		return err
+	}
+	for _, u := range settings {
+		u.SetNamespace(o.Namespace)
+		gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+		if u.GetKind() == "Secret" {
+			gvr.Resource = "secrets"
+		}
+		if _, err := a.dyn.Resource(gvr).Namespace(o.Namespace).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	if err := a.ensureSecretKey(ctx); err != nil {
+		return err
+	}
+	project := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+		"metadata": map[string]any{"name": "default", "namespace": o.Namespace},
+		"spec": map[string]any{
+			"sourceRepos":              []any{"*"},
+			"destinations":             []any{map[string]any{"server": "*", "namespace": "*"}},
+			"clusterResourceWhitelist": []any{map[string]any{"group": "*", "kind": "*"}},
+		},
+	}}
+	return createWhenServed(ctx, a.dyn.Resource(appProjectGVR).Namespace(o.Namespace), project)
+}
+
+// CreateArgoCDCRDs creates the CRDs of the Argo CD StartArgoCD runs
+// (Application, ApplicationSet and AppProject of ArgoCDVersion, from
+// manifests/crds of ArgoCDSourceDir) that c lacks: for a cluster where the
+// stand-in ArgoSync writes its Application.
+func CreateArgoCDCRDs(t testing.TB, c *Cluster) {
+	t.Helper()
+	if err := createArgoCDCRDs(context.Background(), dynamic.NewForConfigOrDie(c.Admin), ArgoCDSourceDir(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func createArgoCDCRDs(ctx context.Context, dyn dynamic.Interface, src string) error {
+	dir := filepath.Join(src, "manifests", "crds")
+	for _, f := range []string{"application-crd.yaml", "applicationset-crd.yaml", "appproject-crd.yaml"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(data, &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if _, err := dyn.Resource(crdResource).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating CRD %s: %w", u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// createWhenServed creates u, retrying while the API server does not serve
+// its resource yet (a CRD just created).
+func createWhenServed(ctx context.Context, r dynamic.ResourceInterface, u *unstructured.Unstructured) error {
+	for {
+		_, err := r.Create(ctx, u, metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// argoSettingNames are the settings objects Argo CD's components read.
+var argoSettingNames = []string{"argocd-cm", "argocd-cmd-params-cm", "argocd-rbac-cm", "argocd-secret"}
+
+// renderSettings returns the chart's argocd-cm, argocd-cmd-params-cm,
+// argocd-rbac-cm and argocd-secret, or the four empty, labelled
+// app.kubernetes.io/part-of: argocd (Argo CD's settings informers select
+// that label), without a chart.
+func (a *ArgoCD) renderSettings(ctx context.Context, helm string, o ArgoCDOptions) ([]*unstructured.Unstructured, error) {
+	if o.Chart == "" {
+		var out []*unstructured.Unstructured
+		for _, n := range argoSettingNames {
+			kind := "ConfigMap"
+			if n == "argocd-secret" {
+				kind = "Secret"
+			}
+			out = append(out, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind,
+				"metadata": map[string]any{"name": n, "labels": map[string]any{"app.kubernetes.io/part-of": "argocd"}}}})
+		}
+		return out, nil
+	}
+	var files []string
+	for _, n := range argoSettingNames {
+		files = append(files, "argocd-configs/"+n+".yaml")
+	}
+	return a.renderSubchart(ctx, helm, o, files...)
+}
+
+// renderWorkloads returns the chart's application controller StatefulSet
+// and repo-server Deployment by component name (none without a chart).
+func (a *ArgoCD) renderWorkloads(ctx context.Context, helm string, o ArgoCDOptions) (map[string]*unstructured.Unstructured, error) {
+	out := map[string]*unstructured.Unstructured{}
+	if o.Chart == "" {
+		return out, nil
+	}
+	objs, err := a.renderSubchart(ctx, helm, o, "argocd-application-controller/statefulset.yaml", "argocd-repo-server/deployment.yaml")
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "StatefulSet":
+			out["argocd-application-controller"] = u
+		case "Deployment":
+			out["argocd-repo-server"] = u
+		}
+	}
+	return out, nil
+}
+
+// renderSubchart renders templates of the chart's Argo CD subchart
+// (charts/argo-cd/templates/<file>) with helm template --show-only.
+func (a *ArgoCD) renderSubchart(ctx context.Context, helm string, o ArgoCDOptions, files ...string) ([]*unstructured.Unstructured, error) {
+	args := []string{"template", o.Release, o.Chart, "-n", o.Namespace}
+	if o.Values != "" {
+		args = append(args, "-f", o.Values)
+	}
+	for _, f := range files {
+		args = append(args, "--show-only", "charts/argo-cd/templates/"+f)
+	}
+	home, err := os.MkdirTemp("", "argocd-helm-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(home)
+	cmd := exec.CommandContext(ctx, helm, args...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var objs []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(out), "\n---") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return nil, fmt.Errorf("rendered document: %w", err)
+		}
+		if u.Object != nil && u.GetKind() != "" {
+			objs = append(objs, u)
+		}
+	}
+	return objs, nil
+}
+
+// ensureSecretKey gives argocd-secret a random server.secretkey when it
+// has none, as argocd-server does at its start
+// (https://github.com/argoproj/argo-cd/blob/v3.6.1/util/settings/settings.go
+// InitializeSettings; updateSettingsFromSecret reports the settings
+// incomplete without it).
+func (a *ArgoCD) ensureSecretKey(ctx context.Context) error {
+	s, err := a.c.Kube.CoreV1().Secrets(a.Namespace).Get(ctx, "argocd-secret", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if len(s.Data["server.secretkey"]) > 0 {
+		return nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	patch, _ := json.Marshal(map[string]any{"data": map[string]any{"server.secretkey": base64.StdEncoding.EncodeToString(key)}})
+	_, err = a.c.Kube.CoreV1().Secrets(a.Namespace).Patch(ctx, "argocd-secret", types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// processEnv is the environment of a component: the test process's, a
+// HOME, TMPDIR and PATH of its own, then what the chart gives its
+// container (w, nil without a chart): each value, an absolute path placed
+// under dir (the container's file system); each configMapKeyRef read from
+// the cluster, left out where the ConfigMap or key is missing (all are
+// optional in the chart); secretKeyRef and fieldRef left out (the Redis
+// credentials: the miniredis has none). The PATH starts with what Argo
+// CD's image puts in /usr/local/bin
+// (https://github.com/argoproj/argo-cd/blob/v3.6.1/Dockerfile): helm, and
+// the scripts git-verify-wrapper.sh and gpg-wrapper.sh of the Argo CD
+// source src (the repo-server runs the first on every commit it
+// checks out, GnuPG on or off: reposerver/repository/repository.go
+// VerifyCommitSignature); then argocd under its component names.
+func (a *ArgoCD) processEnv(ctx context.Context, w *unstructured.Unstructured, dir, helm, argocd, src string) ([]string, error) {
+	bin := filepath.Join(dir, "bin")
+	for _, d := range []string{bin, filepath.Join(dir, "home"), filepath.Join(dir, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	links := map[string]string{"helm": helm, "argocd": argocd, "argocd-git-ask-pass": argocd}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(bin, name)); err != nil {
+			return nil, err
+		}
+	}
+	for _, script := range []string{"git-verify-wrapper.sh", "gpg-wrapper.sh"} {
+		data, err := os.ReadFile(filepath.Join(src, "hack", script))
+		if err != nil {
+			return nil, err
+		}
+		// The module cache's copy is read-only and not executable.
+		if err := os.WriteFile(filepath.Join(bin, script), data, 0o755); err != nil { //nolint:gosec // a script to run
+			return nil, err
+		}
+	}
+	env := append(os.Environ(), "HOME="+filepath.Join(dir, "home"), "TMPDIR="+filepath.Join(dir, "tmp"),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		// The image's: no DNS TXT lookups for gRPC service configs.
+		"GRPC_ENABLE_TXT_SERVICE_CONFIG=false")
+	if w == nil {
+		return env, nil
+	}
+	containers, _, _ := unstructured.NestedSlice(w.Object, "spec", "template", "spec", "containers")
+	if len(containers) == 0 {
+		return env, nil
+	}
+	vars, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	cms := map[string]map[string]string{}
+	for _, v := range vars {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if value, ok := m["value"].(string); ok {
+			if strings.HasPrefix(value, "/") {
+				value = filepath.Join(dir, "root", value)
+				if err := os.MkdirAll(value, 0o755); err != nil {
+					return nil, err
+				}
+			}
+			env = append(env, name+"="+value)
+			continue
+		}
+		ref, found, _ := unstructured.NestedStringMap(m, "valueFrom", "configMapKeyRef")
+		if !found {
+			continue
+		}
+		data, ok := cms[ref["name"]]
+		if !ok {
+			cm, err := a.c.Kube.CoreV1().ConfigMaps(a.Namespace).Get(ctx, ref["name"], metav1.GetOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			if err == nil {
+				data = cm.Data
+			}
+			cms[ref["name"]] = data
+		}
+		if value, ok := data[ref["key"]]; ok {
+			env = append(env, name+"="+value)
+		}
+	}
+	return env, nil
+}
+
+// start runs bin as component name (its os.Args[0]), its output into
+// <cluster dir>/<name>.log.
+func (a *ArgoCD) start(bin, name string, args, env []string) (*argoProc, error) {
+	p := &argoProc{name: name, log: filepath.Join(a.c.dir, name+".log"), exited: make(chan struct{})}
+	logf, err := os.Create(p.log)
+	if err != nil {
+		return nil, err
+	}
+	p.cmd = &exec.Cmd{Path: bin, Args: append([]string{name}, args...), Env: env, Stdout: logf, Stderr: logf,
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	if err := p.cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	go func() { _ = p.cmd.Wait(); logf.Close(); close(p.exited) }()
+	a.procs = append(a.procs, p)
+	return p, nil
+}
+
+// stop ends the processes, the controller first (SIGTERM, then SIGKILL
+// after 5 s).
+func (a *ArgoCD) stop() {
+	for i := len(a.procs) - 1; i >= 0; i-- {
+		p := a.procs[i]
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	}
+	a.procs = nil
+}
+
+// Logs returns the last n bytes of each component's log.
+func (a *ArgoCD) Logs(n int) string {
+	var b strings.Builder
+	for _, p := range a.procs {
+		data, _ := os.ReadFile(p.log)
+		fmt.Fprintf(&b, "--- %s (%s) ---\n%s\n", p.name, p.log, tail(data, n))
+	}
+	return b.String()
+}
+
+// waitHTTPHealthz waits until http://127.0.0.1:port/healthz answers 200, or
+// the process exits, or ctx ends.
+func waitHTTPHealthz(ctx context.Context, port int, p *argoProc) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/healthz"
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.exited:
+			data, _ := os.ReadFile(p.log)
+			return fmt.Errorf("exited before answering /healthz:\n%s", tail(data, 3000))
+		case <-ctx.Done():
+			data, _ := os.ReadFile(p.log)
+			return fmt.Errorf("no /healthz answer within %s:\n%s", argoCDStartup, tail(data, 3000))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Refresh asks the controller to compare Application name with Git again
+// now (the annotation argocd.argoproj.io/refresh: normal, as `argocd app
+// get --refresh` sets it; the controller removes it), rather than at its
+// next reconciliation (timeout.reconciliation).
+func (a *ArgoCD) Refresh(t testing.TB, name string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
+	if _, err := a.dyn.Resource(ApplicationGVR).Namespace(a.Namespace).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("refreshing Application %s/%s: %v", a.Namespace, name, err)
+	}
+}
+
+// WaitOperation waits until the controller has finished a sync of
+// Application name to revision (status.operationState.syncResult.revision,
+// a phase Succeeded, Failed or Error) and compared it (status.sync.revision),
+// and returns the Application. It fails the test, with the Application and
+// the logs' tails, after timeout.
+func (a *ArgoCD) WaitOperation(t testing.TB, name, revision string, timeout time.Duration) *unstructured.Unstructured {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var app *unstructured.Unstructured
+	for {
+		var err error
+		app, err = a.dyn.Resource(ApplicationGVR).Namespace(a.Namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		if err == nil {
+			phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
+			synced, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "syncResult", "revision")
+			compared, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
+			if synced == revision && compared == revision && (phase == "Succeeded" || phase == "Failed" || phase == "Error") {
+				return app
+			}
+		}
+		if time.Now().After(deadline) {
+			status, _ := yaml.Marshal(app)
+			t.Fatalf("Application %s/%s: no finished sync of %s within %s:\n%s\n%s", a.Namespace, name, revision, timeout, status, a.Logs(3000))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
