@@ -26,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -44,60 +46,40 @@ const ArgoCDVersion = "v3.6.1"
 
 var argocdBinary, argocdSource memo
 
-// ArgoCDBinary returns Argo CD's one binary (github.com/argoproj/argo-cd/v3/cmd,
-// which runs as the component its name says: os.Args[0]'s base name, or
-// $ARGOCD_BINARY_NAME): $ARGOCD_E2E_BIN when set, else one built once per
-// machine into <user cache dir>/kubectl-gitops-preflight/argocd-ArgoCDVersion
-// (ToolCacheDir) from the module hack/tools/argocd, as Argo CD's Makefile
-// builds it (CGO off, the version stamped into
-// github.com/argoproj/argo-cd/v3/common), at nice 15, into a temporary file
-// renamed into place. A build takes from about 11 minutes (2 idle cores)
-// to an hour (2 cores shared at nice 15): the first test that needs it
-// waits for it.
+// ArgoCDBinary returns the Argo CD binary StartArgoCD runs (the module
+// hack/tools/argocd: Argo CD's application controller and repo-server in one
+// binary that runs as the component its name says, os.Args[0]'s base name or
+// $ARGOCD_BINARY_NAME): $ARGOCD_E2E_BIN when set (make e2e sets it), else
+// <user cache dir>/kubectl-gitops-preflight/ArgoCDCacheName/argocd, which
+// `make argocd` builds once per machine. It fails the test when neither is
+// there, saying how to build it: a build takes minutes, which make shows as
+// a phase of its own rather than a test holding its slots while it waits.
 func ArgoCDBinary(t testing.TB) string {
 	t.Helper()
-	return argocdBinary.get(t, "ARGOCD_E2E_BIN", buildArgoCD)
+	return argocdBinary.get(t, "", FindArgoCD)
 }
 
-func buildArgoCD() (string, error) {
+// FindArgoCD is ArgoCDBinary for a program: the path, or the error that
+// says how to build it.
+func FindArgoCD() (string, error) {
+	if p := os.Getenv("ARGOCD_E2E_BIN"); p != "" {
+		return p, nil
+	}
 	cache, err := ToolCacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "argocd-"+ArgoCDVersion)
-	path := filepath.Join(dir, "argocd")
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		return path, nil
+	path := filepath.Join(cache, ArgoCDCacheName, "argocd")
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("no Argo CD %s at %s: build it with `make argocd` (make e2e, make test and make demo do) or name one in ARGOCD_E2E_BIN", ArgoCDVersion, path)
 	}
-	root, err := repoRoot()
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(os.Stderr, "testcluster: building argocd %s (once, 11 minutes to an hour on 2 cores; cached in %s)\n", ArgoCDVersion, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
-	defer cancel()
-	tmp := path + ".tmp." + strconv.Itoa(os.Getpid())
-	const common = "github.com/argoproj/argo-cd/v3/common"
-	ldflags := "-X " + common + ".version=" + strings.TrimPrefix(ArgoCDVersion, "v") +
-		" -X " + common + ".gitTreeState=clean -X " + common + ".buildDate=" + time.Now().UTC().Format(time.RFC3339)
-	// https://github.com/argoproj/argo-cd/blob/v3.6.1/Makefile (argocd-all).
-	cmd := exec.CommandContext(ctx, "nice", "-n", "15", "go", "build", "-ldflags", ldflags, "-o", tmp, "github.com/argoproj/argo-cd/v3/cmd")
-	cmd.Dir = filepath.Join(root, "hack", "tools", "argocd")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOTOOLCHAIN=auto", "GODEBUG=tarinsecurepath=0,zipinsecurepath=0")
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		_ = os.Remove(tmp)
-		return "", errors.New("building argocd " + ArgoCDVersion + " (go build in hack/tools/argocd; set ARGOCD_E2E_BIN to use another): " + err.Error() + "\n" + string(out))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(os.Stderr, "testcluster: built argocd %s in %s\n", ArgoCDVersion, time.Since(start).Round(time.Second))
 	return path, nil
 }
+
+// ArgoCDCacheName is the tool cache folder of the Argo CD build (the
+// Makefile's ARGOCD_DIR): the components hack/tools/argocd builds, at
+// ArgoCDVersion.
+const ArgoCDCacheName = "argocd-sync-" + ArgoCDVersion
 
 // ArgoCDSourceDir is the source of github.com/argoproj/argo-cd/v3 at
 // ArgoCDVersion in the Go module cache (go mod download in the module
@@ -106,24 +88,27 @@ func buildArgoCD() (string, error) {
 // it runs (manifests/crds).
 func ArgoCDSourceDir(t testing.TB) string {
 	t.Helper()
-	return argocdSource.get(t, "", func() (string, error) {
-		root, err := repoRoot()
-		if err != nil {
-			return "", err
-		}
-		cmd := exec.Command("go", "mod", "download", "-json", "github.com/argoproj/argo-cd/v3")
-		cmd.Dir = filepath.Join(root, "hack", "tools", "argocd")
-		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=auto")
-		out, err := cmd.Output()
-		var m struct{ Version, Dir, Error string }
-		if err := errors.Join(err, json.Unmarshal(out, &m)); err != nil {
-			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: %w %s", err, m.Error)
-		}
-		if m.Dir == "" || m.Version != ArgoCDVersion {
-			return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: version %q in %q, want %s", m.Version, m.Dir, ArgoCDVersion)
-		}
-		return m.Dir, nil
-	})
+	return argocdSource.get(t, "", ArgoCDSource)
+}
+
+// ArgoCDSource is ArgoCDSourceDir for a program.
+func ArgoCDSource() (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "mod", "download", "-json", "github.com/argoproj/argo-cd/v3")
+	cmd.Dir = filepath.Join(root, "hack", "tools", "argocd")
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOTOOLCHAIN=auto")
+	out, err := cmd.Output()
+	var m struct{ Version, Dir, Error string }
+	if err := errors.Join(err, json.Unmarshal(out, &m)); err != nil {
+		return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: %w %s", err, m.Error)
+	}
+	if m.Dir == "" || m.Version != ArgoCDVersion {
+		return "", fmt.Errorf("go mod download github.com/argoproj/argo-cd/v3 in hack/tools/argocd: version %q in %q, want %s", m.Version, m.Dir, ArgoCDVersion)
+	}
+	return m.Dir, nil
 }
 
 // ArgoCDOptions configures StartArgoCD.
@@ -150,9 +135,20 @@ type ArgoCDOptions struct {
 // processes of the test beside a test cluster (StartArgoCD).
 type ArgoCD struct {
 	Namespace string
-	c         *Cluster
+	kube      kubernetes.Interface
 	dyn       dynamic.Interface
+	dir       string // where the processes' logs go
+	scratch   string // the processes' homes and sockets
+	redis     *miniredis.Miniredis
 	procs     []*argoProc
+}
+
+// ArgoCDCluster is the cluster LaunchArgoCD runs Argo CD against: its admin
+// client configuration and kubeconfig, and a directory for the logs.
+type ArgoCDCluster struct {
+	Admin      *rest.Config
+	Kubeconfig string
+	Dir        string
 }
 
 type argoProc struct {
@@ -164,7 +160,7 @@ type argoProc struct {
 
 var (
 	appProjectGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "appprojects"}
-	argoCDStartup = 2 * time.Minute
+	argoCDStartup = 5 * time.Minute
 )
 
 // StartArgoCD runs Argo CD's repo-server and application controller
@@ -197,48 +193,67 @@ var (
 // StartArgoCD returns once both answer /healthz.
 func StartArgoCD(t *testing.T, c *Cluster, o ArgoCDOptions) *ArgoCD {
 	t.Helper()
-	if o.Namespace == "" {
-		t.Fatal("StartArgoCD: no namespace")
-	}
-	if o.Release == "" {
-		o.Release = "cf-gitops-runtime"
-	}
-	bin := ArgoCDBinary(t)
-	src := ArgoCDSourceDir(t)
-	helm := HelmBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), argoCDStartup)
-	defer cancel()
-	a := &ArgoCD{Namespace: o.Namespace, c: c, dyn: dynamic.NewForConfigOrDie(c.Admin)}
-	if err := a.install(ctx, helm, src, o); err != nil {
-		t.Fatalf("StartArgoCD: %v", err)
-	}
-	workloads, err := a.renderWorkloads(ctx, helm, o)
+	a, err := LaunchArgoCD(ArgoCDCluster{Admin: c.Admin, Kubeconfig: c.AdminKubeconfig(), Dir: c.dir}, o,
+		ArgoCDBinary(t), ArgoCDSourceDir(t), HelmBinary(t))
 	if err != nil {
 		t.Fatalf("StartArgoCD: %v", err)
 	}
-	redis := miniredis.NewMiniRedis()
-	if err := redis.StartAddr("127.0.0.1:0"); err != nil {
-		t.Fatalf("StartArgoCD: redis: %v", err)
-	}
-	t.Cleanup(redis.Close) // after the processes stop (registered below)
-	ports, err := freePorts(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repoPort, repoMetrics, ctrlMetrics := ports[0], ports[1], ports[2]
-	// A short directory of its own: the askpass socket's path must fit a
-	// unix socket address (108 bytes).
-	scratch, err := os.MkdirTemp("", "argocd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(scratch) })
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("Argo CD logs (tails):\n%s", a.Logs(4000))
 		}
-		a.stop()
+		a.Stop()
 	})
+	return a
+}
+
+// LaunchArgoCD is StartArgoCD for a program (the demo): Argo CD's binary
+// bin (ArgoCDBinary), its source src (ArgoCDSourceDir, for the CRDs and
+// scripts) and a Helm 3 binary helm given; the caller calls Stop. It
+// returns once both components answer /healthz, or an error after
+// argoCDStartup, with what was started stopped.
+func LaunchArgoCD(c ArgoCDCluster, o ArgoCDOptions, bin, src, helm string) (_ *ArgoCD, err error) {
+	if o.Namespace == "" {
+		return nil, errors.New("no namespace")
+	}
+	if o.Release == "" {
+		o.Release = "cf-gitops-runtime"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), argoCDStartup)
+	defer cancel()
+	kube, err := kubernetes.NewForConfig(c.Admin)
+	if err != nil {
+		return nil, err
+	}
+	a := &ArgoCD{Namespace: o.Namespace, kube: kube, dyn: dynamic.NewForConfigOrDie(c.Admin), dir: c.Dir}
+	defer func() {
+		if err != nil {
+			a.Stop()
+		}
+	}()
+	if err := a.install(ctx, helm, src, o); err != nil {
+		return nil, err
+	}
+	workloads, err := a.renderWorkloads(ctx, helm, o)
+	if err != nil {
+		return nil, err
+	}
+	a.redis = miniredis.NewMiniRedis()
+	if err := a.redis.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	repoPort, repoMetrics, ctrlMetrics := ports[0], ports[1], ports[2]
+	// A short directory of its own: the askpass socket's path must fit a
+	// unix socket address (108 bytes). Stop removes it.
+	scratch, err := os.MkdirTemp("", "argocd-")
+	if err != nil {
+		return nil, err
+	}
+	a.scratch = scratch
 	for _, p := range []struct {
 		name string
 		args []string
@@ -246,24 +261,29 @@ func StartArgoCD(t *testing.T, c *Cluster, o ArgoCDOptions) *ArgoCD {
 	}{
 		{"argocd-repo-server", []string{"--address", "127.0.0.1", "--port", strconv.Itoa(repoPort),
 			"--metrics-address", "127.0.0.1", "--metrics-port", strconv.Itoa(repoMetrics), "--disable-tls", "--client-ca-path="}, repoMetrics},
-		{"argocd-application-controller", []string{"--namespace", o.Namespace, "--kubeconfig", c.AdminKubeconfig(),
-			"--repo-server", "127.0.0.1:" + strconv.Itoa(repoPort), "--repo-server-plaintext", "--metrics-port", strconv.Itoa(ctrlMetrics)}, ctrlMetrics},
+		{"argocd-application-controller", []string{"--namespace", o.Namespace, "--kubeconfig", c.Kubeconfig,
+			"--repo-server", "127.0.0.1:" + strconv.Itoa(repoPort), "--repo-server-plaintext", "--metrics-port", strconv.Itoa(ctrlMetrics),
+			// A render of the runtime's chart is seconds of CPU; on 2 cores
+			// shared by parallel tests it can pass Argo CD's 60 s default.
+			"--repo-server-timeout-seconds", "300"}, ctrlMetrics},
 	} {
 		env, err := a.processEnv(ctx, workloads[p.name], filepath.Join(scratch, p.name), helm, bin, src)
 		if err != nil {
-			t.Fatalf("StartArgoCD: %s: %v", p.name, err)
+			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
-		env = append(env, "ARGOCD_BINARY_NAME="+p.name, "KUBECONFIG="+c.AdminKubeconfig(), "ARGOCD_FAKE_IN_CLUSTER=true",
-			"ARGOCD_GPG_ENABLED=false", "ARGOCD_ASK_PASS_SOCK="+filepath.Join(scratch, p.name, "askpass.sock"))
-		proc, err := a.start(bin, p.name, append(p.args, "--redis", redis.Addr()), env)
+		env = append(env, "ARGOCD_BINARY_NAME="+p.name, "KUBECONFIG="+c.Kubeconfig, "ARGOCD_FAKE_IN_CLUSTER=true",
+			"ARGOCD_GPG_ENABLED=false", "ARGOCD_ASK_PASS_SOCK="+filepath.Join(scratch, p.name, "askpass.sock"),
+			// helm template and git under the same load: 90 s by default.
+			"ARGOCD_EXEC_TIMEOUT=5m")
+		proc, err := a.start(bin, p.name, append(p.args, "--redis", a.redis.Addr()), env)
 		if err != nil {
-			t.Fatalf("StartArgoCD: %v", err)
+			return nil, err
 		}
 		if err := waitHTTPHealthz(ctx, p.port, proc); err != nil {
-			t.Fatalf("StartArgoCD: %s: %v", p.name, err)
+			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
-	return a
+	return a, nil
 }
 
 // install creates what the processes read and argocd-server or Helm
@@ -272,7 +292,7 @@ func (a *ArgoCD) install(ctx context.Context, helm, src string, o ArgoCDOptions)
 	if err := createArgoCDCRDs(ctx, a.dyn, src); err != nil {
 		return err
 	}
-	if _, err := a.c.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	settings, err := a.renderSettings(ctx, helm, o)
@@ -302,17 +322,6 @@ func (a *ArgoCD) install(ctx context.Context, helm, src string, o ArgoCDOptions)
 		},
 	}}
 	return createWhenServed(ctx, a.dyn.Resource(appProjectGVR).Namespace(o.Namespace), project)
-}
-
-// CreateArgoCDCRDs creates the CRDs of the Argo CD StartArgoCD runs
-// (Application, ApplicationSet and AppProject of ArgoCDVersion, from
-// manifests/crds of ArgoCDSourceDir) that c lacks: for a cluster where the
-// stand-in ArgoSync writes its Application.
-func CreateArgoCDCRDs(t testing.TB, c *Cluster) {
-	t.Helper()
-	if err := createArgoCDCRDs(context.Background(), dynamic.NewForConfigOrDie(c.Admin), ArgoCDSourceDir(t)); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func createArgoCDCRDs(ctx context.Context, dyn dynamic.Interface, src string) error {
@@ -443,7 +452,7 @@ func (a *ArgoCD) renderSubchart(ctx context.Context, helm string, o ArgoCDOption
 // InitializeSettings; updateSettingsFromSecret reports the settings
 // incomplete without it).
 func (a *ArgoCD) ensureSecretKey(ctx context.Context) error {
-	s, err := a.c.Kube.CoreV1().Secrets(a.Namespace).Get(ctx, "argocd-secret", metav1.GetOptions{})
+	s, err := a.kube.CoreV1().Secrets(a.Namespace).Get(ctx, "argocd-secret", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -455,7 +464,7 @@ func (a *ArgoCD) ensureSecretKey(ctx context.Context) error {
 		return err
 	}
 	patch, _ := json.Marshal(map[string]any{"data": map[string]any{"server.secretkey": base64.StdEncoding.EncodeToString(key)}})
-	_, err = a.c.Kube.CoreV1().Secrets(a.Namespace).Patch(ctx, "argocd-secret", types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = a.kube.CoreV1().Secrets(a.Namespace).Patch(ctx, "argocd-secret", types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
@@ -527,7 +536,7 @@ func (a *ArgoCD) processEnv(ctx context.Context, w *unstructured.Unstructured, d
 		}
 		data, ok := cms[ref["name"]]
 		if !ok {
-			cm, err := a.c.Kube.CoreV1().ConfigMaps(a.Namespace).Get(ctx, ref["name"], metav1.GetOptions{})
+			cm, err := a.kube.CoreV1().ConfigMaps(a.Namespace).Get(ctx, ref["name"], metav1.GetOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return nil, err
 			}
@@ -546,7 +555,7 @@ func (a *ArgoCD) processEnv(ctx context.Context, w *unstructured.Unstructured, d
 // start runs bin as component name (its os.Args[0]), its output into
 // <cluster dir>/<name>.log.
 func (a *ArgoCD) start(bin, name string, args, env []string) (*argoProc, error) {
-	p := &argoProc{name: name, log: filepath.Join(a.c.dir, name+".log"), exited: make(chan struct{})}
+	p := &argoProc{name: name, log: filepath.Join(a.dir, name+".log"), exited: make(chan struct{})}
 	logf, err := os.Create(p.log)
 	if err != nil {
 		return nil, err
@@ -562,9 +571,9 @@ func (a *ArgoCD) start(bin, name string, args, env []string) (*argoProc, error) 
 	return p, nil
 }
 
-// stop ends the processes, the controller first (SIGTERM, then SIGKILL
-// after 5 s).
-func (a *ArgoCD) stop() {
+// Stop ends the processes, the controller first (SIGTERM, then SIGKILL
+// after 5 s), then Redis, and removes their scratch directory.
+func (a *ArgoCD) Stop() {
 	for i := len(a.procs) - 1; i >= 0; i-- {
 		p := a.procs[i]
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -576,6 +585,14 @@ func (a *ArgoCD) stop() {
 		}
 	}
 	a.procs = nil
+	if a.redis != nil {
+		a.redis.Close()
+		a.redis = nil
+	}
+	if a.scratch != "" {
+		_ = os.RemoveAll(a.scratch)
+		a.scratch = ""
+	}
 }
 
 // Logs returns the last n bytes of each component's log.
@@ -614,44 +631,114 @@ func waitHTTPHealthz(ctx context.Context, port int, p *argoProc) error {
 }
 
 // Refresh asks the controller to compare Application name with Git again
-// now (the annotation argocd.argoproj.io/refresh: normal, as `argocd app
-// get --refresh` sets it; the controller removes it), rather than at its
-// next reconciliation (timeout.reconciliation).
+// now (RefreshApplication), failing the test on an error.
 func (a *ArgoCD) Refresh(t testing.TB, name string) {
 	t.Helper()
-	patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
-	if _, err := a.dyn.Resource(ApplicationGVR).Namespace(a.Namespace).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatalf("refreshing Application %s/%s: %v", a.Namespace, name, err)
+	if err := a.RefreshApplication(context.Background(), name); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// WaitOperation waits until the controller has finished a sync of
-// Application name to revision (status.operationState.syncResult.revision,
-// a phase Succeeded, Failed or Error) and compared it (status.sync.revision),
-// and returns the Application. It fails the test, with the Application and
-// the logs' tails, after timeout.
+// RefreshApplication asks the controller to compare Application name with
+// Git again now (the annotation argocd.argoproj.io/refresh: normal, as
+// `argocd app get --refresh` sets it; the controller removes it), rather
+// than at its next reconciliation (timeout.reconciliation).
+func (a *ArgoCD) RefreshApplication(ctx context.Context, name string) error {
+	patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
+	if _, err := a.dyn.Resource(ApplicationGVR).Namespace(a.Namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("refreshing Application %s/%s: %w", a.Namespace, name, err)
+	}
+	return nil
+}
+
+// WaitOperation is AwaitSync with a timeout, failing the test on an error.
 func (a *ArgoCD) WaitOperation(t testing.TB, name, revision string, timeout time.Duration) *unstructured.Unstructured {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	app, err := a.AwaitSync(ctx, name, revision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// AwaitSync waits until the controller has finished a sync of Application
+// name to revision (status.operationState.syncResult.revision, a phase
+// Succeeded, Failed or Error) and compared it (status.sync.revision), and
+// returns the Application. When ctx ends first the error holds the
+// Application and the tails of the components' logs.
+func (a *ArgoCD) AwaitSync(ctx context.Context, name, revision string) (*unstructured.Unstructured, error) {
 	var app *unstructured.Unstructured
 	for {
 		var err error
-		app, err = a.dyn.Resource(ApplicationGVR).Namespace(a.Namespace).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
+		app, err = a.dyn.Resource(ApplicationGVR).Namespace(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			return nil, err
 		}
 		if err == nil {
 			phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
 			synced, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "syncResult", "revision")
 			compared, _, _ := unstructured.NestedString(app.Object, "status", "sync", "revision")
 			if synced == revision && compared == revision && (phase == "Succeeded" || phase == "Failed" || phase == "Error") {
-				return app
+				return app, nil
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-ctx.Done():
 			status, _ := yaml.Marshal(app)
-			t.Fatalf("Application %s/%s: no finished sync of %s within %s:\n%s\n%s", a.Namespace, name, revision, timeout, status, a.Logs(3000))
+			return nil, fmt.Errorf("no finished sync of %s by Application %s/%s: %w:\n%s\n%s", revision, a.Namespace, name, ctx.Err(), status, a.Logs(3000))
+		case <-time.After(500 * time.Millisecond):
 		}
-		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// RuntimeApplication is the runtime's Application as the installation
+// guide's last step ("Configure as Argo Application") makes it, in
+// namespace: project default, the in-cluster destination (namespace), the
+// chart at path of repoURL at HEAD rendered with release as its release
+// name, sync automated with self-heal, prune as given, and the sync option
+// ServerSideApply=true when serverSide.
+func RuntimeApplication(name, namespace, repoURL, path, release string, prune, serverSide bool) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": name, "namespace": namespace, "labels": map[string]any{"codefresh.io/entity": "runtime"}},
+		"spec": map[string]any{
+			"project":     "default",
+			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": namespace},
+			"source": map[string]any{"repoURL": repoURL, "path": path, "targetRevision": "HEAD",
+				"helm": map[string]any{"releaseName": release}},
+			"syncPolicy": RuntimeSyncPolicy(prune, serverSide),
+		},
+	}}
+}
+
+// RuntimeSyncPolicy is the spec.syncPolicy of RuntimeApplication.
+func RuntimeSyncPolicy(prune, serverSide bool) map[string]any {
+	policy := map[string]any{"automated": map[string]any{"prune": prune, "selfHeal": true}}
+	if serverSide {
+		policy["syncOptions"] = []any{"ServerSideApply=true"}
+	}
+	return policy
+}
+
+// AwaitHealthy waits until Argo CD says Application name is Synced and
+// Healthy (status.sync.status, status.health.status).
+func (a *ArgoCD) AwaitHealthy(ctx context.Context, name string) error {
+	var sync, health string
+	for {
+		app, err := a.dyn.Resource(ApplicationGVR).Namespace(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			sync, _, _ = unstructured.NestedString(app.Object, "status", "sync", "status")
+			health, _, _ = unstructured.NestedString(app.Object, "status", "health", "status")
+			if sync == "Synced" && health == "Healthy" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("application %s/%s is %s and %s, not Synced and Healthy: %w", a.Namespace, name, sync, health, ctx.Err())
+		case <-time.After(time.Second):
+		}
 	}
 }

@@ -25,6 +25,21 @@ func TestArgoCDVersionIsTheToolModules(t *testing.T) {
 	}
 }
 
+// The Makefile builds Argo CD where ArgoCDBinary looks for it.
+func TestArgoCDCacheNameIsTheMakefiles(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ARGOCD_DIR\s*:=\s*\$\(TOOL_CACHE\)/(\S+)\$\(ARGOCD_VERSION\)$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("the Makefile sets no ARGOCD_DIR := $(TOOL_CACHE)/<name>$(ARGOCD_VERSION)")
+	}
+	if got := string(m[1]) + ArgoCDVersion; got != ArgoCDCacheName {
+		t.Errorf("the Makefile builds Argo CD into %s, ArgoCDBinary looks in %s", got, ArgoCDCacheName)
+	}
+}
+
 // Commit replaces a path's files and returns the commit; Checkout gives a
 // commit's tree back.
 func TestGitRepoCommitAndCheckout(t *testing.T) {

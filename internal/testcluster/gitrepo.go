@@ -1,6 +1,7 @@
 package testcluster
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,12 +27,30 @@ type GitRepo struct {
 // directory of t. It needs git on PATH.
 func NewGitRepo(t testing.TB) *GitRepo {
 	t.Helper()
-	dir := t.TempDir()
-	r := &GitRepo{Bare: filepath.Join(dir, "repo.git"), work: filepath.Join(dir, "work")}
-	r.git(t, dir, "init", "--quiet", "--bare", "--initial-branch=main", r.Bare)
-	r.git(t, dir, "init", "--quiet", "--initial-branch=main", r.work)
-	r.git(t, r.work, "remote", "add", "origin", r.Bare)
+	r, err := NewGitRepoIn(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	return r
+}
+
+// NewGitRepoIn is NewGitRepo for a program: the repository in dir, an
+// empty directory.
+func NewGitRepoIn(dir string) (*GitRepo, error) {
+	r := &GitRepo{Bare: filepath.Join(dir, "repo.git"), work: filepath.Join(dir, "work")}
+	for _, step := range []struct {
+		dir  string
+		args []string
+	}{
+		{dir, []string{"init", "--quiet", "--bare", "--initial-branch=main", r.Bare}},
+		{dir, []string{"init", "--quiet", "--initial-branch=main", r.work}},
+		{r.work, []string{"remote", "add", "origin", r.Bare}},
+	} {
+		if _, err := r.run(step.dir, step.args...); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // URL is the repository's file:// URL (an Application's spec.source.repoURL).
@@ -43,19 +62,31 @@ func (r *GitRepo) URL() string { return "file://" + r.Bare }
 // pushes it to the bare repository and returns the commit's SHA.
 func (r *GitRepo) Commit(t testing.TB, src, path, message string) string {
 	t.Helper()
+	rev, err := r.Push(src, path, message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+// Push is Commit for a program.
+func (r *GitRepo) Push(src, path, message string) (string, error) {
 	dst := filepath.Join(r.work, filepath.FromSlash(path))
 	if err := os.RemoveAll(dst); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	if src != "" {
 		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-			t.Fatalf("copying %s into the repository: %v", src, err)
+			return "", fmt.Errorf("copying %s into the repository: %w", src, err)
 		}
 	}
-	r.git(t, r.work, "add", "--all")
-	r.git(t, r.work, "commit", "--quiet", "--allow-empty", "-m", message)
-	r.git(t, r.work, "push", "--quiet", "origin", "main")
-	return strings.TrimSpace(r.git(t, r.work, "rev-parse", "HEAD"))
+	for _, args := range [][]string{{"add", "--all"}, {"commit", "--quiet", "--allow-empty", "-m", message}, {"push", "--quiet", "origin", "main"}} {
+		if _, err := r.run(r.work, args...); err != nil {
+			return "", err
+		}
+	}
+	out, err := r.run(r.work, "rev-parse", "HEAD")
+	return strings.TrimSpace(out), err
 }
 
 // Checkout writes the tree of revision (a commit SHA) into a new temporary
@@ -73,12 +104,21 @@ func (r *GitRepo) Checkout(t testing.TB, revision string) string {
 // global or system configuration of the machine) and returns its output.
 func (r *GitRepo) git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
+	out, err := r.run(dir, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// run is git for a program: the error holds git's output.
+func (r *GitRepo) run(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", append([]string{"-c", "user.name=e2e", "-c", "user.email=e2e@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		return "", fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return string(out), nil
 }

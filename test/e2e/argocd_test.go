@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -24,9 +26,10 @@ import (
 
 // TestArgoCDManagedRuntime: a runtime installed with Helm at 0.26.8 (Argo
 // Rollouts on, a live Rollout), then handed to Argo CD ("Configure as Argo
-// Application") and synced by it (testcluster.ArgoSync: what Argo CD's
-// controller does, see its doc) to 0.27.6 and 0.30.0 from the umbrella
-// chart of resources/<runtime>/chart. The plugin finds the Application in
+// Application") and synced by Argo CD itself (its application controller
+// and repo-server, testcluster.StartArgoCD, with the runtime's own Argo CD
+// settings) to 0.27.6 and 0.30.0 from the umbrella chart committed at
+// resources/<runtime>/chart of a Git repository on disk. The plugin finds the Application in
 // every mode; --upgrade judges each commit from what Argo CD deployed (the
 // live 0.27.6, not the release record's 0.26.8) with Argo CD's apply and
 // prune rules, and agrees with what the sync then does: client-side apply
@@ -43,11 +46,14 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		c.AddNode(t, tc.NodeSpec{Name: n, CPU: "8", Memory: "16Gi"})
 	}
 	v := runtimeValues(t, "")
-	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true")
+	// The test cluster serves no metrics API (no metrics-server): Argo CD
+	// takes an HPA that cannot read its metrics for Degraded, so the
+	// runtime runs without its argo-gateway HPA.
+	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true", "--set", "argo-gateway.hpa.enabled=false")
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
 	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
 	createCustom(t, dyn, rollouts, checkoutRollout())
-	argo := newArgoSim(t, c, "e2e-runtime", false)
+	argo := newArgoReal(t, c, "e2e-runtime", chartLine(t, "chart-0.26"), v)
 	const app = runtimeNS + "/e2e-runtime"
 	upgrade := func(t *testing.T, chart string) (tc.Result, reporters.Document) {
 		t.Helper()
@@ -60,22 +66,31 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 
 	// Configure as Argo Application: Argo CD takes the runtime over at the
 	// version it runs.
-	u026 := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n")
-	t.Run("client-side apply: the ApplicationSet CRD is too large for kubectl apply", func(t *testing.T) {
-		argo.writeStatus() // the Application, before its first sync
-		res, doc := upgrade(t, u026)
+	u026 := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+noHPA+"  argo-rollouts:\n    enabled: true\n")
+	// Argo CD marks no CRD (its repo-server leaves them untracked): the
+	// 0.26 ApplicationSet CRD and its last-applied configuration fit the
+	// API server's 256 KiB of annotations by 177 bytes, and a CRD
+	// annotation of 200 bytes (argo-cd.crds.annotations) takes it past.
+	annotated := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+noHPA+"  argo-rollouts:\n    enabled: true\n"+
+		"  argo-cd:\n    crds:\n      annotations:\n        e2e.example.com/note: "+strings.Repeat("n", 200)+"\n")
+	t.Run("client-side apply: a CRD annotation takes the ApplicationSet CRD past kubectl's last-applied annotation", func(t *testing.T) {
+		argo.apply() // the Application, before its first sync
+		res, doc := upgrade(t, annotated)
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "upgrade-apply", "fail", "the sync fails", "client-side apply (kubectl apply, last-applied)", "applicationsets.argoproj.io", "Too long")
-		if argo.sync(u026) {
-			t.Fatal("a client-side sync of the 0.26 chart went through")
-		}
+		agreeApply(t, doc, argo.sync(annotated))
 		res, doc = post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "runtime-application", "fail", "last sync Failed: one or more objects failed to apply", "Too long")
 	})
+	t.Run("client-side apply: the 0.26 ApplicationSet CRD as it ships fits", func(t *testing.T) {
+		_, doc := upgrade(t, u026)
+		wantStatus(t, doc, "upgrade-apply", "pass", "client-side apply (kubectl apply, last-applied)")
+		agreeApply(t, doc, argo.sync(u026))
+	})
 	// As Argo CD's docs advise for large CRDs: ServerSideApply=true.
 	argo.ServerSideApply = true
-	argo.writeStatus()
+	argo.apply()
 	res, doc := upgrade(t, u026)
 	wantStatus(t, doc, "upgrade-apply", "pass", "Argo CD (Application "+app+", ServerSideApply=true), server-side apply (argocd-controller, conflicts forced)")
 	if !argo.sync(u026) {
@@ -86,7 +101,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	wantCode(t, res, cli.ExitOK)
 	wantStatus(t, doc, "runtime-application", "pass", "Application "+app, "its inventory (status.resources) holds", "sync policy automated (selfHeal)", "is Synced and Healthy")
 
-	u027 := umbrella(t, "chart-0.27", "0.27.6", runtimeGlobals)
+	u027 := umbrella(t, "chart-0.27", "0.27.6", runtimeGlobals+noHPA)
 	t.Run("prune off: the controller 0.27 drops stays in place", func(t *testing.T) {
 		res, doc := upgrade(t, u027)
 		if doc.Upgrade.From != "0.26.8" || doc.Upgrade.To != "0.27.6" {
@@ -116,10 +131,10 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		}
 	})
 
-	u030 := umbrella(t, "chart", "0.30.0", runtimeGlobals)
+	u030 := umbrella(t, "chart", "0.30.0", runtimeGlobals+noHPA)
 	t.Run("prune on: --upgrade to 0.30 from the live 0.27: the prune takes the kept Rollouts CRD and the Rollout with it", func(t *testing.T) {
 		argo.Prune = true
-		argo.writeStatus()
+		argo.apply()
 		res, doc := upgrade(t, u030)
 		if doc.Upgrade.From != "0.27.6" || doc.Upgrade.To != "0.30.0" || doc.Upgrade.Revision != 0 {
 			t.Errorf("upgrade %+v, want from the live 0.27.6 (not the record's 0.26.8) to 0.30.0", doc.Upgrade)
@@ -161,9 +176,8 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		c.Kubectl(t, "patch", "deployment", "cap-app-proxy", "-n", runtimeNS, "--type=merge", "-p",
 			`{"spec":{"progressDeadlineSeconds":5,"strategy":{"type":"Recreate","rollingUpdate":null},"template":{"metadata":{"labels":{"`+tc.FaultLabel+`":"`+tc.FaultCrashLoop+`"}}}}}`)
 		waitFor(t, 90*time.Second, "cap-app-proxy past its progress deadline", func() bool {
-			return argo.health(tc.ArgoItem{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: runtimeNS, Name: "cap-app-proxy"}) == "Degraded"
+			return argo.health("apps", "Deployment", "cap-app-proxy") == "Degraded"
 		})
-		argo.writeStatus()
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "runtime-application", "fail", "health Degraded", `Deployment codefresh/cap-app-proxy Degraded (Deployment "cap-app-proxy" exceeded its progress deadline)`, "--only runtime-workloads")
@@ -172,7 +186,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	t.Run("--post: a failed PreSync hook", func(t *testing.T) {
 		// The validate-values hook's pod fails (kwok fails a pod whose image
 		// tag is e2e-fail): Argo CD stops the sync in PreSync.
-		bad := umbrella(t, "chart", "0.30.0", runtimeGlobals+"gitops-runtime:\n  installer:\n    image:\n      tag: e2e-fail\n")
+		bad := umbrella(t, "chart", "0.30.0", runtimeGlobals+noHPA+"  installer:\n    image:\n      tag: e2e-fail\n")
 		if argo.sync(bad) {
 			t.Fatal("the sync went through a failing validate-values hook")
 		}
@@ -183,21 +197,56 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	})
 
 	t.Run("a multi-source Application an ApplicationSet generates", func(t *testing.T) {
-		multiSourceSteps(t, c, dyn, u030)
+		multiSourceSteps(t, c, dyn, argo, u030)
 	})
+}
+
+// agreeApply fails the test unless upgrade-apply of the plugin's
+// --upgrade of a commit (doc) and Argo CD's sync of that commit (synced:
+// it Succeeded) say the same: Argo CD applies the commit, or refuses it.
+func agreeApply(t *testing.T, doc reporters.Document, synced bool) {
+	t.Helper()
+	ch := tc.Check(t, doc, "upgrade-apply")
+	if refused := ch.Status == "fail"; refused == synced {
+		t.Errorf("upgrade-apply %s (%s), Argo CD's sync succeeded: %v", ch.Status, ch.Message, synced)
+	}
+}
+
+// noHPA turns the argo-gateway HPA off in an umbrella chart's values
+// (gitops-runtime: after runtimeGlobals; a value that follows nests under
+// it too): see TestArgoCDManagedRuntime.
+const noHPA = "gitops-runtime:\n  argo-gateway:\n    hpa:\n      enabled: false\n"
+
+// umbrella writes the chart the Shared Configuration Repository holds for
+// the runtime (testcluster.WriteUmbrella) around fixture line, at version,
+// with values.
+func umbrella(t *testing.T, line, version, values string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "chart")
+	if err := tc.WriteUmbrella(dir, chartLine(t, line), version, values); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // multiSourceSteps makes the runtime's Application what the Codefresh
 // platform may create: generated by an ApplicationSet (its controlling
 // owner), its chart's values in a file of another repository
-// ("$values/values/codefresh.yaml" from the source whose ref is values).
-// --upgrade renders the commit without that file and says so (warn,
-// naming it and its repository), never "not in chart"; given a checkout
-// (--argocd-source values=DIR) it reads it: a value the file sets reaches
-// the render. --post and --upgrade name the ApplicationSet, and say that
-// its template, not the Application, is where a change is made.
-func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, chartDir string) {
+// ("$values/values/codefresh.yaml" from the source whose ref is values, a
+// second repository on disk). --upgrade renders the commit without that
+// file and says so (warn, naming it and its repository), never "not in
+// chart"; given a checkout of it (--argocd-source values=DIR) it reads
+// it: the file clears the account the tunnel client needs, and the render
+// fails on the chart's own required message, as Argo CD's render of the
+// same two sources then does. --post and --upgrade name the ApplicationSet,
+// and say that its template, not the Application, is where a change is
+// made.
+func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, argo *argoReal, chartDir string) {
 	ctx := context.Background()
+	valuesRepo := tc.NewGitRepo(t)
+	file := t.TempDir()
+	writeFile(t, filepath.Join(file, "codefresh.yaml"), "global:\n  codefresh:\n    accountId: \"\"\n")
+	valuesRev := valuesRepo.Commit(t, file, "values", "the runtime's values")
 	appsets := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets"}
 	set := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
@@ -206,7 +255,7 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, chartD
 			"generators": []any{map[string]any{"list": map[string]any{"elements": []any{map[string]any{"runtime": "e2e-runtime"}}}}},
 			"template": map[string]any{"metadata": map[string]any{"name": "{{runtime}}"}, "spec": map[string]any{"project": "default",
 				"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": runtimeNS},
-				"source":      map[string]any{"repoURL": "https://git.example.com/acme/shared-config.git", "path": "resources/{{runtime}}/chart"}}},
+				"source":      map[string]any{"repoURL": argo.repo.URL(), "path": "resources/{{runtime}}/chart"}}},
 		},
 	}}
 	created, err := dyn.Resource(appsets).Namespace(runtimeNS).Create(ctx, set, metav1.CreateOptions{})
@@ -214,20 +263,26 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, chartD
 		t.Fatal(err)
 	}
 	apps := dyn.Resource(tc.ApplicationGVR).Namespace(runtimeNS)
-	app, err := apps.Get(ctx, "e2e-runtime", metav1.GetOptions{})
+	// The controller writes the Application's status meanwhile: read,
+	// change and write again on a conflict.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app, err := apps.Get(ctx, "e2e-runtime", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		src, _, _ := unstructured.NestedMap(app.Object, "spec", "source")
+		src["helm"].(map[string]any)["valueFiles"] = []any{"$values/values/codefresh.yaml"}
+		unstructured.RemoveNestedField(app.Object, "spec", "source")
+		if err := unstructured.SetNestedSlice(app.Object, []any{
+			map[string]any{"repoURL": valuesRepo.URL(), "targetRevision": "main", "ref": "values"}, src}, "spec", "sources"); err != nil {
+			return err
+		}
+		yes := true
+		app.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "runtimes", UID: created.GetUID(), Controller: &yes}})
+		_, err = apps.Update(ctx, app, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	src, _, _ := unstructured.NestedMap(app.Object, "spec", "source")
-	src["helm"].(map[string]any)["valueFiles"] = []any{"$values/values/codefresh.yaml"}
-	unstructured.RemoveNestedField(app.Object, "spec", "source")
-	if err := unstructured.SetNestedSlice(app.Object, []any{
-		map[string]any{"repoURL": "https://git.example.com/acme/runtime-values.git", "targetRevision": "main", "ref": "values"}, src}, "spec", "sources"); err != nil {
-		t.Fatal(err)
-	}
-	yes := true
-	app.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "runtimes", UID: created.GetUID(), Controller: &yes}})
-	if _, err := apps.Update(ctx, app, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -236,7 +291,7 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, chartD
 		t.Errorf("the value file of another source taken for one of the chart's:\n%s", res.Stdout)
 	}
 	cr := wantStatus(t, doc, "chart-renders", "warn", "without 1 value file of "+runtimeNS+"/e2e-runtime that Argo CD reads, from another repository",
-		"$values/values/codefresh.yaml (ref values: https://git.example.com/acme/runtime-values.git at main)")
+		"$values/values/codefresh.yaml (ref values: "+valuesRepo.URL()+" at main)")
 	if !strings.Contains(cr.Hint, "--argocd-source values=DIR") {
 		t.Errorf("hint %q", cr.Hint)
 	}
@@ -246,19 +301,24 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, chartD
 		t.Errorf("release-upgradable: %s\nhint %q: the ApplicationSet and where the change is made", ru.Message, ru.Hint)
 	}
 
-	// The checkout: its file clears the account the tunnel client needs,
-	// and the render fails on the chart's own required message: the file
-	// was read, in its place.
-	checkout := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(checkout, "values"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(checkout, "values", "codefresh.yaml"), []byte("global:\n  codefresh:\n    accountId: \"\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	// The checkout of the values repository: the render fails on the
+	// chart's own required message, the file read in its place; Argo CD's
+	// repo-server, reading the same file, fails the same way.
+	checkout := valuesRepo.Checkout(t, valuesRev)
 	res, doc = c.RunJSON(t, nil, "--upgrade", "--only", "chart-renders", "--chart", chartDir, "-n", runtimeNS, "--release-name", runtimeRelease, "--argocd-source", "values="+checkout)
 	wantCode(t, res, cli.ExitFailed)
 	wantStatus(t, doc, "chart-renders", "fail", "accountId is required")
+	argo.cd.Refresh(t, argo.name)
+	waitFor(t, 2*time.Minute, "Argo CD's ComparisonError on the same values", func() bool {
+		conds, _, _ := unstructured.NestedSlice(argo.application().Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "ComparisonError" && strings.Contains(fmt.Sprint(m["message"]), "accountId is required") {
+				return true
+			}
+		}
+		return false
+	})
 
 	res, doc = post(t, c, "--only=runtime-application")
 	ra := tc.Check(t, doc, "runtime-application")
