@@ -270,7 +270,7 @@ bench: test-binaries build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_PKGS)
 	$(GO) run ./hack/bench -assets $(K8S_ASSETS) -plugin $(abspath $(PLUGIN)) -out bench/results.md -readme docs/performance.md $(BENCH_FLAGS)
 
-demo: test-binaries $(ARGOCD) build
+demo: test-binaries build
 	@KUBEBUILDER_ASSETS=$(K8S_ASSETS) $(GO) run ./hack/demo -plugin $(CURDIR)/$(PLUGIN)
 
 clean:

@@ -7,10 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
@@ -26,9 +22,9 @@ const umbrellaValues = "global:\n  codefresh:\n    accountId: demo-account\n    
 // Configuration Repository. The plugin finds the Application; a commit
 // that bumps the umbrella chart to 0.30.0 is judged from what Argo CD
 // deployed, with Argo CD's rules; Argo CD syncs it; --post reads the
-// Application. The sync is Argo CD's own: its application controller and
-// repo-server (testcluster.LaunchArgoCD, the binary `make argocd` builds)
-// with the runtime's Argo CD settings, reading a Git repository on disk.
+// Application. Argo CD's sync is testcluster.ArgoSync (what its
+// controller and repo-server do, step by step: helm template, PreSync
+// hooks, kubectl apply with tracking annotations, prune, status).
 func runArgoCD(plugin, fixtures, logPath string) error {
 	line027 := filepath.Join("gitops-runtime", "chart-0.27", "gitops-runtime")
 	line030 := filepath.Join("gitops-runtime", "chart", "gitops-runtime")
@@ -61,51 +57,10 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 	if err != nil {
 		return err
 	}
-	bin, err := testcluster.FindArgoCD()
-	if err != nil {
-		return err
-	}
-	src, err := testcluster.ArgoCDSource()
-	if err != nil {
-		return err
-	}
-	repoDir := filepath.Join(d.dir, "shared-config")
-	if err := os.MkdirAll(repoDir, 0o755); err != nil {
-		return err
-	}
-	repo, err := testcluster.NewGitRepoIn(repoDir)
-	if err != nil {
-		return err
-	}
-	const path = "resources/demo/chart"
-	var argo *testcluster.ArgoCD
-	defer func() {
-		if argo != nil {
-			argo.Stop()
-		}
-	}()
-	// sync commits chart and waits for Argo CD's sync of it, then for the
-	// Application to be Synced and Healthy.
-	sync := func(chart, message string) error {
-		rev, err := repo.Push(chart, path, message)
-		if err != nil {
-			return err
-		}
-		if err := argo.RefreshApplication(ctx, "demo"); err != nil {
-			return err
-		}
-		wait, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		defer cancel()
-		app, err := argo.AwaitSync(wait, "demo", rev)
-		if err != nil {
-			return err
-		}
-		if phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase"); phase != "Succeeded" {
-			msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
-			return fmt.Errorf("argo CD's sync of %s: %s: %s", chart, phase, msg)
-		}
-		return argo.AwaitHealthy(wait, "demo")
-	}
+	argo := testcluster.NewArgoSync(live.Admin, live.Kubeconfig, d.helm, "codefresh", "demo", "cf-gitops-runtime")
+	// automated, prune, selfHeal, and ServerSideApply=true (the Argo CD
+	// chart's CRDs are too large for kubectl apply's last-applied annotation).
+	argo.Prune, argo.ServerSideApply = true, true
 
 	if err := d.step("The runtime on chart 0.27.6, installed with helm install", func() error {
 		return d.run(d.helm, "install", "cf-gitops-runtime", line027, "-n", "codefresh", "--create-namespace", "-f", values,
@@ -114,18 +69,15 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 		return err
 	}
 	if err := d.step("Configure the runtime as an Argo CD Application: Argo CD syncs resources/demo/chart (0.27.6)", func() error {
-		d.say("Argo CD itself (its application controller and repo-server, with the runtime's Argo CD settings) renders the umbrella chart with helm template, runs its PreSync hooks, applies every object with its tracking and writes the Application codefresh/demo (automated, prune, selfHeal, ServerSideApply=true: the Argo CD chart's CRDs are too large for kubectl apply's last-applied annotation). From now on the runtime is upgraded by a commit, and the Helm release record stays at revision 1.", 3, 3)
-		var err error
-		argo, err = testcluster.LaunchArgoCD(testcluster.ArgoCDCluster{Admin: live.Admin, Kubeconfig: live.Kubeconfig, Dir: live.Dir},
-			testcluster.ArgoCDOptions{Namespace: "codefresh", Chart: line027, Release: "cf-gitops-runtime", Values: values}, bin, src, d.helm)
+		d.say("Argo CD renders the umbrella chart with helm template, runs its PreSync hooks, applies every object with its tracking annotation and writes the Application codefresh/demo (automated, prune, selfHeal, ServerSideApply=true). From now on the runtime is upgraded by a commit, and the Helm release record stays at revision 1.", 3, 3)
+		ok, err := argo.Sync(ctx, commit027)
+		if err == nil && !ok {
+			err = fmt.Errorf("the sync of %s failed", commit027)
+		}
 		if err != nil {
 			return err
 		}
-		app := testcluster.RuntimeApplication("demo", "codefresh", repo.URL(), path, "cf-gitops-runtime", true, true)
-		if _, err := dynamic.NewForConfigOrDie(live.Admin).Resource(testcluster.ApplicationGVR).Namespace("codefresh").Create(ctx, app, metav1.CreateOptions{}); err != nil {
-			return err
-		}
-		if err := sync(commit027, "the runtime's chart, 0.27.6"); err != nil {
+		if err := argo.WaitHealthy(ctx, 3*time.Minute); err != nil {
 			return err
 		}
 		return d.preflight("--post", "--only", "release-deployed,runtime-workloads,runtime-application")
@@ -138,7 +90,14 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 		return err
 	}
 	if err := d.step("Argo CD syncs the commit", func() error {
-		return sync(commit030, "the runtime's chart, 0.30.0")
+		ok, err := argo.Sync(ctx, commit030)
+		if err == nil && !ok {
+			err = fmt.Errorf("the sync of %s failed", commit030)
+		}
+		if err != nil {
+			return err
+		}
+		return argo.WaitHealthy(ctx, 3*time.Minute)
 	}); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package argocd
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Argo CD's resource tracking settings in argocd-cm, and their defaults
@@ -73,6 +74,26 @@ func (tr Tracking) Set(labels, annotations map[string]string, group, kind, names
 		withAnnotation()
 	}
 	return labels, annotations
+}
+
+// Tracks reports whether an object with labels and annotations carries
+// tr's mark: what Argo CD reads to find the live objects an Application
+// manages, and so the only ones its prune can delete (the annotation's
+// application part for annotation and annotation+label tracking, the label
+// for label tracking;
+// https://github.com/argoproj/argo-cd/blob/v3.6.1/util/argo/resource_tracking.go
+// GetAppName). An object Argo CD applied without a mark (a CRD: see
+// SetAppInstance's callers) is not one of them.
+func (tr Tracking) Tracks(labels, annotations map[string]string) bool {
+	if tr.Method == "label" {
+		key := tr.LabelKey
+		if key == "" {
+			key = DefaultInstanceLabelKey
+		}
+		return labels[key] == tr.App
+	}
+	app, _, ok := strings.Cut(annotations[TrackingAnnotation], ":")
+	return ok && app == tr.App
 }
 
 // labelEnd is what a label value may end with.

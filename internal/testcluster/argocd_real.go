@@ -698,7 +698,10 @@ func (a *ArgoCD) AwaitSync(ctx context.Context, name, revision string) (*unstruc
 // namespace: project default, the in-cluster destination (namespace), the
 // chart at path of repoURL at HEAD rendered with release as its release
 // name, sync automated with self-heal, prune as given, and the sync option
-// ServerSideApply=true when serverSide.
+// ServerSideApply=true when serverSide. A failed sync is retried once
+// (syncPolicy.retry.limit 1): Argo CD's default for an automated sync, 5
+// retries with backoff, runs the PreSync hooks again each time and takes
+// minutes to report a refusal that is the same every time.
 func RuntimeApplication(name, namespace, repoURL, path, release string, prune, serverSide bool) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
@@ -715,7 +718,7 @@ func RuntimeApplication(name, namespace, repoURL, path, release string, prune, s
 
 // RuntimeSyncPolicy is the spec.syncPolicy of RuntimeApplication.
 func RuntimeSyncPolicy(prune, serverSide bool) map[string]any {
-	policy := map[string]any{"automated": map[string]any{"prune": prune, "selfHeal": true}}
+	policy := map[string]any{"automated": map[string]any{"prune": prune, "selfHeal": true}, "retry": map[string]any{"limit": int64(1)}}
 	if serverSide {
 		policy["syncOptions"] = []any{"ServerSideApply=true"}
 	}

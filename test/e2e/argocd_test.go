@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -26,10 +24,9 @@ import (
 
 // TestArgoCDManagedRuntime: a runtime installed with Helm at 0.26.8 (Argo
 // Rollouts on, a live Rollout), then handed to Argo CD ("Configure as Argo
-// Application") and synced by Argo CD itself (its application controller
-// and repo-server, testcluster.StartArgoCD, with the runtime's own Argo CD
-// settings) to 0.27.6 and 0.30.0 from the umbrella chart committed at
-// resources/<runtime>/chart of a Git repository on disk. The plugin finds the Application in
+// Application") and synced by it (testcluster.ArgoSync: what Argo CD's
+// controller does, see its doc) to 0.27.6 and 0.30.0 from the umbrella
+// chart of resources/<runtime>/chart. The plugin finds the Application in
 // every mode; --upgrade judges each commit from what Argo CD deployed (the
 // live 0.27.6, not the release record's 0.26.8) with Argo CD's apply and
 // prune rules, and agrees with what the sync then does: client-side apply
@@ -41,19 +38,8 @@ import (
 // Degraded, a failed apply and a failed PreSync hook.
 func TestArgoCDManagedRuntime(t *testing.T) {
 	tc.Parallel(t, tc.Long)
-	c := tc.Start(t)
-	for _, n := range []string{"worker-1", "worker-2"} {
-		c.AddNode(t, tc.NodeSpec{Name: n, CPU: "8", Memory: "16Gi"})
-	}
-	v := runtimeValues(t, "")
-	// The test cluster serves no metrics API (no metrics-server): Argo CD
-	// takes an HPA that cannot read its metrics for Degraded, so the
-	// runtime runs without its argo-gateway HPA.
-	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true", "--set", "argo-gateway.hpa.enabled=false")
-	dyn := dynamic.NewForConfigOrDie(c.Admin)
-	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
-	createCustom(t, dyn, rollouts, checkoutRollout())
-	argo := newArgoReal(t, c, "e2e-runtime", chartLine(t, "chart-0.26"), v)
+	c, _, dyn, rollouts := runtimeWithRollout(t)
+	argo := newArgoSim(t, c, "e2e-runtime", false)
 	const app = runtimeNS + "/e2e-runtime"
 	upgrade := func(t *testing.T, chart string) (tc.Result, reporters.Document) {
 		t.Helper()
@@ -66,31 +52,26 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 
 	// Configure as Argo Application: Argo CD takes the runtime over at the
 	// version it runs.
-	u026 := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+noHPA+"  argo-rollouts:\n    enabled: true\n")
-	// Argo CD marks no CRD (its repo-server leaves them untracked): the
-	// 0.26 ApplicationSet CRD and its last-applied configuration fit the
-	// API server's 256 KiB of annotations by 177 bytes, and a CRD
-	// annotation of 200 bytes (argo-cd.crds.annotations) takes it past.
-	annotated := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+noHPA+"  argo-rollouts:\n    enabled: true\n"+
-		"  argo-cd:\n    crds:\n      annotations:\n        e2e.example.com/note: "+strings.Repeat("n", 200)+"\n")
-	t.Run("client-side apply: a CRD annotation takes the ApplicationSet CRD past kubectl's last-applied annotation", func(t *testing.T) {
-		argo.apply() // the Application, before its first sync
+	u026 := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n")
+	// The 0.26 ApplicationSet CRD fits kubectl's last-applied annotation
+	// (Argo CD tracks no CRD: TestArgoCDApplyAndPruneAgreeWithArgoCD); a
+	// CRD annotation of 200 bytes takes it past.
+	annotated := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n"+crdNote)
+	t.Run("client-side apply: the annotated ApplicationSet CRD is too large for kubectl apply", func(t *testing.T) {
+		argo.writeStatus() // the Application, before its first sync
 		res, doc := upgrade(t, annotated)
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "upgrade-apply", "fail", "the sync fails", "client-side apply (kubectl apply, last-applied)", "applicationsets.argoproj.io", "Too long")
-		agreeApply(t, doc, argo.sync(annotated))
+		if argo.sync(annotated) {
+			t.Fatal("a client-side sync of the annotated ApplicationSet CRD went through")
+		}
 		res, doc = post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "runtime-application", "fail", "last sync Failed: one or more objects failed to apply", "Too long")
 	})
-	t.Run("client-side apply: the 0.26 ApplicationSet CRD as it ships fits", func(t *testing.T) {
-		_, doc := upgrade(t, u026)
-		wantStatus(t, doc, "upgrade-apply", "pass", "client-side apply (kubectl apply, last-applied)")
-		agreeApply(t, doc, argo.sync(u026))
-	})
 	// As Argo CD's docs advise for large CRDs: ServerSideApply=true.
 	argo.ServerSideApply = true
-	argo.apply()
+	argo.writeStatus()
 	res, doc := upgrade(t, u026)
 	wantStatus(t, doc, "upgrade-apply", "pass", "Argo CD (Application "+app+", ServerSideApply=true), server-side apply (argocd-controller, conflicts forced)")
 	if !argo.sync(u026) {
@@ -101,7 +82,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	wantCode(t, res, cli.ExitOK)
 	wantStatus(t, doc, "runtime-application", "pass", "Application "+app, "its inventory (status.resources) holds", "sync policy automated (selfHeal)", "is Synced and Healthy")
 
-	u027 := umbrella(t, "chart-0.27", "0.27.6", runtimeGlobals+noHPA)
+	u027 := umbrella(t, "chart-0.27", "0.27.6", runtimeGlobals)
 	t.Run("prune off: the controller 0.27 drops stays in place", func(t *testing.T) {
 		res, doc := upgrade(t, u027)
 		if doc.Upgrade.From != "0.26.8" || doc.Upgrade.To != "0.27.6" {
@@ -131,10 +112,10 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		}
 	})
 
-	u030 := umbrella(t, "chart", "0.30.0", runtimeGlobals+noHPA)
-	t.Run("prune on: --upgrade to 0.30 from the live 0.27: the prune takes the kept Rollouts CRD and the Rollout with it", func(t *testing.T) {
+	u030 := umbrella(t, "chart", "0.30.0", runtimeGlobals)
+	t.Run("prune on: --upgrade to 0.30 from the live 0.27: the prune takes the Rollouts controller, not its untracked CRD", func(t *testing.T) {
 		argo.Prune = true
-		argo.apply()
+		argo.writeStatus()
 		res, doc := upgrade(t, u030)
 		if doc.Upgrade.From != "0.27.6" || doc.Upgrade.To != "0.30.0" || doc.Upgrade.Revision != 0 {
 			t.Errorf("upgrade %+v, want from the live 0.27.6 (not the record's 0.26.8) to 0.30.0", doc.Upgrade)
@@ -146,23 +127,25 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 			t.Errorf("the hint of an Argo CD-managed runtime says helm upgrade: %s", ru.Hint)
 		}
 		wantStatus(t, doc, "upgrade-path", "pass", "chart 0.27.6 → 0.30.0")
-		// Helm keeps the Rollouts CRD (helm.sh/resource-policy: keep); Argo
-		// CD's prune does not read that annotation.
-		del := wantStatus(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) deletes CRD rollouts.argoproj.io and with it 1 custom resources (codefresh: 1)",
-			"removes the Argo Rollouts controller (Deployment codefresh/argo-rollouts) while 1 rollouts.argoproj.io live: "+runtimeNS+"/checkout")
-		if del.Impact != "data-loss" {
-			t.Errorf("upgrade-deletes impact %s, want data-loss", del.Impact)
+		// Argo CD prunes the controller it tracks; the Rollouts CRD carries
+		// no tracking mark (Argo CD marks no CRD), so the prune leaves it,
+		// and the Rollout stays with no controller.
+		del := wantStatus(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) removes the Argo Rollouts controller (Deployment codefresh/argo-rollouts) while 1 rollouts.argoproj.io live: "+runtimeNS+"/checkout")
+		if del.Impact != "runtime-breaks" || strings.Contains(del.Message, "deletes CRD") {
+			t.Errorf("upgrade-deletes impact %s, want runtime-breaks and no CRD deleted: %s", del.Impact, del.Message)
 		}
 		if !argo.sync(u030) {
 			t.Fatal("sync to 0.30 failed")
 		}
-		// Read back: the sync pruned the controller and the CRD, and the
-		// Rollout went with its CRD, as the plugin said.
-		waitFor(t, 60*time.Second, "argo-rollouts and the Rollout pruned", func() bool {
+		// Read back: the sync pruned the controller; the CRD and the
+		// Rollout remain, as the plugin said.
+		waitFor(t, 60*time.Second, "argo-rollouts pruned", func() bool {
 			_, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-rollouts", metav1.GetOptions{})
-			_, rerr := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{})
-			return apierrors.IsNotFound(err) && rerr != nil && (apierrors.IsNotFound(rerr) || strings.Contains(rerr.Error(), "could not find the requested resource"))
+			return apierrors.IsNotFound(err)
 		})
+		if _, err := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{}); err != nil {
+			t.Errorf("the Rollout is gone after the sync (the plugin said its CRD stays): %v", err)
+		}
 	})
 
 	t.Run("--post after the sync: Synced and Healthy, the record still stale", func(t *testing.T) {
@@ -176,8 +159,9 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		c.Kubectl(t, "patch", "deployment", "cap-app-proxy", "-n", runtimeNS, "--type=merge", "-p",
 			`{"spec":{"progressDeadlineSeconds":5,"strategy":{"type":"Recreate","rollingUpdate":null},"template":{"metadata":{"labels":{"`+tc.FaultLabel+`":"`+tc.FaultCrashLoop+`"}}}}}`)
 		waitFor(t, 90*time.Second, "cap-app-proxy past its progress deadline", func() bool {
-			return argo.health("apps", "Deployment", "cap-app-proxy") == "Degraded"
+			return argo.health(tc.ArgoItem{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: runtimeNS, Name: "cap-app-proxy"}) == "Degraded"
 		})
+		argo.writeStatus()
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "runtime-application", "fail", "health Degraded", `Deployment codefresh/cap-app-proxy Degraded (Deployment "cap-app-proxy" exceeded its progress deadline)`, "--only runtime-workloads")
@@ -186,7 +170,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	t.Run("--post: a failed PreSync hook", func(t *testing.T) {
 		// The validate-values hook's pod fails (kwok fails a pod whose image
 		// tag is e2e-fail): Argo CD stops the sync in PreSync.
-		bad := umbrella(t, "chart", "0.30.0", runtimeGlobals+noHPA+"  installer:\n    image:\n      tag: e2e-fail\n")
+		bad := umbrella(t, "chart", "0.30.0", runtimeGlobals+"gitops-runtime:\n  installer:\n    image:\n      tag: e2e-fail\n")
 		if argo.sync(bad) {
 			t.Fatal("the sync went through a failing validate-values hook")
 		}
@@ -197,56 +181,21 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	})
 
 	t.Run("a multi-source Application an ApplicationSet generates", func(t *testing.T) {
-		multiSourceSteps(t, c, dyn, argo, u030)
+		multiSourceSteps(t, c, dyn, u030)
 	})
-}
-
-// agreeApply fails the test unless upgrade-apply of the plugin's
-// --upgrade of a commit (doc) and Argo CD's sync of that commit (synced:
-// it Succeeded) say the same: Argo CD applies the commit, or refuses it.
-func agreeApply(t *testing.T, doc reporters.Document, synced bool) {
-	t.Helper()
-	ch := tc.Check(t, doc, "upgrade-apply")
-	if refused := ch.Status == "fail"; refused == synced {
-		t.Errorf("upgrade-apply %s (%s), Argo CD's sync succeeded: %v", ch.Status, ch.Message, synced)
-	}
-}
-
-// noHPA turns the argo-gateway HPA off in an umbrella chart's values
-// (gitops-runtime: after runtimeGlobals; a value that follows nests under
-// it too): see TestArgoCDManagedRuntime.
-const noHPA = "gitops-runtime:\n  argo-gateway:\n    hpa:\n      enabled: false\n"
-
-// umbrella writes the chart the Shared Configuration Repository holds for
-// the runtime (testcluster.WriteUmbrella) around fixture line, at version,
-// with values.
-func umbrella(t *testing.T, line, version, values string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "chart")
-	if err := tc.WriteUmbrella(dir, chartLine(t, line), version, values); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // multiSourceSteps makes the runtime's Application what the Codefresh
 // platform may create: generated by an ApplicationSet (its controlling
 // owner), its chart's values in a file of another repository
-// ("$values/values/codefresh.yaml" from the source whose ref is values, a
-// second repository on disk). --upgrade renders the commit without that
-// file and says so (warn, naming it and its repository), never "not in
-// chart"; given a checkout of it (--argocd-source values=DIR) it reads
-// it: the file clears the account the tunnel client needs, and the render
-// fails on the chart's own required message, as Argo CD's render of the
-// same two sources then does. --post and --upgrade name the ApplicationSet,
-// and say that its template, not the Application, is where a change is
-// made.
-func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, argo *argoReal, chartDir string) {
+// ("$values/values/codefresh.yaml" from the source whose ref is values).
+// --upgrade renders the commit without that file and says so (warn,
+// naming it and its repository), never "not in chart"; given a checkout
+// (--argocd-source values=DIR) it reads it: a value the file sets reaches
+// the render. --post and --upgrade name the ApplicationSet, and say that
+// its template, not the Application, is where a change is made.
+func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, chartDir string) {
 	ctx := context.Background()
-	valuesRepo := tc.NewGitRepo(t)
-	file := t.TempDir()
-	writeFile(t, filepath.Join(file, "codefresh.yaml"), "global:\n  codefresh:\n    accountId: \"\"\n")
-	valuesRev := valuesRepo.Commit(t, file, "values", "the runtime's values")
 	appsets := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applicationsets"}
 	set := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
@@ -255,7 +204,7 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, argo *
 			"generators": []any{map[string]any{"list": map[string]any{"elements": []any{map[string]any{"runtime": "e2e-runtime"}}}}},
 			"template": map[string]any{"metadata": map[string]any{"name": "{{runtime}}"}, "spec": map[string]any{"project": "default",
 				"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": runtimeNS},
-				"source":      map[string]any{"repoURL": argo.repo.URL(), "path": "resources/{{runtime}}/chart"}}},
+				"source":      map[string]any{"repoURL": "https://git.example.com/acme/shared-config.git", "path": "resources/{{runtime}}/chart"}}},
 		},
 	}}
 	created, err := dyn.Resource(appsets).Namespace(runtimeNS).Create(ctx, set, metav1.CreateOptions{})
@@ -263,26 +212,20 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, argo *
 		t.Fatal(err)
 	}
 	apps := dyn.Resource(tc.ApplicationGVR).Namespace(runtimeNS)
-	// The controller writes the Application's status meanwhile: read,
-	// change and write again on a conflict.
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app, err := apps.Get(ctx, "e2e-runtime", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		src, _, _ := unstructured.NestedMap(app.Object, "spec", "source")
-		src["helm"].(map[string]any)["valueFiles"] = []any{"$values/values/codefresh.yaml"}
-		unstructured.RemoveNestedField(app.Object, "spec", "source")
-		if err := unstructured.SetNestedSlice(app.Object, []any{
-			map[string]any{"repoURL": valuesRepo.URL(), "targetRevision": "main", "ref": "values"}, src}, "spec", "sources"); err != nil {
-			return err
-		}
-		yes := true
-		app.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "runtimes", UID: created.GetUID(), Controller: &yes}})
-		_, err = apps.Update(ctx, app, metav1.UpdateOptions{})
-		return err
-	})
+	app, err := apps.Get(ctx, "e2e-runtime", metav1.GetOptions{})
 	if err != nil {
+		t.Fatal(err)
+	}
+	src, _, _ := unstructured.NestedMap(app.Object, "spec", "source")
+	src["helm"].(map[string]any)["valueFiles"] = []any{"$values/values/codefresh.yaml"}
+	unstructured.RemoveNestedField(app.Object, "spec", "source")
+	if err := unstructured.SetNestedSlice(app.Object, []any{
+		map[string]any{"repoURL": "https://git.example.com/acme/runtime-values.git", "targetRevision": "main", "ref": "values"}, src}, "spec", "sources"); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	app.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "argoproj.io/v1alpha1", Kind: "ApplicationSet", Name: "runtimes", UID: created.GetUID(), Controller: &yes}})
+	if _, err := apps.Update(ctx, app, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -291,7 +234,7 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, argo *
 		t.Errorf("the value file of another source taken for one of the chart's:\n%s", res.Stdout)
 	}
 	cr := wantStatus(t, doc, "chart-renders", "warn", "without 1 value file of "+runtimeNS+"/e2e-runtime that Argo CD reads, from another repository",
-		"$values/values/codefresh.yaml (ref values: "+valuesRepo.URL()+" at main)")
+		"$values/values/codefresh.yaml (ref values: https://git.example.com/acme/runtime-values.git at main)")
 	if !strings.Contains(cr.Hint, "--argocd-source values=DIR") {
 		t.Errorf("hint %q", cr.Hint)
 	}
@@ -301,24 +244,19 @@ func multiSourceSteps(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, argo *
 		t.Errorf("release-upgradable: %s\nhint %q: the ApplicationSet and where the change is made", ru.Message, ru.Hint)
 	}
 
-	// The checkout of the values repository: the render fails on the
-	// chart's own required message, the file read in its place; Argo CD's
-	// repo-server, reading the same file, fails the same way.
-	checkout := valuesRepo.Checkout(t, valuesRev)
+	// The checkout: its file clears the account the tunnel client needs,
+	// and the render fails on the chart's own required message: the file
+	// was read, in its place.
+	checkout := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(checkout, "values"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(checkout, "values", "codefresh.yaml"), []byte("global:\n  codefresh:\n    accountId: \"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	res, doc = c.RunJSON(t, nil, "--upgrade", "--only", "chart-renders", "--chart", chartDir, "-n", runtimeNS, "--release-name", runtimeRelease, "--argocd-source", "values="+checkout)
 	wantCode(t, res, cli.ExitFailed)
 	wantStatus(t, doc, "chart-renders", "fail", "accountId is required")
-	argo.cd.Refresh(t, argo.name)
-	waitFor(t, 2*time.Minute, "Argo CD's ComparisonError on the same values", func() bool {
-		conds, _, _ := unstructured.NestedSlice(argo.application().Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "ComparisonError" && strings.Contains(fmt.Sprint(m["message"]), "accountId is required") {
-				return true
-			}
-		}
-		return false
-	})
 
 	res, doc = post(t, c, "--only=runtime-application")
 	ra := tc.Check(t, doc, "runtime-application")
@@ -470,6 +408,29 @@ func TestUpgradeHookRangeAndRenamedKey(t *testing.T) {
 			t.Error("no gitops-operator Deployment after the upgrade")
 		}
 	})
+}
+
+// runtimeWithRollout starts a cluster of two nodes, installs the runtime
+// with Helm at 0.26.8 with Argo Rollouts on (and set, more --set values)
+// and creates a live Rollout (checkoutRollout): the runtime a user hands
+// to Argo CD. It returns the cluster, the values file, a dynamic client
+// and the Rollouts' resource.
+func runtimeWithRollout(t *testing.T, set ...string) (*tc.Cluster, string, dynamic.Interface, schema.GroupVersionResource) {
+	t.Helper()
+	c := tc.Start(t)
+	for _, n := range []string{"worker-1", "worker-2"} {
+		c.AddNode(t, tc.NodeSpec{Name: n, CPU: "8", Memory: "16Gi"})
+	}
+	v := runtimeValues(t, "")
+	args := []string{"--set", "argo-rollouts.enabled=true"}
+	for _, kv := range set {
+		args = append(args, "--set", kv)
+	}
+	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, args...)
+	dyn := dynamic.NewForConfigOrDie(c.Admin)
+	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
+	createCustom(t, dyn, rollouts, checkoutRollout())
+	return c, v, dyn, rollouts
 }
 
 // checkoutRollout is a live Argo Rollout, checkout, in the runtime
