@@ -106,9 +106,9 @@ type deletions struct {
 	// untracked are the objects the target drops that carry no tracking
 	// mark of the Application: Argo CD does not manage them, so its prune
 	// leaves them (a CRD: Argo CD marks none).
-	untracked []string
-	objs, keptRefs                 []ObjectRef
-	deleted                        int
+	untracked      []string
+	objs, keptRefs []ObjectRef
+	deleted        int
 }
 
 // add judges one object the target no longer renders: Argo CD prunes it
