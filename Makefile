@@ -53,7 +53,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
 
-.PHONY: all build install test unit fuzz e2e test-binaries demo bench lint fmt vet clean distclean dist docs fixtures
+.PHONY: all build install test unit fuzz e2e test-binaries argocd demo bench lint fmt vet clean distclean dist docs fixtures
 
 all: build
 
@@ -132,6 +132,25 @@ $(K8S_ASSETS)/kwok:
 
 K8S_TOOLS := $(addprefix $(K8S_ASSETS)/,etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
+# Argo CD's application controller and repo-server, for the end-to-end tests
+# that sync with Argo CD itself: the module hack/tools/argocd (its main runs
+# as the component its name says), at the version it requires, with the
+# version stamped as Argo CD's Makefile does. Argo CD v3.6 needs Go 1.27:
+# GOTOOLCHAIN=auto takes that toolchain (hack/tools/argocd/go.mod) from the
+# Go module proxy when the machine's go is older.
+ARGOCD_VERSION := $(shell awk '$$1 == "github.com/argoproj/argo-cd/v3" || ($$1 == "require" && $$2 == "github.com/argoproj/argo-cd/v3") { print $$NF }' hack/tools/argocd/go.mod)
+ARGOCD_DIR     := $(TOOL_CACHE)/argocd-sync-$(ARGOCD_VERSION)
+ARGOCD         := $(ARGOCD_DIR)/argocd
+ARGOCD_COMMON  := github.com/argoproj/argo-cd/v3/common
+$(ARGOCD):
+	@mkdir -p $(ARGOCD_DIR)
+	@echo "building Argo CD $(ARGOCD_VERSION) application controller and repo-server (once per machine; cached in $(ARGOCD_DIR))"
+	@$(PROGRESS) "build argocd" bash -c "cd hack/tools/argocd && CGO_ENABLED=0 GOFLAGS= GOTOOLCHAIN=auto $(GO) build \
+		-ldflags '-X $(ARGOCD_COMMON).version=$(ARGOCD_VERSION:v%=%) -X $(ARGOCD_COMMON).gitTreeState=clean' \
+		-o $@.tmp.$$$$ . && mv -f $@.tmp.$$$$ $@"
+
+argocd: $(ARGOCD)
+
 # bin/k8s: a link to the machine's build (a folder of an older checkout's
 # own build is replaced by it).
 test-binaries: $(K8S_TOOLS)
@@ -183,9 +202,9 @@ unit: $(TESTREPORT)
 E2E_PARALLEL ?= 4
 E2E_TIMEOUT  ?= 60m
 E2E_FLAGS    ?=
-e2e: test-binaries build $(TESTREPORT)
+e2e: test-binaries $(ARGOCD) build $(TESTREPORT)
 	@$(PROGRESS) "end-to-end tests (full output: $(BIN)/e2e.log)" bash -c 'set -o pipefail; \
-		KUBEBUILDER_ASSETS=$(K8S_ASSETS) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -json -count=1 \
+		KUBEBUILDER_ASSETS=$(K8S_ASSETS) ARGOCD_E2E_BIN=$(ARGOCD) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -json -count=1 \
 			-parallel $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./test/e2e/... 2>&1 \
 		| $(TESTREPORT) stream -mode e2e -log $(BIN)/e2e.log -times $(TEST_TIMES)'
 

@@ -62,7 +62,7 @@ func runUpgradeApply(ctx context.Context, env *Env) (Result, error) {
 	}
 	u := apply.Upgrade{Release: up.Current.Name, Namespace: up.Current.Namespace, Current: up.Current.Manifest, Target: up.TargetManifest}
 	if up.Sync != nil {
-		u.TrackingApp = up.Sync.TrackingApp
+		u.Tracking = up.Sync.Tracking()
 	}
 	refused, err := apply.DryRun(ctx, e, applyCluster{env.Cluster}, u, method)
 	if _, ok := cluster.AsNotRecorded(err); ok {

@@ -103,8 +103,12 @@ type deletions struct {
 	// deleted ("Kind name"); handedOver the removed controllers another
 	// Deployment runs.
 	lost, broken, kept, handedOver []string
-	objs, keptRefs                 []ObjectRef
-	deleted                        int
+	// untracked are the objects the target drops that carry no tracking
+	// mark of the Application: Argo CD does not manage them, so its prune
+	// leaves them (a CRD: Argo CD marks none).
+	untracked      []string
+	objs, keptRefs []ObjectRef
+	deleted        int
 }
 
 // add judges one object the target no longer renders: Argo CD prunes it
@@ -128,7 +132,12 @@ func (d *deletions) add(o chart.Object) error {
 		return nil // already gone: Helm skips it
 	}
 	ref := ObjectRef{Kind: o.Kind, Namespace: ons, Name: o.Name}
-	if d.sync != nil && !d.sync.Pruned(o.Group(), o.Kind, o.Namespace, o.Name) || d.sync == nil && m.Annotations[keepPolicy] == "keep" {
+	if d.sync != nil && d.sync.Prune && !d.sync.Tracking().Tracks(m.Labels, m.Annotations) {
+		d.untracked = append(d.untracked, o.Kind+" "+o.Name)
+		d.keptRefs = append(d.keptRefs, ref)
+		return nil
+	}
+	if d.sync != nil && !d.sync.Pruned(o.Group(), o.Kind, o.Namespace, o.Name, m.Labels, m.Annotations) || d.sync == nil && m.Annotations[keepPolicy] == "keep" {
 		d.kept = append(d.kept, o.Kind+" "+o.Name)
 		d.keptRefs = append(d.keptRefs, ref)
 		return nil
@@ -187,6 +196,10 @@ func (d *deletions) result(rel string) Result {
 	if s := d.sync; s != nil {
 		who = fmt.Sprintf("Argo CD's sync (Application %s, prune: true)", s.App)
 		sortWorkloadsFirst(d.kept)
+		if len(d.lost) == 0 && len(d.broken) == 0 && len(d.kept) == 0 && len(d.untracked) > 0 {
+			return Pass("Argo CD's sync of the commit (Application %s, prune: true) deletes %d objects the target no longer renders, none holding custom resources or controlling live ones; it leaves %d in place that carry no tracking mark of the Application (Argo CD tracks no CRD and prunes only what it tracks): %s",
+				s.App, d.deleted, len(d.untracked), strings.Join(first(d.untracked, 8), ", ")).WithObjects(d.keptRefs...)
+		}
 		if len(d.lost) == 0 && len(d.broken) == 0 && len(d.kept) > 0 {
 			why := "prune is off (syncPolicy.automated.prune is not true)"
 			if s.Prune {

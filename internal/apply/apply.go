@@ -33,6 +33,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/admission"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
 )
 
@@ -75,10 +76,9 @@ const FieldManager = "helm"
 type Upgrade struct {
 	Release, Namespace string
 	Current, Target    string
-	// TrackingApp, for Argo CD's methods, is the application part of the
-	// tracking annotation Argo CD sets on every object it applies
-	// (argocd.argoproj.io/tracking-id: <app>:<group>/<kind>:<namespace>/<name>).
-	TrackingApp string
+	// Tracking, for Argo CD's methods, is how Argo CD marks the objects it
+	// applies (argocd.Tracking).
+	Tracking argocd.Tracking
 }
 
 // DryRun sends the upgrade u through the engine e (its identity, every
@@ -124,7 +124,7 @@ func dryRun(ctx context.Context, e *dryrun.Engine, cl Cluster, u Upgrade, m Meth
 	}
 	if m == ClientSideApply || m == ArgoServerSideApply {
 		// Argo CD adds its tracking annotation, no Helm release metadata.
-		if err := target.Visit(argoTracking(u.TrackingApp)); err != nil {
+		if err := target.Visit(argoTracking(u.Tracking, u.Namespace)); err != nil {
 			return nil, err
 		}
 	} else if err := target.Visit(releaseMetadata(u.Release, u.Namespace)); err != nil {
@@ -459,25 +459,32 @@ func unapplied(info *resource.Info) *resource.Info {
 	return &cp
 }
 
-// argoTracking sets Argo CD's tracking annotation on each object, as its
-// controller does before it applies them (annotation tracking; nothing
-// when app is "").
-func argoTracking(app string) resource.VisitorFunc {
+// argoTracking marks each object as Argo CD's repo-server does before the
+// controller applies it (argocd.Tracking.Set), leaving out CRDs as it does
+// (https://github.com/argoproj/argo-cd/blob/v3.6.1/reposerver/repository/repository.go,
+// manifestsFromObjects: !kube.IsCRD); nothing when tr.App is "". dest is
+// the Application's destination namespace, which the tracking annotation
+// names for a cluster-scoped object.
+func argoTracking(tr argocd.Tracking, dest string) resource.VisitorFunc {
 	return func(info *resource.Info, err error) error {
-		if err != nil || app == "" {
+		if err != nil || tr.App == "" {
 			return err
+		}
+		gvk := info.Mapping.GroupVersionKind
+		if gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition" {
+			return nil
 		}
 		a, err := meta.Accessor(info.Object)
 		if err != nil {
 			return err
 		}
-		ann := a.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
+		ns := info.Namespace
+		if ns == "" {
+			ns = dest
 		}
-		gvk := info.Mapping.GroupVersionKind
-		ann["argocd.argoproj.io/tracking-id"] = fmt.Sprintf("%s:%s/%s:%s/%s", app, gvk.Group, gvk.Kind, info.Namespace, info.Name)
-		a.SetAnnotations(ann)
+		labels, annotations := tr.Set(a.GetLabels(), a.GetAnnotations(), gvk.Group, gvk.Kind, ns, info.Name)
+		a.SetLabels(labels)
+		a.SetAnnotations(annotations)
 		return nil
 	}
 }

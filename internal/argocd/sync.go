@@ -36,8 +36,11 @@ type Sync struct {
 // unless the sync prunes, and one with the option Prune=false is never
 // pruned; https://github.com/argoproj/argo-cd/blob/master/gitops-engine/pkg/sync/sync_context.go).
 // Argo CD does not read helm.sh/resource-policy: keep when it prunes.
-func (s *Sync) Pruned(group, kind, namespace, name string) bool {
-	return s.Prune && !s.NoPrune[MatchKey(group, kind, namespace, name)]
+// Nor does it prune what it does not track: labels and annotations are the
+// live object's, and one without the Application's mark (Tracking.Tracks;
+// a CRD Argo CD applied has none) is not one it manages.
+func (s *Sync) Pruned(group, kind, namespace, name string, labels, annotations map[string]string) bool {
+	return s.Prune && !s.NoPrune[MatchKey(group, kind, namespace, name)] && s.Tracking().Tracks(labels, annotations)
 }
 
 // PruneDisabled reports whether an object's annotations keep it out of

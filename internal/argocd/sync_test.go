@@ -6,18 +6,30 @@ import (
 )
 
 // TestPruned: a sync deletes an object the target no longer renders only
-// with prune, never one annotated Prune=false; helm.sh/resource-policy is
-// not read.
+// with prune, never one annotated Prune=false, never one without the
+// Application's tracking mark; helm.sh/resource-policy is not read.
 func TestPruned(t *testing.T) {
-	s := &Sync{SyncBase: SyncBase{Prune: true, NoPrune: map[string]bool{MatchKey("apiextensions.k8s.io", "CustomResourceDefinition", "", "rollouts.argoproj.io"): true}}}
-	if s.Pruned("apiextensions.k8s.io", "CustomResourceDefinition", "", "rollouts.argoproj.io") {
+	s := &Sync{SyncBase: SyncBase{Prune: true, TrackingApp: "rt1", NoPrune: map[string]bool{MatchKey("apiextensions.k8s.io", "CustomResourceDefinition", "", "rollouts.argoproj.io"): true}}}
+	tracked := map[string]string{TrackingAnnotation: "rt1:apps/Deployment:codefresh/argo-rollouts", "helm.sh/resource-policy": "keep"}
+	if s.Pruned("apiextensions.k8s.io", "CustomResourceDefinition", "", "rollouts.argoproj.io", nil, tracked) {
 		t.Error("Prune=false is pruned")
 	}
-	if !s.Pruned("apps", "Deployment", "", "argo-rollouts") {
-		t.Error("prune: true does not prune")
+	if !s.Pruned("apps", "Deployment", "", "argo-rollouts", nil, tracked) {
+		t.Error("prune: true does not prune a tracked object (helm.sh/resource-policy: keep)")
 	}
+	if s.Pruned("apps", "Deployment", "", "argo-rollouts", nil, map[string]string{"helm.sh/resource-policy": "keep"}) {
+		t.Error("an object without the tracking mark is pruned")
+	}
+	if s.Pruned("apps", "Deployment", "", "argo-rollouts", nil, map[string]string{TrackingAnnotation: "other:apps/Deployment:codefresh/argo-rollouts"}) {
+		t.Error("another Application's object is pruned")
+	}
+	s.TrackingMethod = "label"
+	if !s.Pruned("apps", "Deployment", "", "argo-rollouts", map[string]string{DefaultInstanceLabelKey: "rt1"}, nil) {
+		t.Error("label tracking: the labelled object is not pruned")
+	}
+	s.TrackingMethod = ""
 	s.Prune = false
-	if s.Pruned("apps", "Deployment", "", "argo-rollouts") {
+	if s.Pruned("apps", "Deployment", "", "argo-rollouts", nil, tracked) {
 		t.Error("without prune, pruned")
 	}
 	for _, c := range []struct {

@@ -59,6 +59,11 @@ type SyncBase struct {
 	// TrackingApp is the application part of Argo CD's tracking
 	// annotation on the objects it applies ("<app>" or "<app namespace>_<app>").
 	TrackingApp string
+	// TrackingMethod and InstanceLabelKey are argocd-cm's
+	// application.resourceTrackingMethod and application.instanceLabelKey
+	// (Argo CD's defaults when it sets none or cannot be read): see
+	// Tracking.
+	TrackingMethod, InstanceLabelKey string
 	// NoPrune are the inventory's objects annotated
 	// argocd.argoproj.io/sync-options: Prune=false, by match key
 	// (MatchKey).
@@ -104,6 +109,11 @@ func ReadSyncBase(snap *cluster.Snapshot, namespace, named string) (*SyncBase, e
 		tracking = ""
 	}
 	b := baseOf(ra.App, namespace, ra.LiveChartVersion, tracking)
+	// argocd-cm beside the Application (Argo CD's namespace): how Argo CD
+	// marks what it applies. Unreadable, Argo CD's defaults stand.
+	if cm, err := snap.ConfigMap(ra.App.Namespace, "argocd-cm"); err == nil {
+		b.TrackingMethod, b.InstanceLabelKey = cm.Data[TrackingMethodKey], cm.Data[InstanceLabelKeySetting]
+	}
 	if err := readInventory(snap, ra.App.Resources, b); err != nil {
 		return nil, err
 	}

@@ -33,8 +33,9 @@ type Workload struct {
 	Namespace string
 	Name      string
 	Labels    map[string]string
-	// Annotations are Helm's (meta.helm.sh/release-name and -namespace), the
-	// only ones the checks read of a workload.
+	// Annotations are Helm's (meta.helm.sh/release-name and -namespace) and
+	// Argo CD's (argocd.argoproj.io/tracking-id and sync-options): the only
+	// ones the checks read of a workload.
 	Annotations map[string]string
 	// PodLabels are the pod template's labels.
 	PodLabels map[string]string
@@ -86,11 +87,12 @@ func workloadFrom(kind string, m metav1.ObjectMeta, tpl corev1.PodTemplateSpec, 
 	return w
 }
 
-// helmAnnotations returns the meta.helm.sh/ annotations of m (nil: none).
+// helmAnnotations returns the meta.helm.sh/ annotations of m and Argo CD's
+// argocd.argoproj.io/tracking-id and sync-options (nil: none).
 func helmAnnotations(m map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range m {
-		if strings.HasPrefix(k, "meta.helm.sh/") {
+		if strings.HasPrefix(k, "meta.helm.sh/") || k == "argocd.argoproj.io/tracking-id" || k == "argocd.argoproj.io/sync-options" {
 			if out == nil {
 				out = map[string]string{}
 			}

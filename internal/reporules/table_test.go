@@ -46,7 +46,7 @@ var allowedImports = map[string][]string{
 	"internal/cli":                 {"checks", "internal/bundle", "internal/chart", "internal/cluster", "internal/plan", "internal/probe", "internal/run", "internal/version", "reporters"},
 	"internal/run":                 {"checks", "internal/argocd", "internal/bundle", "internal/chart", "internal/cluster", "internal/fix", "internal/plan", "internal/probe", "internal/version"},
 	"internal/admission":           {"internal/chart", "internal/cluster", "internal/dryrun", "internal/mapolicy", "internal/schedule", "internal/webhookmatch"},
-	"internal/apply":               {"internal/admission", "internal/cluster", "internal/dryrun"},
+	"internal/apply":               {"internal/admission", "internal/argocd", "internal/cluster", "internal/dryrun"},
 	"internal/dryrun":              {"internal/cluster"},
 	"internal/cluster":             {"internal/proc"},
 	"internal/bundle":              {"internal/cluster", "internal/probe", "internal/redact"},

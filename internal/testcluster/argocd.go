@@ -23,14 +23,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// ArgoSync does what Argo CD's application controller and repo-server do
-// when they sync the runtime's Application, for the end-to-end tests and
-// make demo. Argo CD itself (v3.2.6, the newest whose module builds from
-// the Go module proxy: later ones keep gitops-engine in a nested module
-// the proxy's zip leaves out) builds here, but its controller and
-// repo-server need Redis and a Git server beside the test control plane,
-// which the tests do not run; so ArgoSync does exactly what they do, step
-// by step:
+// ArgoSync is a stand-in for what Argo CD's application controller and
+// repo-server do when they sync the runtime's Application, for make demo
+// and the end-to-end steps not yet moved to Argo CD itself (StartArgoCD,
+// which the apply and prune claims are held against: where the two
+// differed, Argo CD won and this was corrected). Step by step:
 //   - render: `helm template RELEASE CHART -n DEST --include-crds` of the
 //     chart the commit carries (the umbrella chart of
 //     resources/<runtime>/chart), as the repo-server runs it
@@ -44,10 +41,11 @@ import (
 //   - apply: every other object, CRDs first, with `kubectl apply`
 //     (client-side, last-applied configuration: Argo CD's default), each
 //     annotated argocd.argoproj.io/tracking-id
-//     "<app>:<group>/<kind>:<namespace>/<name>" (annotation tracking, the
+//     "<app>:<group>/<kind>:<namespace>/<name>" but CRDs (annotation tracking, the
 //     default since Argo CD 3.0);
 //   - prune: objects of the previous inventory the render no longer holds
-//     are deleted only with Prune, never one annotated
+//     and that carry the Application's tracking annotation (no CRD: those
+//     Argo CD does not manage) are deleted only with Prune, never one annotated
 //     argocd.argoproj.io/sync-options: Prune=false; otherwise they stay in
 //     the inventory, OutOfSync with requiresPruning (gitops-engine
 //     pkg/sync pruneObject);
@@ -220,12 +218,16 @@ func (a *ArgoSync) Sync(ctx context.Context, chart string) (ok bool, err error) 
 			}
 			u.SetNamespace(ns)
 		}
-		ann := u.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
+		// Argo CD marks no CRD (its repo-server leaves them untracked:
+		// https://github.com/argoproj/argo-cd/blob/v3.6.1/reposerver/repository/repository.go).
+		if gvk.Group != "apiextensions.k8s.io" || gvk.Kind != "CustomResourceDefinition" {
+			ann := u.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann["argocd.argoproj.io/tracking-id"] = fmt.Sprintf("%s:%s/%s:%s/%s", a.Name, gvk.Group, gvk.Kind, ns, u.GetName())
+			u.SetAnnotations(ann)
 		}
-		ann["argocd.argoproj.io/tracking-id"] = fmt.Sprintf("%s:%s/%s:%s/%s", a.Name, gvk.Group, gvk.Kind, ns, u.GetName())
-		u.SetAnnotations(ann)
 		b, err := yaml.Marshal(u.Object)
 		if err != nil {
 			return false, err
@@ -261,6 +263,11 @@ func (a *ArgoSync) Sync(ctx context.Context, chart string) (ok bool, err error) 
 		}
 		if err != nil {
 			return false, err
+		}
+		if app, _, _ := strings.Cut(live.GetAnnotations()["argocd.argoproj.io/tracking-id"], ":"); app != a.Name {
+			// Not marked as this Application's (a CRD): Argo CD does not
+			// manage it, so it neither prunes nor lists it.
+			continue
 		}
 		if a.Prune && !strings.Contains(live.GetAnnotations()["argocd.argoproj.io/sync-options"], "Prune=false") {
 			gvr, err := a.gvr(old)

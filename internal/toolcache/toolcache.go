@@ -1,6 +1,6 @@
 // Package toolcache names the folder where make, the end-to-end tests and
 // the demo keep the tools they build from the Go module proxy (the test
-// control plane, golangci-lint, the Helm 3 and 4 clients), each in a
+// control plane, golangci-lint, the Helm 3 and 4 clients, Argo CD), each in a
 // subfolder named after its version, so that every checkout on a machine
 // shares one build of each. `make distclean` removes it.
 package toolcache

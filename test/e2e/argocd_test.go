@@ -38,15 +38,7 @@ import (
 // Degraded, a failed apply and a failed PreSync hook.
 func TestArgoCDManagedRuntime(t *testing.T) {
 	tc.Parallel(t, tc.Long)
-	c := tc.Start(t)
-	for _, n := range []string{"worker-1", "worker-2"} {
-		c.AddNode(t, tc.NodeSpec{Name: n, CPU: "8", Memory: "16Gi"})
-	}
-	v := runtimeValues(t, "")
-	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true")
-	dyn := dynamic.NewForConfigOrDie(c.Admin)
-	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
-	createCustom(t, dyn, rollouts, checkoutRollout())
+	c, _, dyn, rollouts := runtimeWithRollout(t)
 	argo := newArgoSim(t, c, "e2e-runtime", false)
 	const app = runtimeNS + "/e2e-runtime"
 	upgrade := func(t *testing.T, chart string) (tc.Result, reporters.Document) {
@@ -61,13 +53,17 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	// Configure as Argo Application: Argo CD takes the runtime over at the
 	// version it runs.
 	u026 := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n")
-	t.Run("client-side apply: the ApplicationSet CRD is too large for kubectl apply", func(t *testing.T) {
+	// The 0.26 ApplicationSet CRD fits kubectl's last-applied annotation
+	// (Argo CD tracks no CRD: TestArgoCDApplyAndPruneAgreeWithArgoCD); a
+	// CRD annotation of 200 bytes takes it past.
+	annotated := umbrella(t, "chart-0.26", "0.26.8", runtimeGlobals+"gitops-runtime:\n  argo-rollouts:\n    enabled: true\n"+crdNote)
+	t.Run("client-side apply: the annotated ApplicationSet CRD is too large for kubectl apply", func(t *testing.T) {
 		argo.writeStatus() // the Application, before its first sync
-		res, doc := upgrade(t, u026)
+		res, doc := upgrade(t, annotated)
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "upgrade-apply", "fail", "the sync fails", "client-side apply (kubectl apply, last-applied)", "applicationsets.argoproj.io", "Too long")
-		if argo.sync(u026) {
-			t.Fatal("a client-side sync of the 0.26 chart went through")
+		if argo.sync(annotated) {
+			t.Fatal("a client-side sync of the annotated ApplicationSet CRD went through")
 		}
 		res, doc = post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
@@ -117,7 +113,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 	})
 
 	u030 := umbrella(t, "chart", "0.30.0", runtimeGlobals)
-	t.Run("prune on: --upgrade to 0.30 from the live 0.27: the prune takes the kept Rollouts CRD and the Rollout with it", func(t *testing.T) {
+	t.Run("prune on: --upgrade to 0.30 from the live 0.27: the prune takes the Rollouts controller, not its untracked CRD", func(t *testing.T) {
 		argo.Prune = true
 		argo.writeStatus()
 		res, doc := upgrade(t, u030)
@@ -131,23 +127,25 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 			t.Errorf("the hint of an Argo CD-managed runtime says helm upgrade: %s", ru.Hint)
 		}
 		wantStatus(t, doc, "upgrade-path", "pass", "chart 0.27.6 → 0.30.0")
-		// Helm keeps the Rollouts CRD (helm.sh/resource-policy: keep); Argo
-		// CD's prune does not read that annotation.
-		del := wantStatus(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) deletes CRD rollouts.argoproj.io and with it 1 custom resources (codefresh: 1)",
-			"removes the Argo Rollouts controller (Deployment codefresh/argo-rollouts) while 1 rollouts.argoproj.io live: "+runtimeNS+"/checkout")
-		if del.Impact != "data-loss" {
-			t.Errorf("upgrade-deletes impact %s, want data-loss", del.Impact)
+		// Argo CD prunes the controller it tracks; the Rollouts CRD carries
+		// no tracking mark (Argo CD marks no CRD), so the prune leaves it,
+		// and the Rollout stays with no controller.
+		del := wantStatus(t, doc, "upgrade-deletes", "fail", "Argo CD's sync (Application "+app+", prune: true) removes the Argo Rollouts controller (Deployment codefresh/argo-rollouts) while 1 rollouts.argoproj.io live: "+runtimeNS+"/checkout")
+		if del.Impact != "runtime-breaks" || strings.Contains(del.Message, "deletes CRD") {
+			t.Errorf("upgrade-deletes impact %s, want runtime-breaks and no CRD deleted: %s", del.Impact, del.Message)
 		}
 		if !argo.sync(u030) {
 			t.Fatal("sync to 0.30 failed")
 		}
-		// Read back: the sync pruned the controller and the CRD, and the
-		// Rollout went with its CRD, as the plugin said.
-		waitFor(t, 60*time.Second, "argo-rollouts and the Rollout pruned", func() bool {
+		// Read back: the sync pruned the controller; the CRD and the
+		// Rollout remain, as the plugin said.
+		waitFor(t, 60*time.Second, "argo-rollouts pruned", func() bool {
 			_, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-rollouts", metav1.GetOptions{})
-			_, rerr := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{})
-			return apierrors.IsNotFound(err) && rerr != nil && (apierrors.IsNotFound(rerr) || strings.Contains(rerr.Error(), "could not find the requested resource"))
+			return apierrors.IsNotFound(err)
 		})
+		if _, err := dyn.Resource(rollouts).Namespace(runtimeNS).Get(context.Background(), "checkout", metav1.GetOptions{}); err != nil {
+			t.Errorf("the Rollout is gone after the sync (the plugin said its CRD stays): %v", err)
+		}
 	})
 
 	t.Run("--post after the sync: Synced and Healthy, the record still stale", func(t *testing.T) {
@@ -410,6 +408,29 @@ func TestUpgradeHookRangeAndRenamedKey(t *testing.T) {
 			t.Error("no gitops-operator Deployment after the upgrade")
 		}
 	})
+}
+
+// runtimeWithRollout starts a cluster of two nodes, installs the runtime
+// with Helm at 0.26.8 with Argo Rollouts on (and set, more --set values)
+// and creates a live Rollout (checkoutRollout): the runtime a user hands
+// to Argo CD. It returns the cluster, the values file, a dynamic client
+// and the Rollouts' resource.
+func runtimeWithRollout(t *testing.T, set ...string) (*tc.Cluster, string, dynamic.Interface, schema.GroupVersionResource) {
+	t.Helper()
+	c := tc.Start(t)
+	for _, n := range []string{"worker-1", "worker-2"} {
+		c.AddNode(t, tc.NodeSpec{Name: n, CPU: "8", Memory: "16Gi"})
+	}
+	v := runtimeValues(t, "")
+	args := []string{"--set", "argo-rollouts.enabled=true"}
+	for _, kv := range set {
+		args = append(args, "--set", kv)
+	}
+	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, args...)
+	dyn := dynamic.NewForConfigOrDie(c.Admin)
+	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
+	createCustom(t, dyn, rollouts, checkoutRollout())
+	return c, v, dyn, rollouts
 }
 
 // checkoutRollout is a live Argo Rollout, checkout, in the runtime
