@@ -12,12 +12,44 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/probe"
 )
+
+// pushImage starts an in-process OCI registry on 127.0.0.1
+// (go-containerregistry's pkg/registry) until t ends, pushes a random
+// image to repoTag there with its config changed by config, and returns the
+// registry's host:port.
+func pushImage(t *testing.T, repoTag string, config func(*v1.ConfigFile)) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	img, err := random.Image(64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	config(cf)
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(host + "/" + repoTag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	return host
+}
 
 // countingTape is a probe.Tape that counts the probes it is asked for.
 type countingTape struct{ n int }
@@ -31,25 +63,7 @@ func (c *countingTape) Probe(_ string, do func() (probe.Result, error)) (probe.R
 // (go-containerregistry's pkg/registry): a pushed image's digest and
 // platform, a missing one's refusal, each (image, credentials) once.
 func TestResolver(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
-	img, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf.OS, cf.Architecture = "linux", "arm64"
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		t.Fatal(err)
-	}
-	ref, _ := name.ParseReference(host + "/cf/app:1")
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatal(err)
-	}
+	host := pushImage(t, "cf/app:1", func(cf *v1.ConfigFile) { cf.OS, cf.Architecture = "linux", "arm64" })
 	p, err := probe.New(5*time.Second, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -86,25 +100,9 @@ func TestResolver(t *testing.T) {
 // resolved with its digest and no platform, instead of a panic, and
 // Unserved judges no node platform unserved by it.
 func TestResolverImageWithoutPlatform(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
-	img, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf.OS, cf.Architecture, cf.Variant, cf.OSVersion, cf.OSFeatures = "", "", "", "", nil
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		t.Fatal(err)
-	}
-	ref, _ := name.ParseReference(host + "/cf/noplatform:1")
-	if err := remote.Write(ref, img); err != nil {
-		t.Fatal(err)
-	}
+	host := pushImage(t, "cf/noplatform:1", func(cf *v1.ConfigFile) {
+		cf.OS, cf.Architecture, cf.Variant, cf.OSVersion, cf.OSFeatures = "", "", "", "", nil
+	})
 	p, err := probe.New(5*time.Second, nil, "")
 	if err != nil {
 		t.Fatal(err)
