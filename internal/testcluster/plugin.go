@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -155,8 +157,40 @@ func SameReport(t testing.TB, live, replay reporters.Document) {
 		return string(b)
 	}
 	if a, b := norm(live), norm(replay); a != b {
-		t.Errorf("replay report differs from the live one\nlive:\n%s\nreplay:\n%s", a, b)
+		t.Errorf("replay report differs from the live one: %s\nlive:\n%s\nreplay:\n%s", reportDiff(live, replay), a, b)
 	}
+}
+
+// reportDiff names, on one line, what differs between two reports: each
+// check whose status or message differs (live, then replay), each check
+// only one of them has, else "the report's other fields".
+func reportDiff(live, replay reporters.Document) string {
+	got := map[string]reporters.CheckDocument{}
+	for _, c := range replay.Checks {
+		got[c.ID] = c
+	}
+	var diffs []string
+	for _, l := range live.Checks {
+		r, ok := got[l.ID]
+		delete(got, l.ID)
+		switch {
+		case replayDiffers(l.ID):
+		case !ok:
+			diffs = append(diffs, l.ID+": not in the replay")
+		case l.Status != r.Status || l.Message != r.Message:
+			diffs = append(diffs, fmt.Sprintf("%s: live %s (%s), replay %s (%s)", l.ID, l.Status, l.Message, r.Status, r.Message))
+		}
+	}
+	for id := range got {
+		if !replayDiffers(id) {
+			diffs = append(diffs, id+": only in the replay")
+		}
+	}
+	if len(diffs) == 0 {
+		return "the report's other fields"
+	}
+	sort.Strings(diffs)
+	return strings.Join(diffs, "; ")
 }
 
 // RunJSONReplayed is RunJSON that also records the run with --bundle and

@@ -429,7 +429,7 @@ func runtimeWithRollout(t *testing.T, set ...string) (*tc.Cluster, string, dynam
 	installLine(t, c, tc.HelmBinary(t), chartLine(t, "chart-0.26"), v, args...)
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
 	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
-	createCustom(t, dyn, rollouts, checkoutRollout())
+	createCustom(t, c, dyn, rollouts, checkoutRollout())
 	return c, v, dyn, rollouts
 }
 

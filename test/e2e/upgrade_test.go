@@ -200,7 +200,7 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 	installLine(t, c, helmBin, chartLine(t, "chart-0.26"), v, "--set", "argo-rollouts.enabled=true")
 	dyn := dynamic.NewForConfigOrDie(c.Admin)
 	rollouts := schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
-	createCustom(t, dyn, rollouts, checkoutRollout())
+	createCustom(t, c, dyn, rollouts, checkoutRollout())
 	// A Sensor holding a finalizer: 0.26 installs the Argo Events CRDs (its
 	// crds/ directory) and keeps the controller that processes finalizers;
 	// 0.27 removes the controller.
@@ -210,7 +210,7 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 		"metadata": map[string]any{"name": "orders", "namespace": runtimeNS, "finalizers": []any{"example.com/held-by-the-controller"}},
 		"spec":     map[string]any{"dependencies": []any{map[string]any{"name": "d", "eventSourceName": "webhook", "eventName": "orders"}}},
 	}}
-	createCustom(t, dyn, sensors, sensor)
+	createCustom(t, c, dyn, sensors, sensor)
 
 	res, doc := upgradePlugin(t, c, to, "-f", v)
 	ch := tc.Check(t, doc, "upgrade-deletes")
@@ -279,7 +279,7 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 		"apiVersion": "codefresh.io/v1beta1", "kind": "Product",
 		"metadata": map[string]any{"name": "shop", "namespace": runtimeNS}, "spec": map[string]any{},
 	}}
-	createCustom(t, dyn, products, p)
+	createCustom(t, c, dyn, products, p)
 	res, doc = upgradePlugin(t, c, to, "-f", v, "--set", "gitops-operator.crds.install=false")
 	ch = tc.Check(t, doc, "upgrade-deletes")
 	if ch.Status != "fail" || ch.Impact != "data-loss" || !regexp.MustCompile(`products\.codefresh\.io and with it 1 custom resources \(`+runtimeNS+`: 1\)`).MatchString(ch.Message) {
@@ -303,16 +303,44 @@ func TestUpgradeRemovesControllersAndData(t *testing.T) {
 
 // createCustom creates a custom resource once its CRD, just installed by
 // Helm, is served (the API server establishes a new CRD asynchronously).
-func createCustom(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
+func createCustom(t *testing.T, c *tc.Cluster, dyn dynamic.Interface, gvr schema.GroupVersionResource, u *unstructured.Unstructured) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{})
 		if err == nil {
-			return
+			break
 		}
 		if !apierrors.IsNotFound(err) || time.Now().After(deadline) {
 			t.Fatalf("creating %s %s: %v", gvr.Resource, u.GetName(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The API server serves a new CRD's resources before its discovery
+	// controller adds them to /apis, and under load seconds apart: the
+	// plugin finds resources through discovery, as kubectl does.
+	waitDiscovered(t, c, gvr)
+}
+
+// waitDiscovered waits (up to a minute) until the API server's discovery
+// lists gvr.
+func waitDiscovered(t *testing.T, c *tc.Cluster, gvr schema.GroupVersionResource) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, lists, _ := c.Kube.Discovery().ServerGroupsAndResources()
+		for _, l := range lists {
+			if l.GroupVersion != gvr.GroupVersion().String() {
+				continue
+			}
+			for _, r := range l.APIResources {
+				if r.Name == gvr.Resource {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("discovery does not list %s after a minute", gvr)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
