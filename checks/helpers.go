@@ -1,15 +1,10 @@
 package checks
 
-// The helpers several checks share, each gathering from the Env what an
-// engine then judges, or wording what one found: the Helm that will run,
-// the chart's rules as the rule checks read them, what the chart rendered
-// into the cluster (--post), and who owns an object (Helm's ownership
-// metadata). A helper of one check lives in that check's file.
-
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/apply"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
@@ -18,6 +13,15 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/schedule"
 )
+
+// The helpers several checks share, each gathering from the Env what an
+// engine then judges, or wording what one found: the Helm that will run,
+// the chart's rules as the rule checks read them, what the chart rendered
+// into the cluster (--post), and who owns an object (Helm's ownership
+// metadata); the rendering of the run's chart as the checks read it (or the
+// skip that stands for it) and a manifest's workloads; the words of the
+// messages (a list cut to its first items, a count with its noun). A helper
+// of one check lives in that check's file.
 
 // helmMajor is the major version of the Helm that will run (--helm-major,
 // else the client helm-version finds: $HELM_BIN, else PATH; Helm 3 when
@@ -202,4 +206,110 @@ func describeOwner(records map[string]cluster.HelmRecord, annotations map[string
 		return fmt.Sprintf("owned by %s release %s in namespace %s", o.Record.Status, o.Release, orNone(o.Namespace)), o.Record
 	}
 	return fmt.Sprintf("owner release %s in namespace %s no longer exists", o.Release, orNone(o.Namespace)), nil
+}
+
+// Helpers of the checks' messages: a list cut to its first items, a count
+// with its noun, a first line, a name or what stands for none.
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+// orNamespace returns ns when a manifest leaves the namespace empty.
+func orNamespace(got, ns string) string {
+	if got == "" {
+		return ns
+	}
+	return got
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// plural returns "1 change" or "3 changes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// first returns at most n items of l, with "… and N more" after them.
+func first(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(append([]string{}, l[:n]...), fmt.Sprintf("… and %d more", len(l)-n))
+}
+
+// Helpers of the checks that read the rendered chart or a manifest: the
+// rendering or the skip that stands for it, the skips of an upgrade's
+// errors, and a manifest's workloads.
+
+// chartSkip is the skip result for a chart that could not be loaded.
+func chartSkip(err error) Result {
+	return Skip("no chart loaded (%v): pass --chart with a local directory or .tgz, or a reachable oci:// mirror (and --chart-version)", err)
+}
+
+// errChartNotRendered makes helm-ownership skip when chart-renders fails.
+var errChartNotRendered = errors.New("the chart does not render with these values (see chart-renders)")
+
+func renderingForChecks(ctx context.Context, env *Env) (*chart.Rendering, *Result, error) {
+	r, err := env.Rendering(ctx)
+	var le *chart.LoadError
+	if errors.As(err, &le) {
+		res := chartSkip(le.Err)
+		return nil, &res, nil
+	}
+	if _, ok := chart.IsRenderError(err); ok {
+		res := Skip("%v", errChartNotRendered)
+		return nil, &res, nil
+	}
+	var re *chart.ReleaseError
+	if errors.As(err, &re) {
+		res := Skip("helm upgrade refuses the release (release-upgradable)")
+		return nil, &res, nil
+	}
+	return r, nil, err
+}
+
+func derefResult(r *Result) Result {
+	if r == nil {
+		return Result{}
+	}
+	return *r
+}
+
+// manifestWorkloads reads every Deployment, StatefulSet and Job of a
+// manifest, hooks of every kind included.
+func manifestWorkloads(manifest string) ([]RuntimePodSpec, error) {
+	objs, err := chart.ManifestObjects(manifest)
+	if err != nil {
+		return nil, fmt.Errorf("decoding manifest document: %w", err)
+	}
+	return schedule.WorkloadsOf(objs)
+}
+
+// upgradeSkip turns the errors of Env.Upgrade that are not this check's to
+// report into its skip: no chart (chart-renders says so), a release Helm
+// refuses (release-upgradable) or a target that does not render
+// (chart-renders).
+func upgradeSkip(err error) (Result, bool) {
+	var le *chart.LoadError
+	if errors.As(err, &le) {
+		return chartSkip(le.Err), true
+	}
+	var re *chart.ReleaseError
+	if errors.As(err, &re) {
+		return Skip("helm upgrade refuses the release (release-upgradable)"), true
+	}
+	if _, ok := chart.IsRenderError(err); ok {
+		return Skip("the target chart does not render with the effective values (chart-renders)"), true
+	}
+	return Result{}, false
 }

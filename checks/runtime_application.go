@@ -173,7 +173,7 @@ func (f *appFindings) operation(op *argocd.Operation, ns string) {
 	}
 	msg := "last sync " + op.Phase
 	if op.Message != "" {
-		msg += ": " + oneLineText(op.Message, 200)
+		msg += ": " + clipMiddle(op.Message, 240)
 	}
 	var hooks []string
 	for _, r := range op.FailedHooks() {
@@ -182,7 +182,7 @@ func (f *appFindings) operation(op *argocd.Operation, ns string) {
 			h += " " + r.HookPhase
 		}
 		if r.Message != "" {
-			h += ": " + oneLineText(r.Message, 200)
+			h += ": " + clipMiddle(r.Message, 240)
 		}
 		hooks = append(hooks, h)
 		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
@@ -199,7 +199,7 @@ func (f *appFindings) operation(op *argocd.Operation, ns string) {
 // conditions fails the error conditions and warns the others.
 func (f *appFindings) conditions(conds []argocd.Condition) {
 	for _, c := range conds {
-		s := c.Type + ": " + oneLineText(c.Message, 200)
+		s := c.Type + ": " + clipMiddle(c.Message, 240)
 		if c.IsError() {
 			f.failed = append(f.failed, "condition "+s)
 			f.hints = append(f.hints, "an error condition stops Argo CD from comparing or syncing the runtime: fix the Application or the chart it points to (argocd app get "+f.cli+")")
@@ -343,4 +343,21 @@ func syncOf(ctx context.Context, env *Env) *argocd.Sync {
 		return nil
 	}
 	return up.Sync
+}
+
+// clipMiddle is s on one line, at most n runes (n >= 20): a longer one
+// keeps its start and its end around " … ". Argo CD's sync and condition
+// messages name what failed first and the API server's reason last
+// ("one or more synchronization tasks completed unsuccessfully, reason:
+// CustomResourceDefinition ... is invalid: metadata.annotations: Too long:
+// must have at most 262144 bytes"): both are kept.
+func clipMiddle(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 3) / 2
+	tail := n - 3 - head
+	return string(r[:head]) + " … " + string(r[len(r)-tail:])
 }

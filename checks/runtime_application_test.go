@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"strings"
 	"testing"
 
 	rspb "helm.sh/helm/v3/pkg/release"
@@ -92,5 +93,25 @@ func TestRuntimeApplication(t *testing.T) {
 			env.ArgoCDApp = tt.app
 			tt.want.expect(t, runThrough(t, RuntimeApplicationCheck(), env))
 		})
+	}
+}
+
+// A long sync message keeps what failed and the API server's reason at its
+// end, as Argo CD wrote them for the ApplicationSet CRD's client-side apply.
+func TestClipMiddleKeepsTheReason(t *testing.T) {
+	msg := `one or more synchronization tasks completed unsuccessfully, reason: error when applying patch: ` +
+		strings.Repeat("{\"metadata\":{\"annotations\":{}}} ", 40) +
+		`CustomResourceDefinition.apiextensions.k8s.io "applicationsets.argoproj.io" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes`
+	got := clipMiddle(msg, 240)
+	if n := len([]rune(got)); n != 240 {
+		t.Errorf("%d runes, want 240: %q", n, got)
+	}
+	for _, want := range []string{"one or more synchronization tasks", "Too long: may not be more than 262144 bytes", " … "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	if short := "sync failed:\n  hook  failed"; clipMiddle(short, 240) != "sync failed: hook failed" {
+		t.Errorf("short message: %q", clipMiddle(short, 240))
 	}
 }

@@ -18,19 +18,13 @@ import (
 // tests, and a helper of one check lives in that check's file.
 var frameworkFiles = map[string]string{
 	"check.go":    "a check: Meta, Result, Status and Applies",
-	"env.go":      "what a check may use: Env, the inputs, the identity that installs and the dry-run engine it sends as",
-	"registry.go": "the catalogue (All) and the selection of a run's checks",
+	"env.go":      "what a check may use: Env, the inputs, where a value was given, the identity that installs and the dry-run engine it sends as",
+	"registry.go": "the catalogue (All, the catalogue of format 1 bundles), the selection of a run's checks and a check's reads narrowed to one namespace",
 	"runner.go":   "the runner",
-	"report.go":   "the report model",
-	"render.go":   "the rendering of the run's chart as the checks read it",
-	"text.go":     "the words every check uses",
-	"impact.go":   "impacts",
-	"scope.go":    "a check's reads narrowed to one namespace",
+	"report.go":   "the report model and its impacts",
 	"doc.go":      "the package documentation",
 	"fix.go":      "what a fix changes",
-	"source.go":   "where a value was given",
-	"format1.go":  "the report's format version",
-	"helpers.go":  "the helpers several checks share",
+	"helpers.go":  "the helpers several checks share, the rendering as the checks read it and the words of their messages",
 }
 
 // maxFuncLines is the length, in lines from func to its closing brace, a

@@ -51,7 +51,7 @@ func TestArgoCDApplyAndPruneAgreeWithArgoCD(t *testing.T) {
 		agreeApply(t, doc, argo.sync(annotated))
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitFailed)
-		wantStatus(t, doc, "runtime-application", "fail", "last sync Failed: one or more synchronization tasks completed unsuccessfully", "applicationsets.argoproj.io")
+		wantStatus(t, doc, "runtime-application", "fail", "last sync Failed: one or more synchronization tasks completed unsuccessfully", "applicationsets.argoproj.io", "Too long")
 	})
 	t.Run("client-side apply: the 0.26 ApplicationSet CRD as it ships fits", func(t *testing.T) {
 		u026 := umbrella(t, "chart-0.26", "0.26.8", values026)
