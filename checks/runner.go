@@ -15,7 +15,8 @@ import (
 type RunOptions struct {
 	// Concurrency bounds how many checks run at once (default 8).
 	Concurrency int
-	// CheckTimeout bounds each check (default 60s); the run's context bounds all.
+	// CheckTimeout bounds each check (default 60s; the plugin passes its
+	// --timeout); the run's context bounds all.
 	CheckTimeout time.Duration
 	// OnStart and OnDone, when set, are called as each check starts and ends
 	// (from the check's goroutine; they must be safe for concurrent use).

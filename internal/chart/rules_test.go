@@ -42,6 +42,7 @@ func TestRulesReadFromTheRenderedHooks(t *testing.T) {
 	}{
 		{"chart", "0.30.0", ">=3.2 <=3.4"},
 		{"chart-0.27", "0.27.6", ">=3 <=3.2"},
+		{"chart-0.26", "0.26.8", ">=3 <=3.2"},
 	} {
 		t.Run(tt.dir, func(t *testing.T) {
 			c, err := Load(context.Background(), Source{Ref: fixtureLine(t, tt.dir), Settings: isolatedSettings(t)})

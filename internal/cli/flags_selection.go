@@ -50,7 +50,7 @@ func (f *selectionFlags) AddFlags(fs *pflag.FlagSet) {
 	replayable(fs, "waivers", "YAML file of accepted findings (default: the recorded run's)")
 	fs.DurationVar(&f.wait, "wait", 0, "with --post: re-run failing checks until they pass or this long has passed")
 	describe(fs, "wait", placement{sectionRun, 10}, recorded)
-	fs.DurationVar(&f.timeout, "timeout", f.timeout, "bound on the whole run (on each cluster's run, with --contexts or --all-contexts)")
+	fs.DurationVar(&f.timeout, "timeout", f.timeout, "bound on the whole run and on each check (on each cluster's run, with --contexts or --all-contexts)")
 	describe(fs, "timeout", placement{sectionRun, 11}, recorded)
 	replayable(fs, "timeout", "bound on the whole replay (default: the recorded run's)")
 	fs.BoolVar(&f.listChecks, "list-checks", false, "list the checks (ID, mode, category, docs page; -o wide adds the title) and exit")

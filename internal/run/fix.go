@@ -58,7 +58,7 @@ func (s *Session) fix(ctx context.Context, env *checks.Env, outcomes []checks.Ou
 	}
 	fresh := *env
 	fresh.Cluster = cluster.NewSnapshot(ctx, s.Clients)
-	again := checks.Run(ctx, &fresh, rerun, checks.RunOptions{})
+	again := checks.Run(ctx, &fresh, rerun, checks.RunOptions{CheckTimeout: c.Timeout})
 	byID := make(map[string]checks.Outcome, len(again))
 	for _, a := range again {
 		byID[a.ID] = a

@@ -137,6 +137,11 @@ func (s *Session) check(ctx context.Context, rec *bundle.Recorder) (*checks.Repo
 		if c.Hooks.Round != nil {
 			opts, done = c.Hooks.Round(len(cs))
 		}
+		// A check is bounded by the run's --timeout, not by a shorter
+		// bound of its own: on a slow API server (or a loaded CI runner)
+		// a check that takes longer is still right, and the run ends at
+		// --timeout either way.
+		opts.CheckTimeout = c.Timeout
 		defer done()
 		// Waived outcomes are not failures: --wait does not wait for them.
 		out, _ := applyWaivers(checks.Run(ctx, env, cs, opts), c.Waivers, s.Cluster.Context, c.Inputs.Namespace, timeNow())
