@@ -313,3 +313,19 @@ func upgradeSkip(err error) (Result, bool) {
 	}
 	return Result{}, false
 }
+
+// versionAnchored anchors a warning or failure of run that names no source
+// of its own to where the target chart version is written
+// (Env.ChartVersionAnchor: --chart-version, or the Chart.yaml line of the
+// chart given, an umbrella chart's gitops-runtime dependency): the version
+// an upgrade moves to causes what it deletes, refuses and changes, and
+// that line is where a pull request's annotation points.
+func versionAnchored(run func(context.Context, *Env) (Result, error)) func(context.Context, *Env) (Result, error) {
+	return func(ctx context.Context, env *Env) (Result, error) {
+		r, err := run(ctx, env)
+		if err == nil && r.Source == nil && (r.Status == StatusWarn || r.Status == StatusFail) {
+			r = r.WithSource(env.ChartVersionAnchor())
+		}
+		return r, err
+	}
+}

@@ -37,7 +37,7 @@ func UpgradeApply() Check {
 			Severity:   SeverityFail,
 			Requires:   []string{"release-upgradable", "release-apis"},
 		},
-		Run: runUpgradeApply,
+		Run: versionAnchored(runUpgradeApply),
 	}
 }
 

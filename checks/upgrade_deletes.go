@@ -36,7 +36,7 @@ func UpgradeDeletes() Check {
 			Severity:   SeverityFail,
 			Requires:   []string{"release-upgradable"},
 		},
-		Run: runUpgradeDeletes,
+		Run: versionAnchored(runUpgradeDeletes),
 	}
 }
 

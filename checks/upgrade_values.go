@@ -39,7 +39,7 @@ func UpgradeValues() Check {
 			Severity:           SeverityFail,
 			Requires:           []string{"release-upgradable"},
 		},
-		Run: runUpgradeValues,
+		Run: versionAnchored(runUpgradeValues),
 	}
 }
 
@@ -183,6 +183,11 @@ func wordValueChanges(env *Env, up *chart.Upgrade, base string, changed []string
 	}
 	if len(warns) > 0 {
 		r := Warn("%s", strings.Join(warns, "; ")).WithHint(strings.Join(hints, "\n"))
+		if len(ignored.Paths) > 0 {
+			// Where the first value the target ignores is given: a values
+			// file's line (an umbrella chart's values.yaml too), or a flag.
+			r = r.WithSource(env.Source(ignored.Paths[0]))
+		}
 		if len(changed) == 0 && len(keptDefaults(up)) == 0 {
 			// Only values the target ignores: advice (the contract's
 			// "advisory for user-set keys the target chart no longer reads").

@@ -275,6 +275,12 @@ func derive(f Flags, v map[string]any, sources Sources, given bool) (Install, er
 		return Install{}, err
 	}
 	sources.addShortcuts(f.Shortcuts)
+	if base, ok := umbrellaSources(f.Chart); ok {
+		// The umbrella chart's values.yaml is the user's too (committed in
+		// the Shared Configuration Repository): what it sets is anchored
+		// there unless -f or a flag gives it.
+		sources = sources.over(base, v)
+	}
 	in.Sources = sources
 	in.ChartVersionSource = ChartVersionSourceOf(f.Chart, f.ChartVersion)
 	p := Derive(v)

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,9 @@ func TestArgoCDApplyAndPruneAgreeWithArgoCD(t *testing.T) {
 		if del.Impact != "runtime-breaks" || strings.Contains(del.Message, "deletes CRD") {
 			t.Errorf("upgrade-deletes impact %s, want runtime-breaks and no CRD deleted: %s", del.Impact, del.Message)
 		}
+		// Judged in the commit's pull request, the finding points at the
+		// version bump: the umbrella's gitops-runtime dependency line.
+		wantVersionLine(t, del, u030, "0.30.0")
 		agreeApply(t, doc, argo.sync(u030))
 		waitFor(t, 60*time.Second, "argo-rollouts pruned", func() bool {
 			_, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-rollouts", metav1.GetOptions{})
@@ -78,6 +83,27 @@ func TestArgoCDApplyAndPruneAgreeWithArgoCD(t *testing.T) {
 			t.Errorf("the Rollout is gone after the sync (the plugin said its CRD stays): %v", err)
 		}
 	})
+}
+
+// wantVersionLine fails the test unless ch is anchored to the line of the
+// umbrella chart dir's Chart.yaml that sets the gitops-runtime dependency
+// to version.
+func wantVersionLine(t *testing.T, ch reporters.CheckDocument, dir, version string) {
+	t.Helper()
+	file := filepath.Join(dir, "Chart.yaml")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 0
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) == "version: "+version {
+			line = i + 1 // the last one: the dependency's, after the chart's own
+		}
+	}
+	if s := ch.Source; s == nil || s.File != file || s.Line != line {
+		t.Errorf("%s is anchored at %+v, want %s:%d (the gitops-runtime dependency's version)", ch.ID, s, file, line)
+	}
 }
 
 // noHPA turns the argo-gateway HPA off in an umbrella chart's values
