@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -120,23 +119,16 @@ metadata: {name: kubernetes, namespace: default}
 spec: {clusterIP: 10.96.0.1, clusterIPs: [10.96.0.1], ports: [{port: 443}]}`
 	sets := []string{"global.httpsProxy=http://proxy.corp:3128", "global.httpProxy=http://proxy.corp:3128", "global.noProxy=.svc",
 		"global.runtime.name=rt1", "global.codefresh.accountId=acc", "global.codefresh.userToken.token=x"}
-	for _, line := range []string{"chart-0.26", "chart-0.27", "chart"} {
-		t.Run(line, func(t *testing.T) {
-			t.Parallel() // each line's renders take seconds
-			dir, err := fixtures.Path("gitops-runtime/" + line + "/gitops-runtime")
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := newKit(t, api).with(imageInputs(t, sets...)).withChart(dir).run(EgressConfig())
-			outcome{StatusFail, []string{"Job/validate-values (hook) sends the API server (10.96.0.1:443) to the proxy", "global.noProxy="}}.expect(t, r)
-			in, err := plan.New(plan.Flags{SetValues: sets, SetStringValues: hintSets(t, r.Hint)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			again := newKit(t, api).with(in).withChart(dir).run(EgressConfig())
-			if again.Status != StatusPass {
-				t.Errorf("with the hint's values: %s: %s", again.Status, again.Message)
-			}
-		})
-	}
+	onEveryChartLine(t, func(t *testing.T, dir string) {
+		r := newKit(t, api).with(imageInputs(t, sets...)).withChart(dir).run(EgressConfig())
+		outcome{StatusFail, []string{"Job/validate-values (hook) sends the API server (10.96.0.1:443) to the proxy", "global.noProxy="}}.expect(t, r)
+		in, err := plan.New(plan.Flags{SetValues: sets, SetStringValues: hintSets(t, r.Hint)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again := newKit(t, api).with(in).withChart(dir).run(EgressConfig())
+		if again.Status != StatusPass {
+			t.Errorf("with the hint's values: %s: %s", again.Status, again.Message)
+		}
+	})
 }

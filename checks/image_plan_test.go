@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 )
 
 func TestImagePlan(t *testing.T) {
@@ -108,34 +106,27 @@ spec:
 // do (Helm renders the image at the mirror with them), none with "no
 // value" or "could not trace".
 func TestImagePlanOnEveryChartLine(t *testing.T) {
-	for _, line := range []string{"chart-0.26", "chart-0.27", "chart"} {
-		t.Run(line, func(t *testing.T) {
-			t.Parallel() // each line's renders take seconds under the race detector
-			dir, err := fixtures.Path("gitops-runtime/" + line + "/gitops-runtime")
-			if err != nil {
-				t.Fatal(err)
+	onEveryChartLine(t, func(t *testing.T, dir string) {
+		in := imageInputs(t, "global.imageRegistry=mirror.corp.example", "global.runtime.name=rt1",
+			"global.codefresh.accountId=acc", "global.codefresh.userToken.token=x")
+		r := newKit(t).with(in).withChart(dir).run(ImagePlan())
+		if r.Status != StatusFail {
+			t.Fatalf("status %s: %s", r.Status, r.Message)
+		}
+		_, detail, _ := strings.Cut(r.Message, "): ")
+		items := strings.Split(detail, "; ")
+		if len(items) < 10 {
+			t.Fatalf("%d images named: %s", len(items), r.Message)
+		}
+		for _, it := range items {
+			if !strings.Contains(it, ": set ") || strings.Contains(it, "no value") || strings.Contains(it, "could not trace") {
+				t.Errorf("no value named: %s", it)
 			}
-			in := imageInputs(t, "global.imageRegistry=mirror.corp.example", "global.runtime.name=rt1",
-				"global.codefresh.accountId=acc", "global.codefresh.userToken.token=x")
-			r := newKit(t).with(in).withChart(dir).run(ImagePlan())
-			if r.Status != StatusFail {
-				t.Fatalf("status %s: %s", r.Status, r.Message)
-			}
-			_, detail, _ := strings.Cut(r.Message, "): ")
-			items := strings.Split(detail, "; ")
-			if len(items) < 10 {
-				t.Fatalf("%d images named: %s", len(items), r.Message)
-			}
-			for _, it := range items {
-				if !strings.Contains(it, ": set ") || strings.Contains(it, "no value") || strings.Contains(it, "could not trace") {
-					t.Errorf("no value named: %s", it)
-				}
-			}
-			if !strings.Contains(r.Hint, "--set ") || strings.Contains(r.Hint, "has no value") {
-				t.Errorf("hint: %s", r.Hint)
-			}
-		})
-	}
+		}
+		if !strings.Contains(r.Hint, "--set ") || strings.Contains(r.Hint, "has no value") {
+			t.Errorf("hint: %s", r.Hint)
+		}
+	})
 }
 
 // writeKitChart writes a chart named gitops-runtime of files (name, text)

@@ -4,18 +4,19 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
-
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 )
 
-func TestImagePullSecrets(t *testing.T) {
-	c := imageChart(t)
-	cfg := base64.StdEncoding.EncodeToString([]byte(`{"auths":{"https://quay.io":{"auth":"dTpw"}}}`))
-	secret := `apiVersion: v1
+// quayPullSecret is the Secret quay-pull in namespace codefresh: a
+// kubernetes.io/dockerconfigjson with credentials for quay.io.
+var quayPullSecret = `apiVersion: v1
 kind: Secret
 metadata: {name: quay-pull, namespace: codefresh}
 type: kubernetes.io/dockerconfigjson
-data: {.dockerconfigjson: ` + cfg + `}`
+data: {.dockerconfigjson: ` + base64.StdEncoding.EncodeToString([]byte(`{"auths":{"https://quay.io":{"auth":"dTpw"}}}`)) + `}`
+
+func TestImagePullSecrets(t *testing.T) {
+	c := imageChart(t)
+	secret := quayPullSecret
 	t.Run("no pull secret anywhere", func(t *testing.T) {
 		r := newKit(t).with(imageInputs(t)).withChart(c).run(ImagePullSecrets())
 		outcome{StatusPass, []string{"pull anonymously or with the nodes' credentials"}}.expect(t, r)
@@ -51,28 +52,15 @@ imagePullSecrets: [{name: quay-pull}]`
 // and the validate-values hook's pods, which pull from quay.io too, are
 // named without one.
 func TestImagePullSecretsOnEveryChartLine(t *testing.T) {
-	cfg := base64.StdEncoding.EncodeToString([]byte(`{"auths":{"https://quay.io":{"auth":"dTpw"}}}`))
-	secret := `apiVersion: v1
-kind: Secret
-metadata: {name: quay-pull, namespace: codefresh}
-type: kubernetes.io/dockerconfigjson
-data: {.dockerconfigjson: ` + cfg + `}`
-	for _, line := range []string{"chart-0.26", "chart-0.27", "chart"} {
-		t.Run(line, func(t *testing.T) {
-			t.Parallel() // each line's renders take seconds
-			dir, err := fixtures.Path("gitops-runtime/" + line + "/gitops-runtime")
-			if err != nil {
-				t.Fatal(err)
-			}
-			in := imageInputs(t, "app-proxy.imagePullSecrets[0].name=quay-pull", "global.runtime.name=rt1",
-				"global.codefresh.accountId=acc", "global.codefresh.userToken.token=x")
-			r := newKit(t, secret).with(in).withChart(dir).run(ImagePullSecrets())
-			outcome{StatusFail, []string{"quay.io (pull secret quay-pull names it)",
-				"Deployment/gitops-operator pulls from quay.io with no pull secret for it",
-				"Job/validate-values (hook) pulls from quay.io with no pull secret for it (a hook: only the nodes' credentials serve it)"}}.expect(t, r)
-			if strings.Contains(r.Message, "Deployment/cap-app-proxy pulls") {
-				t.Errorf("app-proxy has the pull secret: %s", r.Message)
-			}
-		})
-	}
+	onEveryChartLine(t, func(t *testing.T, dir string) {
+		in := imageInputs(t, "app-proxy.imagePullSecrets[0].name=quay-pull", "global.runtime.name=rt1",
+			"global.codefresh.accountId=acc", "global.codefresh.userToken.token=x")
+		r := newKit(t, quayPullSecret).with(in).withChart(dir).run(ImagePullSecrets())
+		outcome{StatusFail, []string{"quay.io (pull secret quay-pull names it)",
+			"Deployment/gitops-operator pulls from quay.io with no pull secret for it",
+			"Job/validate-values (hook) pulls from quay.io with no pull secret for it (a hook: only the nodes' credentials serve it)"}}.expect(t, r)
+		if strings.Contains(r.Message, "Deployment/cap-app-proxy pulls") {
+			t.Errorf("app-proxy has the pull secret: %s", r.Message)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package checks
 import (
 	"testing"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/fixtures"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -212,4 +213,20 @@ func imageInputs(t *testing.T, sets ...string) Inputs {
 		in.RenderValues = map[string]any{}
 	}
 	return in
+}
+
+// onEveryChartLine runs f, in parallel subtests, on each real line of the
+// gitops-runtime chart in the fixtures (0.26, 0.27, 0.30): dir is the
+// chart's directory.
+func onEveryChartLine(t *testing.T, f func(t *testing.T, dir string)) {
+	for _, line := range []string{"chart-0.26", "chart-0.27", "chart"} {
+		t.Run(line, func(t *testing.T) {
+			t.Parallel() // each line's renders take seconds
+			dir, err := fixtures.Path("gitops-runtime/" + line + "/gitops-runtime")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, dir)
+		})
+	}
 }

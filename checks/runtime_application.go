@@ -146,7 +146,15 @@ func (f *appFindings) health(a *argocd.Application, ns string) {
 		return
 	}
 	var bad []string
-	for _, r := range a.Unhealthy() {
+	unhealthy, healthMessage := a.Unhealthy(), a.HealthMessage
+	if len(unhealthy) == 0 {
+		// Argo CD 3 keeps each resource's health in its resource tree, not
+		// in the Application: its health message names the causes.
+		if unhealthy = a.HealthCauses(); len(unhealthy) > 0 {
+			healthMessage = ""
+		}
+	}
+	for _, r := range unhealthy {
 		s := resourceName(r) + " " + r.Health
 		if r.HealthMessage != "" {
 			s += " (" + oneLineText(r.HealthMessage, 160) + ")"
@@ -155,8 +163,8 @@ func (f *appFindings) health(a *argocd.Application, ns string) {
 		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
 	}
 	msg := "health " + orUnknownStatus(a.Health)
-	if a.HealthMessage != "" {
-		msg += " (" + oneLineText(a.HealthMessage, 160) + ")"
+	if healthMessage != "" {
+		msg += " (" + oneLineText(healthMessage, 160) + ")"
 	}
 	if len(bad) > 0 {
 		msg += ": " + strings.Join(first(bad, 6), "; ")

@@ -67,6 +67,13 @@ func TestRuntimeApplication(t *testing.T) {
   - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: Synced}
   - {group: apps, version: v1, kind: Deployment, namespace: codefresh, name: cap-app-proxy, status: Synced, health: {status: Degraded, message: Deployment "cap-app-proxy" exceeded its progress deadline}}
 `)}, nil, "", outcome{StatusFail, []string{"health Degraded: Deployment codefresh/cap-app-proxy Degraded (Deployment \"cap-app-proxy\" exceeded its progress deadline)", "--only runtime-workloads"}}},
+		{"degraded, resource health kept out of the Application (Argo CD 3)", []string{runtimeApp(`  sync: {status: Synced}
+  health: {status: Degraded, message: "Caused by autoscaling/HorizontalPodAutoscaler:codefresh/argo-gateway"}
+  resourceHealthSource: appTree
+  resources:
+  - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: Synced}
+  - {group: autoscaling, version: v2, kind: HorizontalPodAutoscaler, namespace: codefresh, name: argo-gateway, status: Synced}
+`)}, nil, "", outcome{StatusFail, []string{"health Degraded: HorizontalPodAutoscaler codefresh/argo-gateway Degraded", "--only runtime-workloads"}}},
 		{"failed hook", []string{runtimeApp(`  sync: {status: OutOfSync}
   health: {status: Healthy}
   resources:

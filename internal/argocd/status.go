@@ -30,6 +30,39 @@ func (a *Application) Unhealthy() []Resource {
 	return out
 }
 
+// HealthCauses returns the resources the Application's health message
+// names as the causes of its health, for an Argo CD that keeps resource
+// health out of the Application (3.0 and later by default:
+// status.resourceHealthSource appTree, status.resources without health,
+// and status.health.message "Caused by apps/Deployment:ns/name, ..."; the
+// controller's formatHealthCauses,
+// https://github.com/argoproj/argo-cd/blob/v3.6.1/controller/health.go).
+// Each has Group, Kind, Namespace and Name, and the Application's health;
+// none when the message is not of that form.
+func (a *Application) HealthCauses() []Resource {
+	list, ok := strings.CutPrefix(a.HealthMessage, "Caused by ")
+	if !ok {
+		return nil
+	}
+	list, _, _ = strings.Cut(list, " and ") // "... and 3 more"
+	var out []Resource
+	for _, part := range strings.Split(list, ", ") {
+		gk, name, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok || gk == "" || name == "" {
+			continue
+		}
+		r := Resource{Kind: gk, Name: name, Health: a.Health}
+		if g, k, grouped := strings.Cut(gk, "/"); grouped {
+			r.Group, r.Kind = g, k
+		}
+		if ns, n, namespaced := strings.Cut(name, "/"); namespaced {
+			r.Namespace, r.Name = ns, n
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // Failed reports whether the operation ended Failed or Error (false for
 // nil: none recorded).
 func (op *Operation) Failed() bool {

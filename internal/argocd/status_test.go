@@ -47,3 +47,28 @@ func TestStatusReaders(t *testing.T) {
 		}
 	}
 }
+
+// The causes Argo CD 3 writes in the Application's health message, in its
+// own format (controller/health.go formatHealthCauses).
+func TestHealthCauses(t *testing.T) {
+	a := &Application{Health: "Degraded", HealthMessage: "Caused by autoscaling/HorizontalPodAutoscaler:codefresh/argo-gateway, Service:codefresh/internal-router, apiextensions.k8s.io/CustomResourceDefinition:rollouts.argoproj.io and 2 more"}
+	got := a.HealthCauses()
+	want := []Resource{
+		{Group: "autoscaling", Kind: "HorizontalPodAutoscaler", Namespace: "codefresh", Name: "argo-gateway", Health: "Degraded"},
+		{Kind: "Service", Namespace: "codefresh", Name: "internal-router", Health: "Degraded"},
+		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "rollouts.argoproj.io", Health: "Degraded"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("cause %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	for _, msg := range []string{"", "Deployment is progressing", "Caused by nothing"} {
+		if c := (&Application{HealthMessage: msg}).HealthCauses(); len(c) != 0 {
+			t.Errorf("%q: causes %+v", msg, c)
+		}
+	}
+}

@@ -25,9 +25,10 @@ import (
 
 // ArgoSync is a stand-in for what Argo CD's application controller and
 // repo-server do when they sync the runtime's Application, for make demo
-// and the end-to-end steps not yet moved to Argo CD itself (StartArgoCD,
-// which the apply and prune claims are held against: where the two
-// differed, Argo CD won and this was corrected). Step by step:
+// alone, which then needs no Argo CD build; every end-to-end test syncs
+// with Argo CD itself (StartArgoCD: where the two differed, Argo CD won
+// and this was corrected; a failed apply's message is Argo CD's own
+// words). Step by step:
 //   - render: `helm template RELEASE CHART -n DEST --include-crds` of the
 //     chart the commit carries (the umbrella chart of
 //     resources/<runtime>/chart), as the repo-server runs it
@@ -245,7 +246,7 @@ func (a *ArgoSync) Sync(ctx context.Context, chart string) (ok bool, err error) 
 		if len(msg) > 2000 {
 			msg = msg[:2000]
 		}
-		a.failed = &argoOpFailure{message: "one or more objects failed to apply, reason: " + strings.TrimSpace(msg)}
+		a.failed = &argoOpFailure{message: "one or more synchronization tasks completed unsuccessfully, reason: " + strings.TrimSpace(msg)}
 		return false, a.WriteStatus(ctx)
 	}
 	// Prune: what the previous inventory holds and the render does not.

@@ -693,16 +693,23 @@ func (a *ArgoCD) AwaitSync(ctx context.Context, name, revision string) (*unstruc
 	}
 }
 
+// SyncPolicy is the spec.syncPolicy of the runtime's Application: automated
+// always, Prune (syncPolicy.automated.prune), SelfHeal
+// (syncPolicy.automated.selfHeal) and ServerSideApply (the sync option
+// ServerSideApply=true).
+type SyncPolicy struct {
+	Prune, SelfHeal, ServerSideApply bool
+}
+
 // RuntimeApplication is the runtime's Application as the installation
 // guide's last step ("Configure as Argo Application") makes it, in
 // namespace: project default, the in-cluster destination (namespace), the
 // chart at path of repoURL at HEAD rendered with release as its release
-// name, sync automated with self-heal, prune as given, and the sync option
-// ServerSideApply=true when serverSide. A failed sync is retried once
-// (syncPolicy.retry.limit 1): Argo CD's default for an automated sync, 5
-// retries with backoff, runs the PreSync hooks again each time and takes
-// minutes to report a refusal that is the same every time.
-func RuntimeApplication(name, namespace, repoURL, path, release string, prune, serverSide bool) *unstructured.Unstructured {
+// name, labelled codefresh.io/entity: runtime, with policy. A failed sync
+// is retried once (syncPolicy.retry.limit 1): Argo CD's default for an
+// automated sync, 5 retries with backoff, runs the PreSync hooks again each
+// time and takes minutes to report a refusal that is the same every time.
+func RuntimeApplication(name, namespace, repoURL, path, release string, policy SyncPolicy) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
 		"metadata": map[string]any{"name": name, "namespace": namespace, "labels": map[string]any{"codefresh.io/entity": "runtime"}},
@@ -711,15 +718,15 @@ func RuntimeApplication(name, namespace, repoURL, path, release string, prune, s
 			"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": namespace},
 			"source": map[string]any{"repoURL": repoURL, "path": path, "targetRevision": "HEAD",
 				"helm": map[string]any{"releaseName": release}},
-			"syncPolicy": RuntimeSyncPolicy(prune, serverSide),
+			"syncPolicy": policy.Spec(),
 		},
 	}}
 }
 
-// RuntimeSyncPolicy is the spec.syncPolicy of RuntimeApplication.
-func RuntimeSyncPolicy(prune, serverSide bool) map[string]any {
-	policy := map[string]any{"automated": map[string]any{"prune": prune, "selfHeal": true}, "retry": map[string]any{"limit": int64(1)}}
-	if serverSide {
+// Spec is the policy as spec.syncPolicy holds it.
+func (p SyncPolicy) Spec() map[string]any {
+	policy := map[string]any{"automated": map[string]any{"prune": p.Prune, "selfHeal": p.SelfHeal}, "retry": map[string]any{"limit": int64(1)}}
+	if p.ServerSideApply {
 		policy["syncOptions"] = []any{"ServerSideApply=true"}
 	}
 	return policy
