@@ -22,7 +22,13 @@ type ParallelOption func(*ticket)
 
 // Long marks a test that runs for minutes: it is admitted before every
 // test that is not long, so that the suite does not end waiting for it.
-func Long(tk *ticket) { tk.long = true }
+func Long(tk *ticket) { tk.weight = max(tk.weight, 1) }
+
+// Longest marks one of the few tests that run longest (ten minutes and
+// more on a loaded machine): admitted before every Long test. go test
+// releases its parallel tests at once and they ask in no set order, so
+// among tests of the same weight one of the longest could start last.
+func Longest(tk *ticket) { tk.weight = 2 }
 
 // Slots says that the test runs n control planes at once (subtests on
 // clusters started together): it holds n of the suite's slots.
@@ -99,8 +105,9 @@ func suiteSlots() *slotPool {
 
 // ticket is one test's place in the queue.
 type ticket struct {
-	long  bool
-	slots int
+	// weight orders admission: Longest (2), Long (1), the others (0).
+	weight int
+	slots  int
 	seq   int // order of asking
 	ready chan struct{}
 }
@@ -168,13 +175,13 @@ func (p *slotPool) admit() {
 	}
 }
 
-// ticketQueue is a heap: long tickets first, then by seq.
+// ticketQueue is a heap: the heaviest tickets first, then by seq.
 type ticketQueue []*ticket
 
 func (q ticketQueue) Len() int { return len(q) }
 func (q ticketQueue) Less(i, j int) bool {
-	if q[i].long != q[j].long {
-		return q[i].long
+	if q[i].weight != q[j].weight {
+		return q[i].weight > q[j].weight
 	}
 	return q[i].seq < q[j].seq
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSlotPoolAdmitsLongTestsFirst: tests that ask at once are admitted
-// after the settle time, long ones first, a test of two slots not starved
+// after the settle time, the longest first, then the long ones, a test of two slots not starved
 // by those of one behind it, the rest in the order they asked; never more
 // slots at once than the pool has.
 func TestSlotPoolAdmitsLongTestsFirst(t *testing.T) {
@@ -45,9 +45,10 @@ func TestSlotPoolAdmitsLongTestsFirst(t *testing.T) {
 	}{
 		{"a", &ticket{slots: 1}},
 		{"b", &ticket{slots: 1}},
-		{"long", &ticket{slots: 1, long: true}},
-		{"long-of-two", &ticket{slots: 2, long: true}},
+		{"long", &ticket{slots: 1, weight: 1}},
+		{"long-of-two", &ticket{slots: 2, weight: 1}},
 		{"e", &ticket{slots: 1}},
+		{"longest", &ticket{slots: 2, weight: 2}},
 	}
 	for _, x := range tickets {
 		x.tk.ready = make(chan struct{})
@@ -58,11 +59,11 @@ func TestSlotPoolAdmitsLongTestsFirst(t *testing.T) {
 	wg.Wait()
 	// a and b are admitted together, when long-of-two ends: either may
 	// note it first.
-	if len(order) == 5 {
-		slices.Sort(order[2:4])
+	if len(order) == 6 {
+		slices.Sort(order[3:5])
 	}
-	if got := strings.Join(order, ","); got != "long,long-of-two,a,b,e" {
-		t.Errorf("admitted %s, want long,long-of-two, then a and b, then e", got)
+	if got := strings.Join(order, ","); got != "longest,long,long-of-two,a,b,e" {
+		t.Errorf("admitted %s, want longest (asked last), long, long-of-two, then a and b, then e", got)
 	}
 	if maxUse > 2 {
 		t.Errorf("%d slots in use at once, the pool has 2", maxUse)

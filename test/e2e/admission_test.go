@@ -38,7 +38,7 @@ import (
 const admissionTimeout = "20s"
 
 func TestAdmissionAgreesWithHelm(t *testing.T) {
-	tc.Parallel(t, tc.Long, tc.Slots(2))
+	tc.Parallel(t, tc.Longest, tc.Slots(2))
 	helms := []struct{ major, bin string }{{"3", tc.HelmBinary(t)}, {"4", tc.Helm4Binary(t)}}
 	clusters := tc.StartAuditedN(t, len(helms))
 	for i, h := range helms {
