@@ -108,8 +108,8 @@ type ticket struct {
 	// weight orders admission: Longest (2), Long (1), the others (0).
 	weight int
 	slots  int
-	seq   int // order of asking
-	ready chan struct{}
+	seq    int // order of asking
+	ready  chan struct{}
 }
 
 // slotPool admits tickets to total slots: long ones first, then in the
