@@ -15,6 +15,7 @@ package apply
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -181,7 +182,14 @@ func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original,
 			// existingResourceConflict).
 			orig = kube.ResourceList{info}
 		}
-		_, errs[i] = c.Update(orig, kube.ResourceList{info}, false)
+		err, noAnswer := askAgain(transientText, func() error {
+			_, err := c.Update(orig, kube.ResourceList{info}, false)
+			return err
+		})
+		if noAnswer {
+			err = &NoAnswerError{Kind: info.Mapping.GroupVersionKind.Kind, Namespace: info.Namespace, Name: info.Name, Err: err}
+		}
+		errs[i] = err
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -190,6 +198,10 @@ func mergePatch(ctx context.Context, e *dryrun.Engine, c *kube.Client, original,
 	for _, err := range errs {
 		if err == nil {
 			continue
+		}
+		var na *NoAnswerError
+		if errors.As(err, &na) {
+			return nil, err
 		}
 		msg := err.Error()
 		if strings.HasPrefix(msg, "failed to create resource") || strings.HasPrefix(msg, "could not get information about the resource") {
@@ -316,16 +328,17 @@ func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.Resource
 	// Each object is its own request: up to dryrun.Limit at once, the
 	// refusals in the target's order.
 	reasons := make([]string, len(target))
+	noAnswer := make([]error, len(target))
 	order := sendOrder(target)
 	e.Go(ctx, len(target), func(_ context.Context, k int) {
 		i := order[k]
 		info := target[i]
-		func() {
-			h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(manager).DryRun(true)
+		h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(manager).DryRun(true)
+		err, lost := askAgain(transient, func() error {
 			_, err := h.Get(info.Namespace, info.Name)
 			switch {
 			case apierrors.IsNotFound(err) && !create:
-				return
+				return nil
 			case apierrors.IsNotFound(err):
 				_, err = h.Create(info.Namespace, true, info.Object)
 			case err == nil:
@@ -334,12 +347,19 @@ func serverSideApply(ctx context.Context, e *dryrun.Engine, target kube.Resource
 					_, err = h.Patch(info.Namespace, info.Name, types.ApplyPatchType, data, &metav1.PatchOptions{Force: &force})
 				}
 			}
-			if err != nil {
-				reasons[i] = err.Error()
-			}
-		}()
+			return err
+		})
+		switch {
+		case lost:
+			noAnswer[i] = &NoAnswerError{Kind: info.Mapping.GroupVersionKind.Kind, Namespace: info.Namespace, Name: info.Name, Err: err}
+		case err != nil:
+			reasons[i] = err.Error()
+		}
 	})
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(noAnswer...); err != nil {
 		return nil, err
 	}
 	var out []admission.Refusal
