@@ -7,24 +7,38 @@ import (
 	"path/filepath"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 )
 
 // umbrellaValues are the runtime's values as the umbrella chart of the
 // Shared Configuration Repository holds them: global: beside
-// gitops-runtime:.
-const umbrellaValues = "global:\n  codefresh:\n    accountId: demo-account\n    userToken:\n      token: demo-token\n  runtime:\n    name: demo\n"
+// gitops-runtime:. The argo-gateway HPA is off: the demo cluster serves
+// no metrics API, and Argo CD calls an HPA that reads no metrics Degraded.
+const umbrellaValues = "global:\n  codefresh:\n    accountId: demo-account\n    userToken:\n      token: demo-token\n  runtime:\n    name: demo\n" +
+	"gitops-runtime:\n  argo-gateway:\n    hpa:\n      enabled: false\n"
+
+// installValues are the same values for helm install of the runtime chart
+// itself.
+const installValues = "global:\n  codefresh:\n    accountId: demo-account\n    userToken:\n      token: demo-token\n  runtime:\n    name: demo\n" +
+	"argo-gateway:\n  hpa:\n    enabled: false\n"
+
+// argoWait bounds each wait on Argo CD (a sync, the Application Healthy).
+const argoWait = 8 * time.Minute
 
 // runArgoCD tells the story of a runtime handed to Argo CD, on a third
 // throwaway cluster: installed with helm install at 0.27.6, then
 // "Configured as Argo Application" (the installation guide's last step):
-// its own Argo CD syncs it from resources/demo/chart of the Shared
-// Configuration Repository. The plugin finds the Application; a commit
-// that bumps the umbrella chart to 0.30.0 is judged from what Argo CD
-// deployed, with Argo CD's rules; Argo CD syncs it; --post reads the
-// Application. Argo CD's sync is testcluster.ArgoSync (what its
-// controller and repo-server do, step by step: helm template, PreSync
-// hooks, kubectl apply with tracking annotations, prune, status).
+// Argo CD itself (its application controller and repo-server,
+// testcluster.LaunchArgoCD, with the runtime chart's own Argo CD settings)
+// syncs it from resources/demo/chart of a Shared Configuration Repository
+// on disk. The plugin finds the Application; a commit that bumps the
+// umbrella chart to 0.30.0 is judged from what Argo CD deployed, with
+// Argo CD's rules; Argo CD syncs it; --post reads the Application as the
+// controller wrote it.
 func runArgoCD(plugin, fixtures, logPath string) error {
 	line027 := filepath.Join("gitops-runtime", "chart-0.27", "gitops-runtime")
 	line030 := filepath.Join("gitops-runtime", "chart", "gitops-runtime")
@@ -33,6 +47,14 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 		return err
 	}
 	defer closeLog()
+	argocdBin, err := testcluster.FindArgoCD()
+	if err != nil {
+		return err
+	}
+	argocdSrc, err := testcluster.ArgoCDSource()
+	if err != nil {
+		return err
+	}
 	line027, line030 = filepath.Join(fixtures, line027), filepath.Join(fixtures, line030)
 	ctx := context.Background()
 	live, err := d.startCluster(ctx, assets, "The Argo CD story: a third local cluster, two nodes of 4 CPU, 8Gi")
@@ -42,7 +64,7 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 	defer live.Stop()
 
 	values := filepath.Join(d.dir, "values.yaml")
-	if err := os.WriteFile(values, []byte(umbrellaValues), 0o600); err != nil {
+	if err := os.WriteFile(values, []byte(installValues), 0o600); err != nil {
 		return err
 	}
 	umbrella := func(name, line, version string) (string, error) {
@@ -57,10 +79,15 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 	if err != nil {
 		return err
 	}
-	argo := testcluster.NewArgoSync(live.Admin, live.Kubeconfig, d.helm, "codefresh", "demo", "cf-gitops-runtime")
-	// automated, prune, selfHeal, and ServerSideApply=true (the Argo CD
-	// chart's CRDs are too large for kubectl apply's last-applied annotation).
-	argo.Prune, argo.ServerSideApply = true, true
+	repoDir := filepath.Join(d.dir, "shared-configuration-repository")
+	if err := os.Mkdir(repoDir, 0o755); err != nil {
+		return err
+	}
+	repo, err := testcluster.NewGitRepoIn(repoDir)
+	if err != nil {
+		return err
+	}
+	const app, path = "demo", "resources/demo/chart"
 
 	if err := d.step("The runtime on chart 0.27.6, installed with helm install", func() error {
 		return d.run(d.helm, "install", "cf-gitops-runtime", line027, "-n", "codefresh", "--create-namespace", "-f", values,
@@ -68,16 +95,56 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 	}); err != nil {
 		return err
 	}
-	if err := d.step("Configure the runtime as an Argo CD Application: Argo CD syncs resources/demo/chart (0.27.6)", func() error {
-		d.say("Argo CD renders the umbrella chart with helm template, runs its PreSync hooks, applies every object with its tracking annotation and writes the Application codefresh/demo (automated, prune, selfHeal, ServerSideApply=true). From now on the runtime is upgraded by a commit, and the Helm release record stays at revision 1.", 3, 3)
-		ok, err := argo.Sync(ctx, commit027)
-		if err == nil && !ok {
-			err = fmt.Errorf("the sync of %s failed", commit027)
+	var argo *testcluster.ArgoCD
+	defer func() {
+		if argo != nil {
+			argo.Stop()
 		}
+	}()
+	// sync pushes chart to the repository's resources/demo/chart, lets the
+	// controller see the commit and waits until it has synced it and the
+	// Application is Synced and Healthy.
+	sync := func(chart, message string) error {
+		rev, err := repo.Push(chart, path, message)
 		if err != nil {
 			return err
 		}
-		if err := argo.WaitHealthy(ctx, 3*time.Minute); err != nil {
+		d.say(fmt.Sprintf("commit %s: %s", rev[:8], message), 3, 3)
+		if err := argo.RefreshApplication(ctx, app); err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, argoWait)
+		defer cancel()
+		got, err := argo.AwaitSync(wctx, app, rev)
+		if err != nil {
+			return err
+		}
+		phase, _, _ := unstructured.NestedString(got.Object, "status", "operationState", "phase")
+		msg, _, _ := unstructured.NestedString(got.Object, "status", "operationState", "message")
+		d.say(fmt.Sprintf("Argo CD synced %s: %s: %s", rev[:8], phase, msg), 3, 3)
+		if phase != "Succeeded" {
+			return fmt.Errorf("argo CD's sync of %s: %s: %s", rev[:8], phase, msg)
+		}
+		return argo.AwaitHealthy(wctx, app)
+	}
+	if err := d.step("Configure the runtime as an Argo CD Application: Argo CD syncs resources/demo/chart (0.27.6)", func() error {
+		d.say("Argo CD's application controller and repo-server start beside the cluster with the runtime's own Argo CD settings. The Application codefresh/demo (automated, prune, ServerSideApply=true) points at resources/demo/chart of the Shared Configuration Repository; Argo CD renders the umbrella chart with helm template, runs its PreSync hooks and applies every object with its tracking label. From now on the runtime is upgraded by a commit, and the Helm release record stays at revision 1.", 3, 3)
+		var err error
+		argo, err = testcluster.LaunchArgoCD(testcluster.ArgoCDCluster{Admin: live.Admin, Kubeconfig: live.Kubeconfig, Dir: live.Dir},
+			testcluster.ArgoCDOptions{Namespace: "codefresh", Chart: line027, Release: "cf-gitops-runtime", Values: values}, argocdBin, argocdSrc, d.helm)
+		if err != nil {
+			return err
+		}
+		dyn, err := dynamic.NewForConfig(live.Admin)
+		if err != nil {
+			return err
+		}
+		application := testcluster.RuntimeApplication(app, "codefresh", repo.URL(), path, "cf-gitops-runtime",
+			testcluster.SyncPolicy{Prune: true, ServerSideApply: true})
+		if _, err := dyn.Resource(testcluster.ApplicationGVR).Namespace("codefresh").Create(ctx, application, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if err := sync(commit027, "the runtime at 0.27.6"); err != nil {
 			return err
 		}
 		return d.preflight("--post", "--only", "release-deployed,runtime-workloads,runtime-application")
@@ -90,14 +157,7 @@ func runArgoCD(plugin, fixtures, logPath string) error {
 		return err
 	}
 	if err := d.step("Argo CD syncs the commit", func() error {
-		ok, err := argo.Sync(ctx, commit030)
-		if err == nil && !ok {
-			err = fmt.Errorf("the sync of %s failed", commit030)
-		}
-		if err != nil {
-			return err
-		}
-		return argo.WaitHealthy(ctx, 3*time.Minute)
+		return sync(commit030, "bump the runtime to 0.30.0")
 	}); err != nil {
 		return err
 	}

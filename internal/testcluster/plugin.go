@@ -58,7 +58,7 @@ func (r Result) JSON(t testing.TB) reporters.Document {
 	dec := json.NewDecoder(bytes.NewReader([]byte(r.Stdout)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
-		t.Fatalf("stdout is not a JSON report: %v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
+		t.Fatalf("stdout is not a JSON report (exit %d after %s): %v\nstdout:\n%s\nstderr:\n%s", r.Code, r.Elapsed.Round(time.Second), err, r.Stdout, r.Stderr)
 	}
 	return doc
 }
@@ -89,6 +89,10 @@ var Blackhole = []string{
 	"--connect-to", "quay.io:443:127.0.0.1:9",
 }
 
+// runBound is the longest a run of the plugin may take before the harness
+// kills it (exit -1).
+const runBound = 7 * time.Minute
+
 // Run runs the plugin binary with args and env (KEY=VALUE, added to a minimal
 // environment: PATH and HOME only, so the developer's KUBECONFIG or HELM_BIN
 // never leak in). Runs of the checks (args starting with a flag) get the
@@ -98,7 +102,11 @@ func Run(t testing.TB, env []string, args ...string) Result {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		args = append(append([]string(nil), args...), Blackhole...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The plugin's own --timeout (5 minutes unless a test sets it) bounds
+	// its run and still prints the report, with the checks it stopped as
+	// errors saying what they waited on; the harness's bound is above it,
+	// for a run that hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), runBound)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, Binary(t), args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)

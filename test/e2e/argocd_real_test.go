@@ -33,9 +33,10 @@ import (
 //   - client-side apply: the ApplicationSet CRD with a 200-byte annotation
 //     passes the API server's 256 KiB of annotations (kubectl's
 //     last-applied configuration): upgrade-apply fails, the sync fails, and
-//     --post names the CRD and the API server's reason; the 0.26 CRD as it
-//     ships fits (Argo CD marks no CRD with its tracking): both pass;
-//   - prune off, to 0.27.6: the Argo Rollouts controller 0.27 drops stays
+//     --post names the CRD and the API server's reason;
+//   - prune off, to 0.27.6: the CRDs as 0.27 ships them fit (Argo CD
+//     marks no CRD with its tracking), upgrade-apply passes and the sync
+//     goes through; the Argo Rollouts controller 0.27 drops stays
 //     (upgrade-deletes warns), and --post finds the Application OutOfSync
 //     with it requiring pruning, and the Helm release record stale;
 //   - server-side apply with prune, to 0.30.0 from the live 0.27.6: the
@@ -80,13 +81,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "runtime-application", "fail", "last sync Failed: one or more synchronization tasks completed unsuccessfully", "applicationsets.argoproj.io", "Too long")
 	})
-	t.Run("client-side apply: the 0.26 ApplicationSet CRD as it ships fits", func(t *testing.T) {
-		u026 := umbrella(t, "chart-0.26", "0.26.8", values026)
-		_, doc := upgrade(t, u026)
-		wantStatus(t, doc, "upgrade-apply", "pass", "client-side apply (kubectl apply, last-applied)")
-		agreeApply(t, doc, argo.sync(u026))
-	})
-	t.Run("prune off, to 0.27: the Argo Rollouts controller 0.27 drops stays, OutOfSync", func(t *testing.T) {
+	t.Run("prune off, to 0.27: the CRDs as they ship fit; the Argo Rollouts controller 0.27 drops stays, OutOfSync", func(t *testing.T) {
 		u027 := umbrella(t, "chart-0.27", "0.27.6", runtimeGlobals+noHPA)
 		res, doc := upgrade(t, u027)
 		if doc.Upgrade.From != "0.26.8" || doc.Upgrade.To != "0.27.6" {
@@ -96,6 +91,9 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		wantStatus(t, doc, "release-upgradable", "pass", "the runtime is upgraded by Argo CD: Application "+app, "live chart 0.26.8")
 		wantStatus(t, doc, "upgrade-deletes", "warn", "leaves", "in place", "prune is off", "Deployment argo-rollouts")
 		wantStatus(t, doc, "helm-ownership", "skip", "without Helm's ownership check")
+		// The ApplicationSet CRD as 0.27 ships it fits kubectl's
+		// last-applied annotation, and the sync goes through.
+		wantStatus(t, doc, "upgrade-apply", "pass", "client-side apply (kubectl apply, last-applied)")
 		agreeApply(t, doc, argo.sync(u027))
 		if _, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-rollouts", metav1.GetOptions{}); err != nil {
 			t.Errorf("without prune the sync deleted the Argo Rollouts controller (%v)", err)

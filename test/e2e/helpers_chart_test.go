@@ -69,7 +69,10 @@ func helmCmd(t *testing.T, c *testcluster.Cluster, helm string, args ...string) 
 // helmCmdKubeconfig is helmCmd with another kubeconfig (a proxy's).
 func helmCmdKubeconfig(t *testing.T, kubeconfig, helm string, args ...string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// Helm's own --timeout bounds what it waits for; this bounds a call
+	// that hangs. A loaded runner took more than 4 minutes over an install
+	// with --wait --timeout 2m (the objects created before the wait).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	home := t.TempDir()
 	cmd := exec.CommandContext(ctx, helm, append(args, "--kubeconfig", kubeconfig)...)
