@@ -160,3 +160,59 @@ func TestResourceQuotaNamesMutation(t *testing.T) {
 		"hook Job validate-values (pre-install,pre-upgrade): MutatingAdmissionPolicy add-sleeper (binding add-sleeper-everywhere) matches this pod; admission: added container sleeper (limits.memory 64Mi)",
 	}}.expect(t, o.Result)
 }
+
+// labelConfigMaps is a MutatingAdmissionPolicy of ConfigMaps with its
+// binding.
+const labelConfigMaps = `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata: {name: label-configmaps}
+spec:
+  matchConstraints:
+    namespaceSelector: {}
+    objectSelector: {}
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  reinvocationPolicy: Never
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration: {expression: "Object{}"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: label-configmaps-everywhere}
+spec:
+  policyName: label-configmaps
+`
+
+// labelTeam answers a ConfigMap's dry run with a label added.
+func labelTeam(r dryRunRequest) (int, map[string]any, []string) {
+	if !strings.HasSuffix(r.Path, "/configmaps") {
+		return 0, nil, nil
+	}
+	md := r.Object["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+	}
+	labels["team"] = "platform"
+	md["labels"] = labels
+	return 201, r.Object, nil
+}
+
+// TestMutatingAdmissionPolicyOfObjects: admission-objects passes, and
+// says which of the release's objects admission changed (the labels it
+// added, keys only) and the MutatingAdmissionPolicy and binding that
+// match their create; no line for an object it left alone.
+func TestMutatingAdmissionPolicyOfObjects(t *testing.T) {
+	k := servesMAP(admissionKit(t, &fakeAdmission{answer: labelTeam}, labelConfigMaps), "v1")
+	o := k.outcome(AdmissionObjects())
+	outcome{StatusPass, []string{
+		"admission changes",
+		"MutatingAdmissionPolicy label-configmaps (binding label-configmaps-everywhere) matches its create; admission: labels team added",
+	}}.expect(t, o.Result)
+	for _, line := range strings.Split(o.Message, "\n") {
+		if strings.Contains(line, "admission:") && !strings.HasPrefix(line, "ConfigMap ") {
+			t.Errorf("an object admission left alone has a line: %s", line)
+		}
+	}
+}

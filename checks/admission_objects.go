@@ -12,6 +12,7 @@ import (
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/dryrun"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/mapolicy"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
 )
 
@@ -35,7 +36,11 @@ const CategoryAdmission Category = "admission"
 // parsed into the layer and the policy that refused (ParseRefusal) and
 // the hint names the chart value or the cluster-side exemption that fixes
 // it. PodSecurity's warn and audit modes do not refuse: its warnings on a
-// workload say what its enforce mode would refuse.
+// workload say what its enforce mode would refuse. The objects whose labels
+// or annotations admission changed (the dry run's answer against what
+// Helm sends) are listed, each with the MutatingAdmissionPolicies and
+// bindings that match its create (internal/mapolicy, the API server's
+// matching: https://kubernetes.io/docs/reference/access-authn-authz/mutating-admission-policy/).
 func AdmissionObjects() Check {
 	return Check{
 		Meta: Meta{
@@ -65,7 +70,41 @@ func runAdmissionObjects(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return tallyObjects(p, runs).result(env, p, who, level), nil
+	t := tallyObjects(p, runs)
+	if err := t.mutations(ctx, env, p, runs); err != nil {
+		return Result{}, err
+	}
+	return t.result(env, p, who, level), nil
+}
+
+// mutations adds to the tally what admission changed of the objects it
+// admitted (labels and annotations) and the MutatingAdmissionPolicies
+// that match each of them.
+func (t *objectTally) mutations(ctx context.Context, env *Env, p *admission.Plan, runs *admission.ObjectRuns) error {
+	in, note, err := mutationInput(ctx, env)
+	if err != nil {
+		return err
+	}
+	ms, unevaluated, err := admission.ObjectMutations(ctx, p, runs, in)
+	if err != nil {
+		return err
+	}
+	for i, m := range ms {
+		if len(m.Changes) == 0 {
+			continue
+		}
+		line := objectLabel(p.Objects[i]) + ": admission: " + strings.Join(m.Changes, ", ")
+		if len(m.Policies) > 0 {
+			matches := "matches"
+			if len(m.Policies) > 1 {
+				matches = "match"
+			}
+			line = objectLabel(p.Objects[i]) + ": " + mapolicy.Describe(m.Policies) + " " + matches + " its create; admission: " + strings.Join(m.Changes, ", ")
+		}
+		t.mutated = append(t.mutated, line)
+	}
+	t.mutationNote = unevaluatedNote(note, unevaluated)
+	return nil
 }
 
 // objectTally is what the objects' dry runs said, in the check's lines.
@@ -75,6 +114,10 @@ type objectTally struct {
 	refs                     []ObjectRef
 	warned                   map[string][]string
 	sent                     int
+	// mutated are the objects admission changed, a line each;
+	// mutationNote says what of the policies was not read or decided.
+	mutated      []string
+	mutationNote string
 }
 
 // tallyObjects reads the verdicts of the plan's objects and of the release
@@ -126,6 +169,12 @@ func (t *objectTally) result(env *Env, p *admission.Plan, who dryrun.Identity, l
 	notes := namespaceNotes(p)
 	if len(t.notJudged) > 0 {
 		notes = append(notes, fmt.Sprintf("not judged: %s", strings.Join(first(t.notJudged, 4), "; ")))
+	}
+	if len(t.mutated) > 0 {
+		notes = append(notes, fmt.Sprintf("admission changes %s (what Helm sends is not what the cluster stores):\n%s", plural(len(t.mutated), "object"), strings.Join(first(t.mutated, 6), "\n")))
+	}
+	if len(t.mutated) > 0 && t.mutationNote != "" {
+		notes = append(notes, "MutatingAdmissionPolicies: "+t.mutationNote)
 	}
 	what := "object the install creates"
 	if env.Upgrading() {

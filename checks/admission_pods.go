@@ -270,38 +270,55 @@ type mutationRuns struct {
 // that installs.
 func podMutations(ctx context.Context, env *Env, p *admission.Plan, runs *admission.PodRuns) (*mutationRuns, error) {
 	return cluster.Memo(env.Cluster, "admission/mutations", func() (*mutationRuns, error) {
-		matcher, note, err := policyMatcher(env)
+		in, note, err := mutationInput(ctx, env)
 		if err != nil {
 			return nil, err
-		}
-		in := admission.MutationInput{Matcher: matcher, NamespaceLabels: func(ns string) (map[string]string, bool) {
-			live, err := env.Cluster.Namespace(ns)
-			if err != nil {
-				return nil, false
-			}
-			return live.Labels, true
-		}}
-		if matcher != nil && matcher.Pairs() > 0 {
-			if e, err := dryRunEngine(ctx, env); err == nil {
-				id := e.Identity(ctx)
-				in.User, in.Groups = id.User, id.Groups
-			}
 		}
 		m, err := admission.PodMutations(ctx, p, runs, in)
 		if err != nil {
 			return nil, err
 		}
-		out := &mutationRuns{pods: m.Pods, note: note}
-		if len(m.Unevaluated) > 0 {
-			var lines []string
-			for k, v := range m.Unevaluated {
-				lines = append(lines, k+": "+v)
-			}
-			sort.Strings(lines)
-			out.note = "taken to match, not decided here: " + strings.Join(first(lines, 3), "; ")
-		}
-		return out, nil
+		return &mutationRuns{pods: m.Pods, note: unevaluatedNote(note, m.Unevaluated)}, nil
 	})
+}
+
+// mutationInput is what the mutations of a run are matched with: the
+// cluster's MutatingAdmissionPolicies, the namespaces' labels, and the
+// identity that installs (read only when a policy is bound). note says why
+// the policies were not read.
+func mutationInput(ctx context.Context, env *Env) (admission.MutationInput, string, error) {
+	matcher, note, err := policyMatcher(env)
+	if err != nil {
+		return admission.MutationInput{}, "", err
+	}
+	in := admission.MutationInput{Matcher: matcher, NamespaceLabels: func(ns string) (map[string]string, bool) {
+		live, err := env.Cluster.Namespace(ns)
+		if err != nil {
+			return nil, false
+		}
+		return live.Labels, true
+	}}
+	if matcher != nil && matcher.Pairs() > 0 {
+		if e, err := dryRunEngine(ctx, env); err == nil {
+			id := e.Identity(ctx)
+			in.User, in.Groups = id.User, id.Groups
+		}
+	}
+	return in, note, nil
+}
+
+// unevaluatedNote is note, or, when some policy and binding pairs were
+// taken to match without being decided, the first of them with why.
+func unevaluatedNote(note string, unevaluated map[string]string) string {
+	if len(unevaluated) == 0 {
+		return note
+	}
+	var lines []string
+	for k, v := range unevaluated {
+		lines = append(lines, k+": "+v)
+	}
+	sort.Strings(lines)
+	return "taken to match, not decided here: " + strings.Join(first(lines, 3), "; ")
 }
 
 // policyMatcher builds the matcher of the cluster's MutatingAdmissionPolicies.

@@ -81,12 +81,7 @@ func PodMutations(ctx context.Context, p *Plan, runs *PodRuns, in MutationInput)
 		if !match {
 			continue
 		}
-		nsLabels := p.NamespaceLabels
-		if w.Namespace != p.Namespace && in.NamespaceLabels != nil {
-			if l, ok := in.NamespaceLabels(w.Namespace); ok {
-				nsLabels = l
-			}
-		}
+		nsLabels := namespaceLabelsOf(p, w.Namespace, in)
 		pod := runs.Pods[i]
 		var err error
 		m.Policies, err = in.Matcher.Match(ctx, mapolicy.Request{Object: pod, Kind: corev1.SchemeGroupVersion.WithKind("Pod"),
@@ -101,6 +96,78 @@ func PodMutations(ctx context.Context, p *Plan, runs *PodRuns, in MutationInput)
 		}
 	}
 	return out, nil
+}
+
+// ObjectMutation is what admission changed of one of the release's
+// objects other than pods: its labels and annotations (the rest of an
+// object the API server answers holds its defaults, which change nothing
+// the chart set), and the MutatingAdmissionPolicies that match its create.
+type ObjectMutation struct {
+	// Changes are "labels team added", "annotations a changed" (keys only:
+	// a value may be a secret's).
+	Changes []string
+	// Policies are the policy and binding pairs that match the object.
+	Policies []mapolicy.Match
+}
+
+// ObjectMutations compares, for each object of p a dry run judged and the
+// API server admitted, the object sent with the object answered
+// (MetadataChanges), and matches the policies of in with its create. It
+// is indexed like p.Objects; the map holds the pairs taken to match
+// without being decided (mapolicy.Match.String), with why.
+func ObjectMutations(ctx context.Context, p *Plan, runs *ObjectRuns, in MutationInput) ([]ObjectMutation, map[string]string, error) {
+	out := make([]ObjectMutation, len(p.Objects))
+	unevaluated := map[string]string{}
+	match := in.Matcher != nil && in.Matcher.Pairs() > 0
+	for i, o := range p.Objects {
+		v := runs.Verdicts[i]
+		if !v.Passed() || v.Object == nil {
+			continue
+		}
+		m := &out[i]
+		m.Changes = MetadataChanges(o.U.GetLabels(), v.Object.GetLabels(), o.U.GetAnnotations(), v.Object.GetAnnotations())
+		if !match || len(m.Changes) == 0 {
+			continue
+		}
+		var err error
+		m.Policies, err = in.Matcher.Match(ctx, mapolicy.Request{Object: o.U, Kind: o.U.GroupVersionKind(), Resource: o.Resource,
+			Namespace: o.RequestNamespace(), Name: o.U.GetName(), NamespaceLabels: namespaceLabelsOf(p, o.RequestNamespace(), in), User: in.User, Groups: in.Groups})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, pm := range m.Policies {
+			if pm.Unevaluated != "" {
+				unevaluated[pm.String()] = pm.Unevaluated
+			}
+		}
+	}
+	return out, unevaluated, nil
+}
+
+// namespaceLabelsOf are the labels of namespace ns as a policy matches
+// them: the release namespace's (those it will get when it does not exist
+// yet), else what in says of ns.
+func namespaceLabelsOf(p *Plan, ns string, in MutationInput) map[string]string {
+	if ns != "" && ns != p.Namespace && in.NamespaceLabels != nil {
+		if l, ok := in.NamespaceLabels(ns); ok {
+			return l
+		}
+	}
+	return p.NamespaceLabels
+}
+
+// MetadataChanges lists the labels and annotations added, changed or
+// removed between those sent and those answered: "labels team added",
+// "annotations a changed, b removed".
+func MetadataChanges(sentLabels, gotLabels, sentAnnotations, gotAnnotations map[string]string) []string {
+	var changes []string
+	if keys := changedKeys(sentLabels, gotLabels); len(keys) > 0 {
+		changes = append(changes, "labels "+strings.Join(keys, ", "))
+	}
+	if keys := changedKeys(sentAnnotations, gotAnnotations); len(keys) > 0 {
+		changes = append(changes, "annotations "+strings.Join(keys, ", "))
+	}
+	return changes
 }
 
 // PodChanges lists what admission changed between the pod sent and the pod
@@ -154,12 +221,7 @@ func PodChanges(sent, got *corev1.Pod) (changes []string, resources bool) {
 	if f := changedFields(sentSC, gotSC); len(f) > 0 {
 		changes = append(changes, fmt.Sprintf("pod securityContext (%s)", strings.Join(f, ", ")))
 	}
-	if keys := changedKeys(sent.Labels, got.Labels); len(keys) > 0 {
-		changes = append(changes, "labels "+strings.Join(keys, ", "))
-	}
-	if keys := changedKeys(sent.Annotations, got.Annotations); len(keys) > 0 {
-		changes = append(changes, "annotations "+strings.Join(keys, ", "))
-	}
+	changes = append(changes, MetadataChanges(sent.Labels, got.Labels, sent.Annotations, got.Annotations)...)
 	return changes, resources
 }
 

@@ -52,3 +52,20 @@ func podOfYAML(t *testing.T, doc string) *corev1.Pod {
 	}
 	return &pod
 }
+
+// TestMetadataChanges: labels and annotations added, changed and removed,
+// keys only (a value may be a secret's); none when nothing changed.
+func TestMetadataChanges(t *testing.T) {
+	got := MetadataChanges(map[string]string{"app": "a", "tier": "web"}, map[string]string{"app": "b", "team": "platform"},
+		map[string]string{"note": "x"}, map[string]string{"note": "x", "token": "s3cr3t"})
+	want := []string{"labels app changed, team added, tier removed", "annotations token added"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("MetadataChanges = %q, want %q", got, want)
+	}
+	if got := MetadataChanges(map[string]string{"a": "1"}, map[string]string{"a": "1"}, nil, map[string]string{}); len(got) != 0 {
+		t.Errorf("nothing changed, got %q", got)
+	}
+	if strings.Contains(strings.Join(got, " "), "s3cr3t") {
+		t.Error("a value is printed")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -22,7 +23,10 @@ import (
 // policy and its binding for the chart's hook Jobs, and names it for no
 // Deployment's pod; real helm install agrees: the first hook's pod is
 // created with the policy's container, never completes, and helm fails at
-// its --timeout.
+// its --timeout. A second policy labels the ConfigMaps created in the
+// namespace: admission-objects names it and the labels it adds for each of
+// the chart's ConfigMaps, and the hook ConfigMap Helm creates before the
+// hook Job carries that label.
 func TestMutatingAdmissionPolicyAgreesWithHelm(t *testing.T) {
 	tc.Parallel(t)
 	c := tc.Start(t)
@@ -55,11 +59,34 @@ func TestMutatingAdmissionPolicyAgreesWithHelm(t *testing.T) {
 		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: policy.Name,
 			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: inNamespace(ns)}},
 	}
-	if _, err := c.Kube.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(bg, policy, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating the MutatingAdmissionPolicy: %v", err)
+	labels := &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-label-configmaps"},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy:      &fail,
+			ReinvocationPolicy: never,
+			MatchConstraints: &admissionregistrationv1.MatchResources{MatchPolicy: &equivalent,
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				}}}},
+			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{labels: {"e2e.example.com/team": "platform"}}}`}}},
+		},
 	}
-	if _, err := c.Kube.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(bg, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating its binding: %v", err)
+	labelsBinding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-label-configmaps-runtime"},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: labels.Name,
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: inNamespace(ns)}},
+	}
+	for _, p := range []*admissionregistrationv1.MutatingAdmissionPolicy{policy, labels} {
+		if _, err := c.Kube.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(bg, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating MutatingAdmissionPolicy %s: %v", p.Name, err)
+		}
+	}
+	for _, b := range []*admissionregistrationv1.MutatingAdmissionPolicyBinding{binding, labelsBinding} {
+		if _, err := c.Kube.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(bg, b, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating binding %s: %v", b.Name, err)
+		}
 	}
 	// In force: a Job's pod gets the container (the plugin learns of
 	// policies through informers).
@@ -68,6 +95,11 @@ func TestMutatingAdmissionPolicyAgreesWithHelm(t *testing.T) {
 	waitFor(t, 30*time.Second, "the MutatingAdmissionPolicy in force", func() bool {
 		got, err := c.Kube.CoreV1().Pods(ns).Create(bg, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		return err == nil && len(got.Spec.Containers) == 2
+	})
+	probeCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-probe-", Namespace: ns}}
+	waitFor(t, 30*time.Second, "the labelling policy in force", func() bool {
+		got, err := c.Kube.CoreV1().ConfigMaps(ns).Create(bg, probeCM, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && got.Labels["e2e.example.com/team"] == "platform"
 	})
 
 	values := runtimeValues(t, "")
@@ -90,14 +122,44 @@ func TestMutatingAdmissionPolicyAgreesWithHelm(t *testing.T) {
 	if res.Code != cli.ExitFailed {
 		t.Errorf("plugin exit %d, want %d", res.Code, cli.ExitFailed)
 	}
+	const labelled = "MutatingAdmissionPolicy e2e-label-configmaps (binding e2e-label-configmaps-runtime) matches its create; admission: labels e2e.example.com/team added"
+	objs := wantStatus(t, doc, "admission-objects", "pass", "admission changes", "ConfigMap helm-values-config (hook pre-install", labelled)
+	for _, line := range strings.Split(objs.Message, "\n") {
+		if strings.Contains(line, "e2e-label-configmaps") && !strings.HasPrefix(line, "ConfigMap ") {
+			t.Errorf("the ConfigMap policy is said to change another kind: %s", line)
+		}
+	}
 
 	// Helm agrees: the hook Job's pod is created with the policy's
 	// container, never completes, and helm install fails at its timeout.
+	// The ConfigMaps Helm creates are watched as the API server stores
+	// them (Helm deletes its hook ConfigMap when the install fails).
+	w, err := c.Kube.CoreV1().ConfigMaps(ns).Watch(bg, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	start := time.Now()
 	out, code := helmCmd(t, c, tc.HelmBinary(t), "install", runtimeRelease, chart, "-n", ns, "-f", values, "--timeout", admissionTimeout)
 	t.Logf("helm install: exit %d in %s: %s", code, time.Since(start).Round(100*time.Millisecond), lastLine(out))
 	if code == 0 {
 		t.Errorf("helm install succeeded; the plugin said its hook never completes\n%s", out)
+	}
+	// The hook ConfigMap Helm created before the hook Job was stored with
+	// the label, as the plugin said.
+	var created *corev1.ConfigMap
+	for created == nil {
+		select {
+		case ev := <-w.ResultChan():
+			if cm, ok := ev.Object.(*corev1.ConfigMap); ok && ev.Type == watch.Added && cm.Name == "helm-values-config" {
+				created = cm
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no ConfigMap helm-values-config created by helm install")
+		}
+	}
+	if created.Labels["e2e.example.com/team"] != "platform" {
+		t.Errorf("ConfigMap helm-values-config as helm install created it: labels %v, want e2e.example.com/team=platform", created.Labels)
 	}
 	// Helm runs the hooks one at a time: the first one's pod is the one
 	// that never completes, and the plugin named its Job.
