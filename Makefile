@@ -181,7 +181,7 @@ $(TESTREPORT): $(wildcard hack/testreport/*.go)
 # minutes, near go test's 10-minute limit), so they run in a second go test
 # without -race; the chart package's concurrency (Start, Pending) stays
 # under -race in its other tests.
-UNIT_WITHOUT_RACE := ^(TestShortcutKeysAreRead|TestIgnoredValuesByRender|TestIgnoredValuesReadThroughB64enc|TestReleaseShapeOfTheMultiRuntimeValues|TestLoadLocalAndRender|TestKeysOnEveryChartLine|TestSplitDocumentsAsHelm|TestImagePlanOnEveryChartLine|TestIgnoredValuesIngressShortcuts|TestMarkersThroughTheEngineAsThroughTheInstall|TestRulesReadFromTheRenderedHooks|TestImagePullSecretsOnEveryChartLine|TestEgressConfigOnEveryChartLine)$$
+UNIT_WITHOUT_RACE := ^(TestChartWorkloadValues|TestShortcutKeysAreRead|TestIgnoredValuesByRender|TestIgnoredValuesReadThroughB64enc|TestReleaseShapeOfTheMultiRuntimeValues|TestLoadLocalAndRender|TestKeysOnEveryChartLine|TestSplitDocumentsAsHelm|TestImagePlanOnEveryChartLine|TestIgnoredValuesIngressShortcuts|TestMarkersThroughTheEngineAsThroughTheInstall|TestRulesReadFromTheRenderedHooks|TestImagePullSecretsOnEveryChartLine|TestEgressConfigOnEveryChartLine)$$
 unit: $(TESTREPORT)
 	@$(PROGRESS) "unit tests (full output: $(BIN)/unit.log)" bash -c 'set -o pipefail; \
 		{ $(GO) test -json -race -count=1 -skip "$(UNIT_WITHOUT_RACE)" $$($(GO) list ./... | grep -v /test/e2e); race=$$?; \

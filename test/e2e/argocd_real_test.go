@@ -139,11 +139,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		}
 	})
 	t.Run("--post after the sync: Synced and Healthy, the record still stale", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		if err := argo.cd.AwaitHealthy(ctx, argo.name); err != nil {
-			t.Fatal(err)
-		}
+		awaitHealthy(t, argo)
 		res, doc := post(t, c, "--only=runtime-application")
 		wantCode(t, res, cli.ExitOK)
 		wantStatus(t, doc, "runtime-application", "warn", "is Synced and Healthy", "says chart 0.26.8, the live objects run chart 0.30.0", "upgraded by a commit, not helm upgrade")
@@ -223,11 +219,12 @@ func agreeApply(t *testing.T, doc reporters.Document, synced bool) {
 // (the sync option ServerSideApply=true). The sync is automated (see
 // policy): a commit is synced when the controller sees it.
 type argoReal struct {
-	t                      *testing.T
-	c                      *tc.Cluster
-	cd                     *tc.ArgoCD
-	repo                   *tc.GitRepo
-	name, path             string
+	t    *testing.T
+	c    *tc.Cluster
+	cd   *tc.ArgoCD
+	repo *tc.GitRepo
+	// ns is Argo CD's namespace, the Application's and its destination.
+	ns, name, path         string
 	Prune, ServerSideApply bool
 	created                bool
 }
@@ -237,8 +234,15 @@ type argoReal struct {
 // not), and an empty repository; apply creates the Application.
 func newArgoReal(t *testing.T, c *tc.Cluster, name, chart, values string) *argoReal {
 	t.Helper()
-	cd := tc.StartArgoCD(t, c, tc.ArgoCDOptions{Namespace: runtimeNS, Chart: chart, Release: runtimeRelease, Values: values})
-	return &argoReal{t: t, c: c, cd: cd, repo: tc.NewGitRepo(t), name: name, path: "resources/" + name + "/chart"}
+	return newArgoRealIn(t, c, runtimeNS, name, chart, values)
+}
+
+// newArgoRealIn is newArgoReal with Argo CD, its Application and the
+// runtime in namespace ns.
+func newArgoRealIn(t *testing.T, c *tc.Cluster, ns, name, chart, values string) *argoReal {
+	t.Helper()
+	cd := tc.StartArgoCD(t, c, tc.ArgoCDOptions{Namespace: ns, Chart: chart, Release: runtimeRelease, Values: values})
+	return &argoReal{t: t, c: c, cd: cd, repo: tc.NewGitRepo(t), ns: ns, name: name, path: "resources/" + name + "/chart"}
 }
 
 // apply creates the Application, or updates its sync policy to the
@@ -247,9 +251,9 @@ func newArgoReal(t *testing.T, c *tc.Cluster, name, chart, values string) *argoR
 func (a *argoReal) apply() {
 	a.t.Helper()
 	ctx := context.Background()
-	apps := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(runtimeNS)
+	apps := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns)
 	if !a.created {
-		app := tc.RuntimeApplication(a.name, runtimeNS, a.repo.URL(), a.path, runtimeRelease, a.policy())
+		app := tc.RuntimeApplication(a.name, a.ns, a.repo.URL(), a.path, runtimeRelease, a.policy())
 		if _, err := apps.Create(ctx, app, metav1.CreateOptions{}); err != nil {
 			a.t.Fatalf("creating Application %s: %v", a.name, err)
 		}
@@ -309,7 +313,7 @@ func (a *argoReal) syncNow(rev string) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	if _, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(runtimeNS).Patch(context.Background(), a.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns).Patch(context.Background(), a.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		a.t.Fatalf("asking Application %s to sync: %v", a.name, err)
 	}
 }
@@ -348,7 +352,7 @@ func (a *argoReal) policy() tc.SyncPolicy {
 // application is the Application as the controller last wrote it.
 func (a *argoReal) application() *unstructured.Unstructured {
 	a.t.Helper()
-	app, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(runtimeNS).Get(context.Background(), a.name, metav1.GetOptions{})
+	app, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns).Get(context.Background(), a.name, metav1.GetOptions{})
 	if err != nil {
 		a.t.Fatal(err)
 	}
