@@ -35,6 +35,9 @@ func ArgoCDServerCheck() Check {
 }
 
 func runArgoCDServer(ctx context.Context, env *Env) (Result, error) {
+	if r, err := existingArgoCDGate(ctx, env); r != nil || err != nil {
+		return derefResult(r), err
+	}
 	rules, err := readArgoCDRules(ctx, env)
 	if err != nil {
 		return Result{}, err
@@ -82,6 +85,9 @@ func ArgoCDVersionCheck() Check {
 }
 
 func runArgoCDVersion(ctx context.Context, env *Env) (Result, error) {
+	if r, err := existingArgoCDGate(ctx, env); r != nil || err != nil {
+		return derefResult(r), err
+	}
 	rules, err := readArgoCDRules(ctx, env)
 	if err != nil {
 		return Result{}, err
@@ -203,4 +209,31 @@ func runArgoCDAdminAPIKey(_ context.Context, env *Env) (Result, error) {
 		return Fail("argocd-cm %s lacks %s (has %q)", key, strings.Join(missing, " and "), acct.Capabilities).WithHint(patch).WithObjects(ref), nil
 	}
 	return Pass("argocd-cm %s: %s", key, acct.Capabilities).WithObjects(ref), nil
+}
+
+// existingArgoCDGate is, in an --upgrade run, the not-applicable skip of a
+// check of a runtime that brings its own Argo CD when the values the
+// upgrade renders with leave the chart's Argo CD on (targetPlanned: Helm's
+// computed values of the target; for a commit Argo CD syncs, those of the
+// runtime chart inside the umbrella chart). Helm reuses the release's
+// values when none is given, and an umbrella chart nests them under
+// gitops-runtime:, so the flags' values cannot tell. nil before an install,
+// where the registry decides from the flags' values
+// (Applies.ExistingArgoCD).
+func existingArgoCDGate(ctx context.Context, env *Env) (*Result, error) {
+	if !env.Upgrading() {
+		return nil, nil
+	}
+	u, err := env.Upgrade(ctx)
+	if err != nil {
+		if r, ok := upgradeSkip(err); ok {
+			return &r, nil
+		}
+		return nil, err
+	}
+	if targetPlanned(u).ExistingArgoCD {
+		return nil, nil
+	}
+	r := Skip("%sArgo CD is installed by the chart (argo-cd.enabled=true in the values the upgrade renders with); this check is for a runtime that brings its own Argo CD (argo-cd.enabled=false)", NotApplicable)
+	return &r, nil
 }

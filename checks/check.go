@@ -314,7 +314,10 @@ type Applies struct {
 	// reads from the installed runtime (runtimeFacts).
 	Access []AccessMode
 	// ExistingArgoCD limits the check to installs with --existing-argocd
-	// (argo-cd.enabled=false).
+	// (argo-cd.enabled=false). In an --upgrade run the values the upgrade
+	// renders with decide, which only the rendering knows (Helm reuses the
+	// release's values when none is given; an umbrella chart nests them):
+	// the check calls existingArgoCDGate.
 	ExistingArgoCD bool
 	// Needs lists the inputs the check cannot run without.
 	Needs []Input
@@ -386,7 +389,7 @@ func (a Applies) Reason(modes, run Mode, in Inputs) string {
 		}
 		return fmt.Sprintf("%saccess mode is %s; this check is for %s", NotApplicable, in.AccessMode, strings.Join(how, " or "))
 	}
-	if a.ExistingArgoCD && !in.ExistingArgoCD {
+	if a.ExistingArgoCD && !in.ExistingArgoCD && run != ModeUpgrade {
 		return NotApplicable + "Argo CD is installed by the chart (argo-cd.enabled=true); this check is for --existing-argocd"
 	}
 	for _, n := range a.Needs {

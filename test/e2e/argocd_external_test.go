@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -23,9 +22,7 @@ import (
 //     sync fails in PreSync, which --post names with the hook. (The hook's
 //     pod runs no script under kwok: it fails as the script does outside
 //     the range, hookRangeFails reading the range from the rendered hook.)
-//   - v3.4.2, inside it: argocd-version passes, the sync goes through and
-//     --post finds the Application Synced and Healthy, the release record
-//     stale.
+//   - v3.4.2, inside it: argocd-version passes.
 func TestExternalArgoCDSyncsTheRuntime(t *testing.T) {
 	tc.Parallel(t, tc.Long)
 	const ns, name = "argocd", "runtime"
@@ -88,29 +85,24 @@ func TestExternalArgoCDSyncsTheRuntime(t *testing.T) {
 		wantCode(t, res, cli.ExitFailed)
 		wantStatus(t, doc, "runtime-application", "fail", "Application "+app, "last sync Failed", "PreSync hook Job "+ns+"/validate-values")
 	})
-	t.Run("Argo CD v3.4.2 inside it: both go through", func(t *testing.T) {
+	t.Run("Argo CD v3.4.2 inside it: argocd-version passes", func(t *testing.T) {
 		c.Kubectl(t, "set", "image", "deployment/argocd-server", "-n", ns, "argocd-server=quay.io/argoproj/argocd:v3.4.2")
 		res, doc := upgrade(t)
 		wantCode(t, res, cli.ExitOK)
 		wantStatus(t, doc, "argocd-version", "pass", `Argo CD v3.4.2 satisfies ">=3.2 <=3.4"`)
+		// The commit would go through its hook (a sync of it is the
+		// first subtest's, with a hook that passes).
 		if hookRangeFails(t, chartLine(t, "chart"), v, "v3.4.2") {
 			t.Fatal("v3.4.2 is outside the range of chart 0.30.0's validate-values hook")
 		}
-		if !argo.sync(u030) {
-			t.Fatal("Argo CD's sync of 0.30.0 failed")
-		}
-		awaitHealthy(t, argo)
-		res, doc = post(t)
-		wantCode(t, res, cli.ExitOK)
-		wantStatus(t, doc, "runtime-application", "warn", "Application "+app, "is Synced and Healthy", "says chart 0.27.6, the live objects run chart 0.30.0")
 	})
 }
 
-// awaitHealthy waits (up to five minutes) until Argo CD says the
+// awaitHealthy waits (up to argoWait) until Argo CD says the
 // Application is Synced and Healthy.
 func awaitHealthy(t *testing.T, argo *argoReal) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), argoWait)
 	defer cancel()
 	if err := argo.cd.AwaitHealthy(ctx, argo.name); err != nil {
 		t.Fatal(err)

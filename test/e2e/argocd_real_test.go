@@ -130,7 +130,7 @@ func TestArgoCDManagedRuntime(t *testing.T) {
 		// version bump: the umbrella's gitops-runtime dependency line.
 		wantVersionLine(t, del, u030, "0.30.0")
 		agreeApply(t, doc, argo.sync(u030))
-		waitFor(t, 60*time.Second, "argo-rollouts pruned", func() bool {
+		waitFor(t, argoWait, "argo-rollouts pruned", func() bool {
 			_, err := c.Kube.AppsV1().Deployments(runtimeNS).Get(context.Background(), "argo-rollouts", metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		})
@@ -211,6 +211,13 @@ func agreeApply(t *testing.T, doc reporters.Document, synced bool) {
 	}
 }
 
+// argoWait bounds a wait on Argo CD's controller (its comparison with a
+// commit, a status, Synced and Healthy; a sync twice that). Each of the
+// controller's passes over the runtime takes seconds of CPU, and under the
+// load of the parallel tests a wait that took 30 s alone took 4 minutes:
+// a bound only a stuck controller reaches.
+const argoWait = 10 * time.Minute
+
 // argoReal is the runtime's Application synced by Argo CD itself
 // (testcluster.StartArgoCD) from a Git repository on disk that holds the
 // runtime's chart at resources/<name>/chart, as the Shared Configuration
@@ -282,7 +289,7 @@ func (a *argoReal) sync(chart string) bool {
 	// A commit that changes nothing Argo CD renders leaves the
 	// Application Synced, and the automated sync does nothing: a sync is
 	// asked for, as the Sync button does.
-	waitFor(a.t, 5*time.Minute, "Argo CD's comparison with "+rev[:8], func() bool {
+	waitFor(a.t, argoWait, "Argo CD's comparison with "+rev[:8], func() bool {
 		st := a.application().Object
 		compared, _, _ := unstructured.NestedString(st, "status", "sync", "revision")
 		return compared == rev
@@ -293,7 +300,7 @@ func (a *argoReal) sync(chart string) bool {
 	if _, running := st["operation"]; status == "Synced" && synced != rev && !running {
 		a.syncNow(rev)
 	}
-	app := a.cd.WaitOperation(a.t, a.name, rev, 8*time.Minute)
+	app := a.cd.WaitOperation(a.t, a.name, rev, 2*argoWait)
 	phase, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "phase")
 	msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
 	a.t.Logf("Argo CD synced %s: %s: %s", rev[:8], phase, msg)
@@ -318,21 +325,21 @@ func (a *argoReal) syncNow(rev string) {
 	}
 }
 
-// awaitSyncStatus waits (up to five minutes) until the controller writes
+// awaitSyncStatus waits (up to argoWait) until the controller writes
 // the Application's sync status as want.
 func (a *argoReal) awaitSyncStatus(want string) {
 	a.t.Helper()
-	waitFor(a.t, 5*time.Minute, "sync status "+want, func() bool {
+	waitFor(a.t, argoWait, "sync status "+want, func() bool {
 		got, _, _ := unstructured.NestedString(a.application().Object, "status", "sync", "status")
 		return got == want
 	})
 }
 
-// awaitHealth waits (up to five minutes) until the controller writes the
+// awaitHealth waits (up to argoWait) until the controller writes the
 // Application's health as want.
 func (a *argoReal) awaitHealth(want string) {
 	a.t.Helper()
-	waitFor(a.t, 5*time.Minute, "health "+want, func() bool {
+	waitFor(a.t, argoWait, "health "+want, func() bool {
 		got, _, _ := unstructured.NestedString(a.application().Object, "status", "health", "status")
 		return got == want
 	})
