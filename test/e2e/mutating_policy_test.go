@@ -34,45 +34,18 @@ func TestMutatingAdmissionPolicyAgreesWithHelm(t *testing.T) {
 	ns := runtimeNS
 	c.Kubectl(t, "create", "namespace", ns)
 
-	fail := admissionregistrationv1.Fail
-	never := admissionregistrationv1.NeverReinvocationPolicy
-	equivalent := admissionregistrationv1.Equivalent
-	policy := &admissionregistrationv1.MutatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-add-sleeper"},
-		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			FailurePolicy:      &fail,
-			ReinvocationPolicy: never,
-			MatchConstraints: &admissionregistrationv1.MatchResources{MatchPolicy: &equivalent,
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-				}}}},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "job-pods",
-				Expression: `has(object.metadata.labels) && 'batch.kubernetes.io/job-name' in object.metadata.labels`}},
-			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
-				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: `[JSONPatch{op: "add", path: "/spec/containers/-",
-  value: Object.spec.containers{name: "e2e-sleeper", image: "example.invalid/sleeper:e2e-runs-forever"}}]`}}},
-		},
-	}
+	policy := mutatingPolicy("e2e-add-sleeper", "pods", admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+		JSONPatch: &admissionregistrationv1.JSONPatch{Expression: `[JSONPatch{op: "add", path: "/spec/containers/-",
+  value: Object.spec.containers{name: "e2e-sleeper", image: "example.invalid/sleeper:e2e-runs-forever"}}]`}})
+	policy.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "job-pods",
+		Expression: `has(object.metadata.labels) && 'batch.kubernetes.io/job-name' in object.metadata.labels`}}
 	binding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-add-sleeper-runtime"},
 		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: policy.Name,
 			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: inNamespace(ns)}},
 	}
-	labels := &admissionregistrationv1.MutatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-label-configmaps"},
-		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
-			FailurePolicy:      &fail,
-			ReinvocationPolicy: never,
-			MatchConstraints: &admissionregistrationv1.MatchResources{MatchPolicy: &equivalent,
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
-				}}}},
-			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
-				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{labels: {"e2e.example.com/team": "platform"}}}`}}},
-		},
-	}
+	labels := mutatingPolicy("e2e-label-configmaps", "configmaps", admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+		ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{labels: {"e2e.example.com/team": "platform"}}}`}})
 	labelsBinding := &admissionregistrationv1.MutatingAdmissionPolicyBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-label-configmaps-runtime"},
 		Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: labels.Name,
@@ -179,5 +152,26 @@ func TestMutatingAdmissionPolicyAgreesWithHelm(t *testing.T) {
 		if !strings.Contains(pods.Message, "hook Job "+job+" (") {
 			t.Errorf("helm waited for hook Job %s, which admission-pods does not name:\n%s", job, pods.Message)
 		}
+	}
+}
+
+// mutatingPolicy is MutatingAdmissionPolicy name (failurePolicy Fail,
+// reinvocationPolicy Never) of the creates of the core resource (pods,
+// configmaps), matched with matchPolicy Equivalent, with one mutation.
+func mutatingPolicy(name, resource string, m admissionregistrationv1.Mutation) *admissionregistrationv1.MutatingAdmissionPolicy {
+	fail := admissionregistrationv1.Fail
+	equivalent := admissionregistrationv1.Equivalent
+	return &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy:      &fail,
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			MatchConstraints: &admissionregistrationv1.MatchResources{MatchPolicy: &equivalent,
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{resource}},
+				}}}},
+			Mutations: []admissionregistrationv1.Mutation{m},
+		},
 	}
 }
