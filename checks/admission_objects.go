@@ -93,15 +93,15 @@ func (t *objectTally) mutations(ctx context.Context, env *Env, p *admission.Plan
 		if len(m.Changes) == 0 {
 			continue
 		}
-		line := objectLabel(p.Objects[i]) + ": admission: " + strings.Join(m.Changes, ", ")
-		if len(m.Policies) > 0 {
-			matches := "matches"
-			if len(m.Policies) > 1 {
-				matches = "match"
-			}
-			line = objectLabel(p.Objects[i]) + ": " + mapolicy.Describe(m.Policies) + " " + matches + " its create; admission: " + strings.Join(m.Changes, ", ")
+		who := ""
+		switch len(m.Policies) {
+		case 0:
+		case 1:
+			who = mapolicy.Describe(m.Policies) + " matches its create; "
+		default:
+			who = mapolicy.Describe(m.Policies) + " match its create; "
 		}
-		t.mutated = append(t.mutated, line)
+		t.mutated = append(t.mutated, objectLabel(p.Objects[i])+": "+who+"admission: "+strings.Join(m.Changes, ", "))
 	}
 	t.mutationNote = unevaluatedNote(note, unevaluated)
 	return nil
