@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
@@ -19,7 +20,9 @@ import (
 // https://github.com/argoproj/argo-cd/blob/v3.2.6/pkg/apis/application/v1alpha1/types.go):
 // a sync status other than Synced with the out-of-sync resources (those
 // that require pruning said so), a health other than Healthy with the
-// resources that are not and their messages, a last sync operation that
+// resources that are not and their messages, a sync operation still
+// running (its revision, start and the hooks that have not ended: a hook
+// that never ends holds it), a last sync operation that
 // failed with its message and the hook that failed, and the error
 // conditions (ComparisonError, SyncError, InvalidSpecError, ...); each with
 // the fix. It warns for warning conditions and when the Helm release
@@ -69,6 +72,7 @@ func runRuntimeApplication(_ context.Context, env *Env) (Result, error) {
 	if a.Namespace != "" {
 		f.cli = a.Namespace + "/" + a.Name
 	}
+	f.running(a.Operation, ns)
 	f.syncStatus(a)
 	f.health(a, ns)
 	f.operation(a.Operation, ns)
@@ -173,6 +177,62 @@ func (f *appFindings) health(a *argocd.Application, ns string) {
 	f.hints = append(f.hints, fmt.Sprintf("the runtime's own checks say why a workload is not available: %s --post -n %s --only runtime-workloads; a Missing resource is one the sync has not created yet (sync, or see the last operation)", "kubectl gitops-preflight", ns))
 }
 
+// running says first a sync operation that is running: until it ends, the
+// sync status and health describe a runtime half-way through it, and a
+// hook that never ends holds it for good.
+func (f *appFindings) running(op *argocd.Operation, ns string) {
+	if !op.Running() {
+		return
+	}
+	msg := "a sync is running"
+	if op.Revision != "" {
+		msg += " to revision " + shortRevision(op.Revision)
+	}
+	if op.StartedAt != "" {
+		msg += " (started " + op.StartedAt + ")"
+	}
+	if op.Message != "" {
+		msg += ": " + clipMiddle(op.Message, 240)
+	}
+	var hooks []string
+	running := op.RunningHooks()
+	// A hook that runs (a Job's or a Pod's) is what holds a sync; Argo CD
+	// lists the hooks it has just created (a ServiceAccount, a ConfigMap)
+	// as running too, until its next pass.
+	sort.SliceStable(running, func(i, j int) bool { return runsWork(running[i].Kind) && !runsWork(running[j].Kind) })
+	for _, r := range running {
+		h := fmt.Sprintf("%s hook %s %s", r.HookType, r.Kind, qualified(r.Namespace, r.Name))
+		if r.HookPhase != "" {
+			h += " " + r.HookPhase
+		}
+		if r.Message != "" {
+			h += ": " + clipMiddle(r.Message, 160)
+		}
+		hooks = append(hooks, h)
+		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+	}
+	if len(hooks) > 0 {
+		msg += "; " + strings.Join(first(hooks, 3), "; ")
+	}
+	f.failed = append(f.failed, msg)
+	f.hints = append(f.hints, fmt.Sprintf("wait for the sync to end (argocd app wait %s --operation, or this check with --wait 10m); a hook that does not end holds it: read its log (kubectl logs -n %s job/<hook>), then end the sync with argocd app terminate-op %s", f.cli, ns, f.cli))
+}
+
+// runsWork reports whether a hook of kind runs until its work ends (a Job,
+// a Pod, an Argo Workflow) rather than being created and done.
+func runsWork(kind string) bool {
+	return kind == "Job" || kind == "Pod" || kind == "Workflow"
+}
+
+// shortRevision is a Git revision as Argo CD's UI shows it: its first 8
+// characters.
+func shortRevision(rev string) string {
+	if len(rev) > 8 {
+		return rev[:8]
+	}
+	return rev
+}
+
 // operation fails a last sync operation that failed, with its message and
 // the hooks that failed.
 func (f *appFindings) operation(op *argocd.Operation, ns string) {
@@ -210,6 +270,12 @@ func (f *appFindings) conditions(conds []argocd.Condition) {
 		s := c.Type + ": " + clipMiddle(c.Message, 240)
 		if c.IsError() {
 			f.failed = append(f.failed, "condition "+s)
+			if c.Type == "SyncError" && strings.HasPrefix(c.Message, "Failed last sync attempt") {
+				// Argo CD's autoSync: "Skipping auto-sync: failed previous
+				// sync attempt to [...] and will not retry".
+				f.hints = append(f.hints, "the automated sync does not try a failed sync again, and may leave the next commit alone too: once a commit fixes the cause, sync it by hand (argocd app sync "+f.cli+")")
+				continue
+			}
 			f.hints = append(f.hints, "an error condition stops Argo CD from comparing or syncing the runtime: fix the Application or the chart it points to (argocd app get "+f.cli+")")
 		} else {
 			f.warned = append(f.warned, "condition "+s)

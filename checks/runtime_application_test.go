@@ -87,6 +87,27 @@ func TestRuntimeApplication(t *testing.T) {
   conditions:
   - {type: SyncError, message: "Failed sync attempt to 4f2a9c1: one or more synchronization tasks completed unsuccessfully"}
 `)}, nil, "", outcome{StatusFail, []string{"last sync Failed: one or more synchronization tasks completed unsuccessfully", "PreSync hook Job codefresh/validate-values Failed: Job has reached the specified backoff limit", "condition SyncError", "runs as PreSync on every sync"}}},
+		{"the automated sync will not try again", []string{runtimeApp(`  sync: {status: OutOfSync, revision: 5b3c}
+  health: {status: Healthy}
+  operationState: {phase: Failed, message: Operation terminated, operation: {sync: {revision: 4f2a}}}
+  conditions:
+  - {type: SyncError, message: "Failed last sync attempt to [4f2a]: Operation terminated"}
+`)}, nil, "", outcome{StatusFail, []string{"last sync Failed: Operation terminated", "condition SyncError: Failed last sync attempt to [4f2a]", "does not try a failed sync again", "argocd app sync argocd/codefresh-runtime"}}},
+		{"a sync running, held by its PreSync hook", []string{runtimeApp(`  sync: {status: OutOfSync}
+  health: {status: Missing}
+  resources:
+  - {version: v1, kind: ConfigMap, namespace: codefresh, name: codefresh-cm, status: OutOfSync, health: {status: Missing}}
+  operationState:
+    phase: Running
+    message: waiting for completion of hook batch/Job/validate-values
+    startedAt: "2026-01-02T03:04:05Z"
+    operation: {sync: {revision: 9e1b2c3d4e5f60718293a4b5c6d7e8f901234567}}
+    syncResult:
+      resources:
+      - {kind: ServiceAccount, namespace: codefresh, name: validate-values-sa, hookType: PreSync, hookPhase: Running, status: Synced, message: serviceaccount/validate-values-sa created}
+      - {group: batch, kind: Job, namespace: codefresh, name: validate-values, hookType: PreSync, hookPhase: Running, status: Synced}
+`)}, nil, "", outcome{StatusFail, []string{"a sync is running to revision 9e1b2c3d (started 2026-01-02T03:04:05Z): waiting for completion of hook batch/Job/validate-values; PreSync hook Job codefresh/validate-values Running; PreSync hook ServiceAccount codefresh/validate-values-sa Running",
+			"; sync status OutOfSync", "health Missing", "argocd app wait argocd/codefresh-runtime --operation", "argocd app terminate-op argocd/codefresh-runtime"}}},
 		{"stale release record", []string{runtimeApp(syncedHealthy), liveCM("0.27.6")}, []runtime.Object{helmRelease(t, "codefresh", DefaultReleaseName, 1, rspb.StatusDeployed, "")}, "",
 			outcome{StatusWarn, []string{"is Synced and Healthy", "the Helm release record is stale: release cf-gitops-runtime revision 1 says chart 0.30.0, the live objects run chart 0.27.6", "upgraded by a commit, not helm upgrade"}}},
 		{"found by its tracking annotation", []string{runtimeApp(`  sync: {status: Synced}

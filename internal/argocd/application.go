@@ -118,8 +118,12 @@ type Resource struct {
 type Operation struct {
 	// Phase is Running, Succeeded, Failed, Error or Terminating.
 	Phase, Message string
-	// FinishedAt is when it ended (RFC 3339; "" while running).
-	FinishedAt string
+	// StartedAt is when it started, FinishedAt when it ended (RFC 3339;
+	// FinishedAt is "" while it runs).
+	StartedAt, FinishedAt string
+	// Revision is the revision it syncs (operation.sync.revision, else
+	// syncResult.revision; "" when neither is written yet).
+	Revision string
 	// Results are syncResult.resources: each object and hook of the sync.
 	Results []ResourceResult
 }
@@ -276,7 +280,11 @@ func operationFrom(o map[string]any) *Operation {
 	if !ok {
 		return nil
 	}
-	p := &Operation{Phase: str(op, "phase"), Message: str(op, "message"), FinishedAt: str(op, "finishedAt")}
+	p := &Operation{Phase: str(op, "phase"), Message: str(op, "message"), StartedAt: str(op, "startedAt"), FinishedAt: str(op, "finishedAt")}
+	p.Revision, _, _ = unstructured.NestedString(op, "operation", "sync", "revision")
+	if p.Revision == "" {
+		p.Revision, _, _ = unstructured.NestedString(op, "syncResult", "revision")
+	}
 	results, _, _ := unstructured.NestedSlice(op, "syncResult", "resources")
 	for _, x := range results {
 		if m, ok := x.(map[string]any); ok {

@@ -86,8 +86,11 @@ status:
   operationState:
     phase: Failed
     message: one or more synchronization tasks completed unsuccessfully
+    startedAt: "2024-12-31T23:59:00Z"
     finishedAt: "2025-01-01T00:00:00Z"
+    operation: {sync: {revision: def}}
     syncResult:
+      revision: abc
       resources:
       - {group: batch, kind: Job, namespace: codefresh, name: validate, hookType: PreSync, hookPhase: Failed, syncPhase: PreSync, status: Synced, message: bad values}
   conditions:
@@ -110,7 +113,8 @@ status:
 	if len(a.Resources) != 3 || !a.Resources[1].RequiresPruning || a.Resources[1].Health != "Healthy" || !a.Resources[2].Hook {
 		t.Errorf("resources %+v", a.Resources)
 	}
-	if op := a.Operation; op == nil || op.Phase != "Failed" || len(op.Results) != 1 || op.Results[0].HookType != PreSync || op.Results[0].Message != "bad values" {
+	if op := a.Operation; op == nil || op.Phase != "Failed" || len(op.Results) != 1 || op.Results[0].HookType != PreSync || op.Results[0].Message != "bad values" ||
+		op.StartedAt != "2024-12-31T23:59:00Z" || op.Revision != "def" {
 		t.Errorf("operation %+v", a.Operation)
 	}
 	if len(a.Conditions) != 1 || a.Conditions[0].Type != "SyncError" {

@@ -89,6 +89,21 @@ func (op *Operation) FailedHooks() []ResourceResult {
 	return out
 }
 
+// RunningHooks returns the hooks of a running operation's result that
+// have not ended: hook phase Running or Pending, or none written yet.
+func (op *Operation) RunningHooks() []ResourceResult {
+	if !op.Running() {
+		return nil
+	}
+	var out []ResourceResult
+	for _, r := range op.Results {
+		if r.HookType != "" && (r.HookPhase == "Running" || r.HookPhase == "Pending" || r.HookPhase == "") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // IsError reports whether the condition is an error (ComparisonError,
 // SyncError, InvalidSpecError, ...): Argo CD's ApplicationCondition.IsError,
 // a type ending in "Error".

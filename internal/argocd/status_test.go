@@ -41,6 +41,19 @@ func TestStatusReaders(t *testing.T) {
 	if (&Operation{Phase: "Running"}).Failed() || !(&Operation{Phase: "Running"}).Running() {
 		t.Error("a running operation")
 	}
+	running := &Operation{Phase: "Running", Results: []ResourceResult{
+		{Kind: "Job", Name: "done", HookType: PreSync, HookPhase: "Succeeded"},
+		{Kind: "Job", Name: "runs", HookType: PreSync, HookPhase: "Running"},
+		{Kind: "Job", Name: "created", HookType: PreSync},
+		{Kind: "ConfigMap", Name: "object", Status: "Synced"},
+	}}
+	var hooks []string
+	for _, r := range running.RunningHooks() {
+		hooks = append(hooks, r.Name)
+	}
+	if !reflect.DeepEqual(hooks, []string{"runs", "created"}) || (&Operation{Phase: "Failed", Results: running.Results}).RunningHooks() != nil {
+		t.Errorf("running hooks %v", hooks)
+	}
 	for typ, isErr := range map[string]bool{"ComparisonError": true, "SyncError": true, "InvalidSpecError": true, "OrphanedResourceWarning": false, "ExcludedResourceWarning": false} {
 		if (Condition{Type: typ}).IsError() != isErr {
 			t.Errorf("%s: IsError %v", typ, !isErr)

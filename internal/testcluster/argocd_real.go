@@ -688,7 +688,7 @@ func (a *ArgoCD) AwaitSync(ctx context.Context, name, revision string) (*unstruc
 		case <-ctx.Done():
 			status, _ := yaml.Marshal(app)
 			return nil, fmt.Errorf("no finished sync of %s by Application %s/%s: %w:\n%s\n%s", revision, a.Namespace, name, ctx.Err(), status, a.Logs(3000))
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(time.Second):
 		}
 	}
 }

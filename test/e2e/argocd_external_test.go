@@ -2,8 +2,13 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
@@ -22,7 +27,9 @@ import (
 //     sync fails in PreSync, which --post names with the hook. (The hook's
 //     pod runs no script under kwok: it fails as the script does outside
 //     the range, hookRangeFails reading the range from the rendered hook.)
-//   - v3.4.2, inside it: argocd-version passes.
+//   - v3.4.2, inside it: argocd-version passes;
+//   - then --post on a sync held by its hook, a commit that does not
+//     render and --wait on the controller (heldSyncSteps).
 func TestExternalArgoCDSyncsTheRuntime(t *testing.T) {
 	tc.Parallel(t, tc.Long)
 	const ns, name = "argocd", "runtime"
@@ -96,6 +103,96 @@ func TestExternalArgoCDSyncsTheRuntime(t *testing.T) {
 			t.Fatal("v3.4.2 is outside the range of chart 0.30.0's validate-values hook")
 		}
 	})
+	t.Run("a sync held by its hook, a commit that does not render, --wait until the controller has synced", func(t *testing.T) {
+		heldSyncSteps(t, c, argo, byoa, post)
+	})
+}
+
+// heldSyncSteps: --post on the states of a sync the controller is in the
+// middle of, and --wait on the controller:
+//   - the validate-values hook's pod never ends (kwok runs a container whose
+//     image tag is e2e-runs-forever without end): the sync stays in PreSync;
+//     --post says a sync is running and names the hook, and --wait 15s
+//     says so again after re-reading it for 15 s; the sync is then ended
+//     as `argocd app terminate-op` ends it;
+//   - a commit whose chart does not render (a template that calls fail):
+//     the repo-server's render fails and --post names the ComparisonError
+//     with Helm's message;
+//   - a commit that renders, synced: --post --wait re-reads the Application
+//     while the controller syncs it, until it is Synced and Healthy (a
+//     warning remains: the Helm release record still says 0.27.6).
+func heldSyncSteps(t *testing.T, c *tc.Cluster, argo *argoReal, values string, post func(*testing.T) (tc.Result, reporters.Document)) {
+	app := argo.ns + "/" + argo.name
+	postWait := func(wait string) (tc.Result, reporters.Document) {
+		return c.RunJSON(t, nil, "--post", "--only", "runtime-application", "-n", argo.ns, "--release-name", runtimeRelease, "--wait", wait)
+	}
+	rev := argo.commit(umbrella(t, "chart", "0.30.0", values+"  installer:\n    image:\n      tag: e2e-runs-forever\n"))
+	waitEvery(t, argoWait, argoPoll, "the sync of "+rev[:8]+" held by its PreSync hook", func() bool {
+		// Argo CD waits on the hook Job alone once the hooks created with it
+		// (its ServiceAccount, RBAC, ConfigMap) are done.
+		op := argo.operation()
+		return op.Running() && op.Revision == rev && strings.Contains(op.Message, "batch/Job/validate-values") && len(op.RunningHooks()) == 1
+	})
+	res, doc := post(t)
+	wantCode(t, res, cli.ExitFailed)
+	wantStatus(t, doc, "runtime-application", "fail", "a sync is running to revision "+rev[:8], "PreSync hook Job "+argo.ns+"/validate-values Running",
+		"argocd app terminate-op "+app)
+	res, doc = postWait("15s")
+	wantCode(t, res, cli.ExitFailed)
+	wantStatus(t, doc, "runtime-application", "fail", "a sync is running to revision "+rev[:8])
+	if res.Elapsed < 15*time.Second {
+		t.Errorf("--wait 15s ended after %s with the sync still running", res.Elapsed)
+	}
+	argo.terminate()
+
+	broken := umbrella(t, "chart", "0.30.0", values)
+	const brokenMessage = "e2e: this commit does not render"
+	if err := os.MkdirAll(filepath.Join(broken, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "templates", "broken.yaml"), []byte(`{{ fail "`+brokenMessage+`" }}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rev = argo.commit(broken)
+	waitEvery(t, argoWait, argoPoll, "Argo CD's ComparisonError of "+rev[:8], func() bool {
+		for _, cond := range argocd.ApplicationFrom(argo.application()).Conditions {
+			if cond.Type == "ComparisonError" && strings.Contains(cond.Message, brokenMessage) {
+				return true
+			}
+		}
+		return false
+	})
+	res, doc = post(t)
+	wantCode(t, res, cli.ExitFailed)
+	wantStatus(t, doc, "runtime-application", "fail", "condition ComparisonError", brokenMessage, "an error condition stops Argo CD from comparing or syncing")
+
+	// After the terminated sync Argo CD's automated sync leaves the next
+	// commit alone ("Skipping auto-sync: failed previous sync attempt to
+	// [<held>] and will not retry", in the controller's log) when its first
+	// comparison of it already recorded it; the commit is synced as the
+	// Sync button syncs it, unless the controller has started on it.
+	rev = argo.commit(umbrella(t, "chart", "0.30.0", values))
+	waitEvery(t, argoWait, argoPoll, "Argo CD's comparison with "+rev[:8], func() bool {
+		return argocd.ApplicationFrom(argo.application()).Revision == rev
+	})
+	if op := argo.operation(); op.Revision != rev && !op.Running() {
+		for _, cond := range argocd.ApplicationFrom(argo.application()).Conditions {
+			if cond.Type == "SyncError" && strings.HasPrefix(cond.Message, "Failed last sync attempt") {
+				t.Logf("Argo CD's automated sync leaves %s: %s", rev[:8], cond.Message)
+				res, doc = post(t)
+				wantCode(t, res, cli.ExitFailed)
+				wantStatus(t, doc, "runtime-application", "fail", "condition SyncError: Failed last sync attempt", "does not try a failed sync again", "argocd app sync "+app)
+			}
+		}
+		argo.syncNow(rev)
+	}
+	res, doc = postWait("6m")
+	wantCode(t, res, cli.ExitOK)
+	// A warning, not a failure: the Helm release record still says 0.27.6.
+	wantStatus(t, doc, "runtime-application", "warn", "Application "+app, "is Synced and Healthy", "the live objects run chart 0.30.0")
+	if op := argo.operation(); op.Phase != "Succeeded" || op.Revision != rev {
+		t.Errorf("--wait passed, and Argo CD's last sync is %s of %s, not Succeeded of %s", op.Phase, op.Revision, rev)
+	}
 }
 
 // awaitHealthy waits (up to argoWait) until Argo CD says the

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
@@ -218,6 +219,9 @@ func agreeApply(t *testing.T, doc reporters.Document, synced bool) {
 // a bound only a stuck controller reaches.
 const argoWait = 10 * time.Minute
 
+// argoPoll is how often a wait reads the Application.
+const argoPoll = time.Second
+
 // argoReal is the runtime's Application synced by Argo CD itself
 // (testcluster.StartArgoCD) from a Git repository on disk that holds the
 // runtime's chart at resources/<name>/chart, as the Shared Configuration
@@ -281,15 +285,11 @@ func (a *argoReal) apply() {
 // that sync Succeeded.
 func (a *argoReal) sync(chart string) bool {
 	a.t.Helper()
-	if !a.created {
-		a.apply()
-	}
-	rev := a.repo.Commit(a.t, chart, a.path, "runtime chart")
-	a.cd.Refresh(a.t, a.name)
+	rev := a.commit(chart)
 	// A commit that changes nothing Argo CD renders leaves the
 	// Application Synced, and the automated sync does nothing: a sync is
 	// asked for, as the Sync button does.
-	waitFor(a.t, argoWait, "Argo CD's comparison with "+rev[:8], func() bool {
+	waitEvery(a.t, argoWait, argoPoll, "Argo CD's comparison with "+rev[:8], func() bool {
 		st := a.application().Object
 		compared, _, _ := unstructured.NestedString(st, "status", "sync", "revision")
 		return compared == rev
@@ -305,6 +305,37 @@ func (a *argoReal) sync(chart string) bool {
 	msg, _, _ := unstructured.NestedString(app.Object, "status", "operationState", "message")
 	a.t.Logf("Argo CD synced %s: %s: %s", rev[:8], phase, msg)
 	return phase == "Succeeded"
+}
+
+// commit commits chart (a directory) at the Application's path and asks
+// the controller to compare the commit now; it returns its revision.
+func (a *argoReal) commit(chart string) string {
+	a.t.Helper()
+	if !a.created {
+		a.apply()
+	}
+	rev := a.repo.Commit(a.t, chart, a.path, "runtime chart")
+	a.cd.Refresh(a.t, a.name)
+	return rev
+}
+
+// operation is the Application's last sync operation as the plugin reads
+// it (nil: none).
+func (a *argoReal) operation() *argocd.Operation {
+	a.t.Helper()
+	return argocd.ApplicationFrom(a.application()).Operation
+}
+
+// terminate ends the running sync as `argocd app terminate-op` does (it
+// sets the operation's phase to Terminating), and waits until the
+// controller has ended it.
+func (a *argoReal) terminate() {
+	a.t.Helper()
+	patch := []byte(`{"status":{"operationState":{"phase":"Terminating"}}}`)
+	if _, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns).Patch(context.Background(), a.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		a.t.Fatalf("terminating the sync of Application %s: %v", a.name, err)
+	}
+	waitEvery(a.t, argoWait, argoPoll, "the terminated sync's end", func() bool { return a.operation().Failed() })
 }
 
 // syncNow asks the controller to sync rev now (the Application's
@@ -329,7 +360,7 @@ func (a *argoReal) syncNow(rev string) {
 // the Application's sync status as want.
 func (a *argoReal) awaitSyncStatus(want string) {
 	a.t.Helper()
-	waitFor(a.t, argoWait, "sync status "+want, func() bool {
+	waitEvery(a.t, argoWait, argoPoll, "sync status "+want, func() bool {
 		got, _, _ := unstructured.NestedString(a.application().Object, "status", "sync", "status")
 		return got == want
 	})
@@ -339,7 +370,7 @@ func (a *argoReal) awaitSyncStatus(want string) {
 // Application's health as want.
 func (a *argoReal) awaitHealth(want string) {
 	a.t.Helper()
-	waitFor(a.t, argoWait, "health "+want, func() bool {
+	waitEvery(a.t, argoWait, argoPoll, "health "+want, func() bool {
 		got, _, _ := unstructured.NestedString(a.application().Object, "status", "health", "status")
 		return got == want
 	})

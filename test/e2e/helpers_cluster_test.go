@@ -116,12 +116,20 @@ func waitingReason(t *testing.T, c *testcluster.Cluster, ns, selector string) st
 // waitFor polls cond every 100 ms until it holds or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	waitEvery(t, timeout, 100*time.Millisecond, what, cond)
+}
+
+// waitEvery is waitFor asking cond every interval: an Argo CD Application
+// is a large object (its status lists every resource and the last sync's
+// result), read once a second (argoPoll) rather than ten times.
+func waitEvery(t *testing.T, timeout, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 
