@@ -111,8 +111,9 @@ func TestExternalArgoCDSyncsTheRuntime(t *testing.T) {
 // heldSyncSteps: --post on the states of a sync the controller is in the
 // middle of, and --wait on the controller:
 //   - the validate-values hook's pod never ends (kwok runs a container whose
-//     image tag is e2e-runs-forever without end): the sync stays in PreSync;
-//     --post says a sync is running and names the hook, and --wait 15s
+//     image tag is e2e-runs-forever without end): the sync stays in PreSync,
+//     and an object the commit adds is OutOfSync, not in the Application's
+//     health; --post says a sync is running and names the hook, and --wait 15s
 //     says so again after re-reading it for 15 s; the sync is then ended
 //     as `argocd app terminate-op` ends it;
 //   - a commit whose chart does not render (a template that calls fail):
@@ -126,7 +127,11 @@ func heldSyncSteps(t *testing.T, c *tc.Cluster, argo *argoReal, values string, p
 	postWait := func(wait string) (tc.Result, reporters.Document) {
 		return c.RunJSON(t, nil, "--post", "--only", "runtime-application", "-n", argo.ns, "--release-name", runtimeRelease, "--wait", wait)
 	}
-	rev := argo.commit(umbrella(t, "chart", "0.30.0", values+"  installer:\n    image:\n      tag: e2e-runs-forever\n"))
+	chart := umbrella(t, "chart", "0.30.0", values+"  installer:\n    image:\n      tag: e2e-runs-forever\n")
+	// An object the commit adds: not created until the sync gets past
+	// PreSync.
+	writeTemplate(t, chart, "added.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: e2e-added\ndata:\n  a: b\n")
+	rev := argo.commit(chart)
 	waitEvery(t, argoWait, argoPoll, "the sync of "+rev[:8]+" held by its PreSync hook", func() bool {
 		// Argo CD waits on the hook Job alone once the hooks created with it
 		// (its ServiceAccount, RBAC, ConfigMap) are done.
@@ -135,8 +140,20 @@ func heldSyncSteps(t *testing.T, c *tc.Cluster, argo *argoReal, values string, p
 	})
 	res, doc := post(t)
 	wantCode(t, res, cli.ExitFailed)
-	wantStatus(t, doc, "runtime-application", "fail", "a sync is running to revision "+rev[:8], "PreSync hook Job "+argo.ns+"/validate-values Running",
-		"argocd app terminate-op "+app)
+	ra := wantStatus(t, doc, "runtime-application", "fail", "a sync is running to revision "+rev[:8], "PreSync hook Job "+argo.ns+"/validate-values Running",
+		"argocd app terminate-op "+app, "resources out of sync")
+	// Argo CD 3 leaves an object the sync has not created out of the
+	// Application's health ("Missing resources should not affect parent
+	// app health"): it is OutOfSync, the Application Healthy, and the
+	// plugin says no health.
+	held := argocd.ApplicationFrom(argo.application())
+	added := false
+	for _, r := range held.OutOfSync() {
+		added = added || (r.Kind == "ConfigMap" && r.Name == "e2e-added")
+	}
+	if !added || held.Health != "Healthy" || strings.Contains(ra.Message, "health ") {
+		t.Errorf("the added ConfigMap out of sync: %v, Application health %s; the plugin: %s", added, held.Health, ra.Message)
+	}
 	res, doc = postWait("15s")
 	wantCode(t, res, cli.ExitFailed)
 	wantStatus(t, doc, "runtime-application", "fail", "a sync is running to revision "+rev[:8])
@@ -147,12 +164,7 @@ func heldSyncSteps(t *testing.T, c *tc.Cluster, argo *argoReal, values string, p
 
 	broken := umbrella(t, "chart", "0.30.0", values)
 	const brokenMessage = "e2e: this commit does not render"
-	if err := os.MkdirAll(filepath.Join(broken, "templates"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(broken, "templates", "broken.yaml"), []byte(`{{ fail "`+brokenMessage+`" }}`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeTemplate(t, broken, "broken.yaml", `{{ fail "`+brokenMessage+`" }}`+"\n")
 	rev = argo.commit(broken)
 	waitEvery(t, argoWait, argoPoll, "Argo CD's ComparisonError of "+rev[:8], func() bool {
 		for _, cond := range argocd.ApplicationFrom(argo.application()).Conditions {
@@ -204,4 +216,13 @@ func awaitHealthy(t *testing.T, argo *argoReal) {
 	if err := argo.cd.AwaitHealthy(ctx, argo.name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeTemplate writes a template file name into chart's templates.
+func writeTemplate(t *testing.T, chart, name, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(chart, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(chart, "templates", name), text)
 }
