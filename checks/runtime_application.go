@@ -194,28 +194,35 @@ func (f *appFindings) running(op *argocd.Operation, ns string) {
 	if op.Message != "" {
 		msg += ": " + clipMiddle(op.Message, 240)
 	}
-	var hooks []string
 	running := op.RunningHooks()
 	// A hook that runs (a Job's or a Pod's) is what holds a sync; Argo CD
 	// lists the hooks it has just created (a ServiceAccount, a ConfigMap)
 	// as running too, until its next pass.
 	sort.SliceStable(running, func(i, j int) bool { return runsWork(running[i].Kind) && !runsWork(running[j].Kind) })
-	for _, r := range running {
+	if hooks := f.hooks(running, 160); len(hooks) > 0 {
+		msg += "; " + strings.Join(first(hooks, 3), "; ")
+	}
+	f.failed = append(f.failed, msg)
+	f.hints = append(f.hints, fmt.Sprintf("wait for the sync to end (argocd app wait %s --operation, or this check with --wait 10m); a hook that does not end holds it: read its log (kubectl logs -n %s job/<hook>), then end the sync with argocd app terminate-op %s", f.cli, ns, f.cli))
+}
+
+// hooks words each hook of a sync's result ("PreSync hook Job ns/name
+// Running: message", the message clipped to clip bytes) and names it among
+// the findings' objects.
+func (f *appFindings) hooks(results []argocd.ResourceResult, clip int) []string {
+	var out []string
+	for _, r := range results {
 		h := fmt.Sprintf("%s hook %s %s", r.HookType, r.Kind, qualified(r.Namespace, r.Name))
 		if r.HookPhase != "" {
 			h += " " + r.HookPhase
 		}
 		if r.Message != "" {
-			h += ": " + clipMiddle(r.Message, 160)
+			h += ": " + clipMiddle(r.Message, clip)
 		}
-		hooks = append(hooks, h)
+		out = append(out, h)
 		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
 	}
-	if len(hooks) > 0 {
-		msg += "; " + strings.Join(first(hooks, 3), "; ")
-	}
-	f.failed = append(f.failed, msg)
-	f.hints = append(f.hints, fmt.Sprintf("wait for the sync to end (argocd app wait %s --operation, or this check with --wait 10m); a hook that does not end holds it: read its log (kubectl logs -n %s job/<hook>), then end the sync with argocd app terminate-op %s", f.cli, ns, f.cli))
+	return out
 }
 
 // runsWork reports whether a hook of kind runs until its work ends (a Job,
@@ -243,19 +250,7 @@ func (f *appFindings) operation(op *argocd.Operation, ns string) {
 	if op.Message != "" {
 		msg += ": " + clipMiddle(op.Message, 240)
 	}
-	var hooks []string
-	for _, r := range op.FailedHooks() {
-		h := fmt.Sprintf("%s hook %s %s", r.HookType, r.Kind, qualified(r.Namespace, r.Name))
-		if r.HookPhase != "" {
-			h += " " + r.HookPhase
-		}
-		if r.Message != "" {
-			h += ": " + clipMiddle(r.Message, 240)
-		}
-		hooks = append(hooks, h)
-		f.refs = append(f.refs, ObjectRef{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
-	}
-	if len(hooks) > 0 {
+	if hooks := f.hooks(op.FailedHooks(), 240); len(hooks) > 0 {
 		msg += "; " + strings.Join(first(hooks, 3), "; ")
 		f.hints = append(f.hints, fmt.Sprintf("read the failed hook's log (kubectl logs -n %s job/<hook>; the chart's validate-values hook runs as PreSync on every sync), fix its cause in the values of resources/<runtime>/chart in the Shared Configuration Repository, commit, and sync again", ns))
 	} else {

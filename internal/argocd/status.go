@@ -80,13 +80,9 @@ func (op *Operation) FailedHooks() []ResourceResult {
 	if op == nil {
 		return nil
 	}
-	var out []ResourceResult
-	for _, r := range op.Results {
-		if r.HookType != "" && (r.HookPhase == "Failed" || r.HookPhase == "Error" || r.Status == "SyncFailed") {
-			out = append(out, r)
-		}
-	}
-	return out
+	return op.hooks(func(r ResourceResult) bool {
+		return r.HookPhase == "Failed" || r.HookPhase == "Error" || r.Status == "SyncFailed"
+	})
 }
 
 // RunningHooks returns the hooks of a running operation's result that
@@ -95,9 +91,16 @@ func (op *Operation) RunningHooks() []ResourceResult {
 	if !op.Running() {
 		return nil
 	}
+	return op.hooks(func(r ResourceResult) bool {
+		return r.HookPhase == "Running" || r.HookPhase == "Pending" || r.HookPhase == ""
+	})
+}
+
+// hooks returns the hooks of the operation's result that keep holds for.
+func (op *Operation) hooks(keep func(ResourceResult) bool) []ResourceResult {
 	var out []ResourceResult
 	for _, r := range op.Results {
-		if r.HookType != "" && (r.HookPhase == "Running" || r.HookPhase == "Pending" || r.HookPhase == "") {
+		if r.HookType != "" && keep(r) {
 			out = append(out, r)
 		}
 	}
