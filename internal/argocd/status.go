@@ -96,7 +96,8 @@ func (op *Operation) RunningHooks() []ResourceResult {
 	})
 }
 
-// hooks returns the hooks of the operation's result that keep holds for.
+// hooks returns the hooks of the operation's result for which keep
+// returns true.
 func (op *Operation) hooks(keep func(ResourceResult) bool) []ResourceResult {
 	var out []ResourceResult
 	for _, r := range op.Results {

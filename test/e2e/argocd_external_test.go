@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/argocd"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/cli"
 	tc "github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/reporters"
@@ -146,7 +145,7 @@ func heldSyncSteps(t *testing.T, c *tc.Cluster, argo *argoReal, values string, p
 	// Application's health ("Missing resources should not affect parent
 	// app health"): it is OutOfSync, the Application Healthy, and the
 	// plugin says no health.
-	held := argocd.ApplicationFrom(argo.application())
+	held := argo.app()
 	added := false
 	for _, r := range held.OutOfSync() {
 		added = added || (r.Kind == "ConfigMap" && r.Name == "e2e-added")
@@ -167,12 +166,8 @@ func heldSyncSteps(t *testing.T, c *tc.Cluster, argo *argoReal, values string, p
 	writeTemplate(t, broken, "broken.yaml", `{{ fail "`+brokenMessage+`" }}`+"\n")
 	rev = argo.commit(broken)
 	waitEvery(t, argoWait, argoPoll, "Argo CD's ComparisonError of "+rev[:8], func() bool {
-		for _, cond := range argocd.ApplicationFrom(argo.application()).Conditions {
-			if cond.Type == "ComparisonError" && strings.Contains(cond.Message, brokenMessage) {
-				return true
-			}
-		}
-		return false
+		_, found := argo.condition("ComparisonError", brokenMessage)
+		return found
 	})
 	res, doc = post(t)
 	wantCode(t, res, cli.ExitFailed)
@@ -184,17 +179,13 @@ func heldSyncSteps(t *testing.T, c *tc.Cluster, argo *argoReal, values string, p
 	// comparison of it already recorded it; the commit is synced as the
 	// Sync button syncs it, unless the controller has started on it.
 	rev = argo.commit(umbrella(t, "chart", "0.30.0", values))
-	waitEvery(t, argoWait, argoPoll, "Argo CD's comparison with "+rev[:8], func() bool {
-		return argocd.ApplicationFrom(argo.application()).Revision == rev
-	})
+	argo.awaitCompared(rev)
 	if op := argo.operation(); op.Revision != rev && !op.Running() {
-		for _, cond := range argocd.ApplicationFrom(argo.application()).Conditions {
-			if cond.Type == "SyncError" && strings.HasPrefix(cond.Message, "Failed last sync attempt") {
-				t.Logf("Argo CD's automated sync leaves %s: %s", rev[:8], cond.Message)
-				res, doc = post(t)
-				wantCode(t, res, cli.ExitFailed)
-				wantStatus(t, doc, "runtime-application", "fail", "condition SyncError: Failed last sync attempt", "does not try a failed sync again", "argocd app sync "+app)
-			}
+		if cond, found := argo.condition("SyncError", "Failed last sync attempt"); found {
+			t.Logf("Argo CD's automated sync leaves %s: %s", rev[:8], cond.Message)
+			res, doc = post(t)
+			wantCode(t, res, cli.ExitFailed)
+			wantStatus(t, doc, "runtime-application", "fail", "condition SyncError: Failed last sync attempt", "does not try a failed sync again", "argocd app sync "+app)
 		}
 		argo.syncNow(rev)
 	}

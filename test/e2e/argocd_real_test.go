@@ -262,7 +262,7 @@ func newArgoRealIn(t *testing.T, c *tc.Cluster, ns, name, chart, values string) 
 func (a *argoReal) apply() {
 	a.t.Helper()
 	ctx := context.Background()
-	apps := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns)
+	apps := a.apps()
 	if !a.created {
 		app := tc.RuntimeApplication(a.name, a.ns, a.repo.URL(), a.path, runtimeRelease, a.policy())
 		if _, err := apps.Create(ctx, app, metav1.CreateOptions{}); err != nil {
@@ -289,11 +289,7 @@ func (a *argoReal) sync(chart string) bool {
 	// A commit that changes nothing Argo CD renders leaves the
 	// Application Synced, and the automated sync does nothing: a sync is
 	// asked for, as the Sync button does.
-	waitEvery(a.t, argoWait, argoPoll, "Argo CD's comparison with "+rev[:8], func() bool {
-		st := a.application().Object
-		compared, _, _ := unstructured.NestedString(st, "status", "sync", "revision")
-		return compared == rev
-	})
+	a.awaitCompared(rev)
 	st := a.application().Object
 	status, _, _ := unstructured.NestedString(st, "status", "sync", "status")
 	synced, _, _ := unstructured.NestedString(st, "status", "operationState", "syncResult", "revision")
@@ -319,11 +315,42 @@ func (a *argoReal) commit(chart string) string {
 	return rev
 }
 
+// awaitCompared waits (up to argoWait) until the controller has compared
+// the Application with revision rev (status.sync.revision).
+func (a *argoReal) awaitCompared(rev string) {
+	a.t.Helper()
+	waitEvery(a.t, argoWait, argoPoll, "Argo CD's comparison with "+rev[:8], func() bool { return a.app().Revision == rev })
+}
+
+// app is the Application as the controller last wrote it, read as the
+// plugin reads it.
+func (a *argoReal) app() argocd.Application {
+	a.t.Helper()
+	return argocd.ApplicationFrom(a.application())
+}
+
 // operation is the Application's last sync operation as the plugin reads
 // it (nil: none).
 func (a *argoReal) operation() *argocd.Operation {
 	a.t.Helper()
-	return argocd.ApplicationFrom(a.application()).Operation
+	return a.app().Operation
+}
+
+// condition returns the Application's condition of type typ whose message
+// holds text, and whether there is one.
+func (a *argoReal) condition(typ, text string) (argocd.Condition, bool) {
+	a.t.Helper()
+	for _, c := range a.app().Conditions {
+		if c.Type == typ && strings.Contains(c.Message, text) {
+			return c, true
+		}
+	}
+	return argocd.Condition{}, false
+}
+
+// apps is the client of the Applications of the Application's namespace.
+func (a *argoReal) apps() dynamic.ResourceInterface {
+	return dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns)
 }
 
 // terminate ends the running sync as `argocd app terminate-op` does (it
@@ -332,7 +359,7 @@ func (a *argoReal) operation() *argocd.Operation {
 func (a *argoReal) terminate() {
 	a.t.Helper()
 	patch := []byte(`{"status":{"operationState":{"phase":"Terminating"}}}`)
-	if _, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns).Patch(context.Background(), a.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := a.apps().Patch(context.Background(), a.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		a.t.Fatalf("terminating the sync of Application %s: %v", a.name, err)
 	}
 	waitEvery(a.t, argoWait, argoPoll, "the terminated sync's end", func() bool { return a.operation().Failed() })
@@ -351,7 +378,7 @@ func (a *argoReal) syncNow(rev string) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	if _, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns).Patch(context.Background(), a.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := a.apps().Patch(context.Background(), a.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		a.t.Fatalf("asking Application %s to sync: %v", a.name, err)
 	}
 }
@@ -390,7 +417,7 @@ func (a *argoReal) policy() tc.SyncPolicy {
 // application is the Application as the controller last wrote it.
 func (a *argoReal) application() *unstructured.Unstructured {
 	a.t.Helper()
-	app, err := dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns).Get(context.Background(), a.name, metav1.GetOptions{})
+	app, err := a.apps().Get(context.Background(), a.name, metav1.GetOptions{})
 	if err != nil {
 		a.t.Fatal(err)
 	}
