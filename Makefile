@@ -51,6 +51,14 @@ VERSION   ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null |
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
+# vet, the plugin, hack/testreport and the end-to-end test binary are built
+# with the same settings (no cgo, -trimpath), so that the packages vet
+# compiles first are the ones the others link: on a new machine each package
+# is compiled once for the three, and a second clone at another path compiles
+# none again (without -trimpath the build cache keys a package by its folder).
+# The unit tests run under the race detector, which needs cgo: their own.
+SHARED_BUILD := env CGO_ENABLED=0 $(GO)
+SHARED_FLAGS := -trimpath
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
 
 .PHONY: all build install test unit fuzz e2e test-binaries argocd demo bench lint fmt vet clean distclean dist docs fixtures
@@ -58,8 +66,7 @@ LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/inter
 all: build
 
 build:
-	@echo "go build -o $(PLUGIN) ($(VERSION) $(COMMIT))"
-	@CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
+	@$(PROGRESS) "build the plugin ($(PLUGIN), $(VERSION) $(COMMIT))" $(SHARED_BUILD) build $(SHARED_FLAGS) -ldflags '$(LDFLAGS)' -o $(PLUGIN) ./cmd/kubectl-gitops_preflight
 
 install: build
 	install -m 0755 $(PLUGIN) "$$($(GO) env GOPATH)/bin/kubectl-gitops_preflight"
@@ -163,7 +170,7 @@ fmt:
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@$(PROGRESS) vet $(GO) vet ./...
+	@$(PROGRESS) vet $(SHARED_BUILD) vet $(SHARED_FLAGS) ./...
 
 # hack/testreport turns go test -json into what the terminal shows and
 # records each top-level test's time for the summary that ends make test.
@@ -171,7 +178,7 @@ TESTREPORT := $(BIN)/testreport
 TEST_TIMES := $(BIN)/test-times.tsv
 $(TESTREPORT): $(wildcard hack/testreport/*.go)
 	@mkdir -p $(BIN)
-	@$(GO) build -o $@ ./hack/testreport
+	@$(SHARED_BUILD) build $(SHARED_FLAGS) -o $@ ./hack/testreport
 
 # The terminal gets "ok <package>" as each package passes and the whole
 # output of a test that fails; bin/unit.log all of it.
@@ -204,7 +211,7 @@ E2E_TIMEOUT  ?= 60m
 E2E_FLAGS    ?=
 e2e: test-binaries $(ARGOCD) build $(TESTREPORT)
 	@$(PROGRESS) "end-to-end tests (full output: $(BIN)/e2e.log)" bash -c 'set -o pipefail; \
-		KUBEBUILDER_ASSETS=$(K8S_ASSETS) ARGOCD_E2E_BIN=$(ARGOCD) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(GO) test -json -count=1 \
+		KUBEBUILDER_ASSETS=$(K8S_ASSETS) ARGOCD_E2E_BIN=$(ARGOCD) PREFLIGHT_BIN=$(CURDIR)/$(PLUGIN) $(SHARED_BUILD) test $(SHARED_FLAGS) -json -count=1 \
 			-parallel $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./test/e2e/... 2>&1 \
 		| $(TESTREPORT) stream -mode e2e -log $(BIN)/e2e.log -times $(TEST_TIMES)'
 
