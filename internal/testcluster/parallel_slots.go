@@ -30,6 +30,15 @@ func Long(tk *ticket) { tk.weight = max(tk.weight, 1) }
 // among tests of the same weight one of the longest could start last.
 func Longest(tk *ticket) { tk.weight = 2 }
 
+// Quiet marks a test that bounds a run's time (--timeout plus a few
+// seconds) and so must not share the machine with the heavy tests: the
+// quiet tests are admitted first, all together and beside no other (they
+// are light: each uses a fraction of a core), and no other test is
+// admitted until they have all ended. A quiet test that asks after the
+// others have started (go test releases its parallel tests at once, so
+// none does) is admitted at once.
+func Quiet(tk *ticket) { tk.quiet, tk.weight = true, 3 }
+
 // Slots says that the test runs n control planes at once (subtests on
 // clusters started together): it holds n of the suite's slots.
 func Slots(n int) ParallelOption {
@@ -48,6 +57,9 @@ func Parallel(t *testing.T, opts ...ParallelOption) {
 		o(tk)
 	}
 	s := suiteSlots()
+	if tk.quiet {
+		tk.slots = 0
+	}
 	if tk.slots > s.total {
 		tk.slots = s.total
 	}
@@ -105,11 +117,14 @@ func suiteSlots() *slotPool {
 
 // ticket is one test's place in the queue.
 type ticket struct {
-	// weight orders admission: Longest (2), Long (1), the others (0).
+	// weight orders admission: Quiet (3), Longest (2), Long (1), the
+	// others (0).
 	weight int
-	slots  int
-	seq    int // order of asking
-	ready  chan struct{}
+	// quiet tickets hold no slot; while one runs no other is admitted.
+	quiet bool
+	slots int
+	seq   int // order of asking
+	ready chan struct{}
 }
 
 // slotPool admits tickets to total slots: long ones first, then in the
@@ -124,6 +139,8 @@ type slotPool struct {
 	seq     int
 	settled bool
 	settle  time.Duration
+	// quiet is the number of quiet tickets admitted and not released.
+	quiet int
 }
 
 func newSlotPool(total int, settle time.Duration) *slotPool {
@@ -156,21 +173,34 @@ func (p *slotPool) enqueue(tk *ticket) {
 
 func (p *slotPool) release(tk *ticket) {
 	p.mu.Lock()
-	p.free += tk.slots
+	if tk.quiet {
+		p.quiet--
+	} else {
+		p.free += tk.slots
+	}
 	p.admit()
 	p.mu.Unlock()
 }
 
-// admit starts queued tickets in order while the first one fits; a ticket
-// that needs more slots than are free waits, and so do those behind it (a
-// test of two clusters is not starved by tests of one).
+// admit starts queued tickets in order while the first one fits: the quiet
+// ones at once, the others once no quiet one runs; a ticket that needs more
+// slots than are free waits, and so do those behind it (a test of two
+// clusters is not starved by tests of one).
 func (p *slotPool) admit() {
 	if !p.settled {
 		return
 	}
-	for p.queue.Len() > 0 && p.queue[0].slots <= p.free {
-		tk := heap.Pop(&p.queue).(*ticket)
-		p.free -= tk.slots
+	for p.queue.Len() > 0 {
+		tk := p.queue[0]
+		switch {
+		case tk.quiet:
+			p.quiet++
+		case p.quiet == 0 && tk.slots <= p.free:
+			p.free -= tk.slots
+		default:
+			return
+		}
+		heap.Pop(&p.queue)
 		close(tk.ready)
 	}
 }

@@ -157,9 +157,11 @@ func wantGone(t *testing.T, pidFile string) {
 
 // TestHostileInputsWithoutCluster: the cases that need no API server.
 //
-// Runs alone: it bounds the plugin's time on each input (--timeout plus a
-// few seconds) and its peak RSS, measured on a machine no other test loads.
+// Quiet (tc.Quiet): it bounds the plugin's time on each input (--timeout
+// plus a few seconds) and its peak RSS, measured beside the other quiet
+// tests only, before the heavy ones start.
 func TestHostileInputsWithoutCluster(t *testing.T) {
+	tc.Parallel(t, tc.Quiet)
 	const server = "https://127.0.0.1:1" // refused at once
 
 	t.Run("exec credential plugin that never answers is bounded by --timeout", func(t *testing.T) {
@@ -304,9 +306,10 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 
 // TestHostileCluster: the cases against the real API server.
 //
-// Runs alone: it bounds the time and peak RSS of runs that read 760 MB
-// answers, measured on a machine no other test loads.
+// Quiet (tc.Quiet): it bounds the time and peak RSS of runs that read
+// 760 MB answers, measured beside the other quiet tests only.
 func TestHostileCluster(t *testing.T) {
+	tc.Parallel(t, tc.Quiet)
 	c := tc.Start(t)
 	c.CreateNamespace(t, "codefresh")
 

@@ -17,9 +17,10 @@ import (
 // Retry-After is retried by client-go and the check passes. One control
 // plane; each subtest has its own proxy.
 //
-// Runs alone: it bounds each run by --timeout plus a few seconds, measured
-// on a machine no other test loads.
+// Quiet (tc.Quiet): it bounds each run by --timeout plus a few seconds,
+// measured beside the other quiet tests only.
 func TestSlowOrFailingAPIServer(t *testing.T) {
+	tc.Parallel(t, tc.Quiet)
 	c := tc.Start(t)
 	c.AddNode(t, tc.NodeSpec{Name: "node-a", CPU: "4", Memory: "16Gi"})
 

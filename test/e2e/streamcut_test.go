@@ -95,8 +95,10 @@ func (b *breakingWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter 
 // the checks that need that list end error naming the resource, and the
 // others still report.
 //
-// Runs alone: that bound is measured on a machine no other test loads.
+// Quiet (tc.Quiet): that bound is measured beside the other quiet tests
+// only, before the heavy ones start.
 func TestStreamedListCut(t *testing.T) {
+	tc.Parallel(t, tc.Quiet)
 	c := tc.Start(t)
 	c.AddNode(t, tc.NodeSpec{Name: "node-a", CPU: "4", Memory: "16Gi"})
 	values := chartValues(t, "global:\n  codefresh:\n    accountId: e2e\n    userToken:\n      token: e2e\n  runtime:\n    name: e2e\n")
