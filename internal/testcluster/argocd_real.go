@@ -231,11 +231,11 @@ func LaunchArgoCD(c ArgoCDCluster, o ArgoCDOptions, bin, src, helm string) (_ *A
 			a.Stop()
 		}
 	}()
-	if err := a.install(ctx, helm, src, o); err != nil {
+	settings, workloads, err := a.renderArgoCD(ctx, helm, o)
+	if err != nil {
 		return nil, err
 	}
-	workloads, err := a.renderWorkloads(ctx, helm, o)
-	if err != nil {
+	if err := a.install(ctx, src, o, settings); err != nil {
 		return nil, err
 	}
 	a.redis = miniredis.NewMiniRedis()
@@ -287,16 +287,13 @@ func LaunchArgoCD(c ArgoCDCluster, o ArgoCDOptions, bin, src, helm string) (_ *A
 }
 
 // install creates what the processes read and argocd-server or Helm
-// would have created: the CRDs, the settings, the AppProject default.
-func (a *ArgoCD) install(ctx context.Context, helm, src string, o ArgoCDOptions) error {
+// would have created: the CRDs, the settings (renderArgoCD), the
+// AppProject default.
+func (a *ArgoCD) install(ctx context.Context, src string, o ArgoCDOptions, settings []*unstructured.Unstructured) error {
 	if err := createArgoCDCRDs(ctx, a.dyn, src); err != nil {
 		return err
 	}
 	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.Namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	settings, err := a.renderSettings(ctx, helm, o)
-	if err != nil {
 		return err
 	}
 	for _, u := range settings {
@@ -364,50 +361,49 @@ func createWhenServed(ctx context.Context, r dynamic.ResourceInterface, u *unstr
 // argoSettingNames are the settings objects Argo CD's components read.
 var argoSettingNames = []string{"argocd-cm", "argocd-cmd-params-cm", "argocd-rbac-cm", "argocd-secret"}
 
-// renderSettings returns the chart's argocd-cm, argocd-cmd-params-cm,
-// argocd-rbac-cm and argocd-secret, or the four empty, labelled
-// app.kubernetes.io/part-of: argocd (Argo CD's settings informers select
-// that label), without a chart.
-func (a *ArgoCD) renderSettings(ctx context.Context, helm string, o ArgoCDOptions) ([]*unstructured.Unstructured, error) {
+// argoWorkloadFiles are the templates of the Argo CD subchart that hold
+// the application controller and the repo-server.
+var argoWorkloadFiles = []string{"argocd-application-controller/statefulset.yaml", "argocd-repo-server/deployment.yaml"}
+
+// renderArgoCD returns, from one render of the chart (helm renders the
+// whole chart for any --show-only), the settings Argo CD's components read
+// (argocd-cm, argocd-cmd-params-cm, argocd-rbac-cm and argocd-secret) and
+// the application controller's StatefulSet and the repo-server's
+// Deployment by component name. Without a chart: the four settings empty,
+// labelled app.kubernetes.io/part-of: argocd (Argo CD's settings informers
+// select that label), and no workloads.
+func (a *ArgoCD) renderArgoCD(ctx context.Context, helm string, o ArgoCDOptions) (settings []*unstructured.Unstructured, workloads map[string]*unstructured.Unstructured, err error) {
+	workloads = map[string]*unstructured.Unstructured{}
 	if o.Chart == "" {
-		var out []*unstructured.Unstructured
 		for _, n := range argoSettingNames {
 			kind := "ConfigMap"
 			if n == "argocd-secret" {
 				kind = "Secret"
 			}
-			out = append(out, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind,
+			settings = append(settings, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": kind,
 				"metadata": map[string]any{"name": n, "labels": map[string]any{"app.kubernetes.io/part-of": "argocd"}}}})
 		}
-		return out, nil
+		return settings, workloads, nil
 	}
-	var files []string
+	files := append([]string(nil), argoWorkloadFiles...)
 	for _, n := range argoSettingNames {
 		files = append(files, "argocd-configs/"+n+".yaml")
 	}
-	return a.renderSubchart(ctx, helm, o, files...)
-}
-
-// renderWorkloads returns the chart's application controller StatefulSet
-// and repo-server Deployment by component name (none without a chart).
-func (a *ArgoCD) renderWorkloads(ctx context.Context, helm string, o ArgoCDOptions) (map[string]*unstructured.Unstructured, error) {
-	out := map[string]*unstructured.Unstructured{}
-	if o.Chart == "" {
-		return out, nil
-	}
-	objs, err := a.renderSubchart(ctx, helm, o, "argocd-application-controller/statefulset.yaml", "argocd-repo-server/deployment.yaml")
+	objs, err := a.renderSubchart(ctx, helm, o, files...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, u := range objs {
 		switch u.GetKind() {
 		case "StatefulSet":
-			out["argocd-application-controller"] = u
+			workloads["argocd-application-controller"] = u
 		case "Deployment":
-			out["argocd-repo-server"] = u
+			workloads["argocd-repo-server"] = u
+		default:
+			settings = append(settings, u)
 		}
 	}
-	return out, nil
+	return settings, workloads, nil
 }
 
 // renderSubchart renders templates of the chart's Argo CD subchart
