@@ -51,12 +51,14 @@ VERSION   ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null |
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
-# vet, the plugin, hack/testreport and the end-to-end test binary are built
-# with the same settings (no cgo, -trimpath), so that the packages vet
-# compiles first are the ones the others link: on a new machine each package
-# is compiled once for the three, and a second clone at another path compiles
-# none again (without -trimpath the build cache keys a package by its folder).
-# The unit tests run under the race detector, which needs cgo: their own.
+# vet, the plugin, hack/testreport, the unit tests run without the race
+# detector and the end-to-end test binary are built with the same settings
+# (no cgo, -trimpath), so that the packages vet compiles first are the ones
+# the others link: on a new machine each package is compiled once for all of
+# them, and a second clone at another path compiles none again (without
+# -trimpath the build cache keys a package by its folder). The race
+# detector needs cgo: the unit tests under it are built apart, with
+# -trimpath too.
 SHARED_BUILD := env CGO_ENABLED=0 $(GO)
 SHARED_FLAGS := -trimpath
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
@@ -191,8 +193,8 @@ $(TESTREPORT): $(wildcard hack/testreport/*.go)
 UNIT_WITHOUT_RACE := ^(TestChartWorkloadValues|TestShortcutKeysAreRead|TestIgnoredValuesByRender|TestIgnoredValuesReadThroughB64enc|TestReleaseShapeOfTheMultiRuntimeValues|TestLoadLocalAndRender|TestKeysOnEveryChartLine|TestSplitDocumentsAsHelm|TestImagePlanOnEveryChartLine|TestIgnoredValuesIngressShortcuts|TestMarkersThroughTheEngineAsThroughTheInstall|TestRulesReadFromTheRenderedHooks|TestImagePullSecretsOnEveryChartLine|TestEgressConfigOnEveryChartLine)$$
 unit: $(TESTREPORT)
 	@$(PROGRESS) "unit tests (full output: $(BIN)/unit.log)" bash -c 'set -o pipefail; \
-		{ $(GO) test -json -race -count=1 -skip "$(UNIT_WITHOUT_RACE)" $$($(GO) list ./... | grep -v /test/e2e); race=$$?; \
-		  $(GO) test -json -count=1 -run "$(UNIT_WITHOUT_RACE)" ./internal/chart ./checks; plain=$$?; \
+		{ $(GO) test $(SHARED_FLAGS) -json -race -count=1 -skip "$(UNIT_WITHOUT_RACE)" $$($(GO) list ./... | grep -v /test/e2e); race=$$?; \
+		  $(SHARED_BUILD) test $(SHARED_FLAGS) -json -count=1 -run "$(UNIT_WITHOUT_RACE)" ./internal/chart ./checks; plain=$$?; \
 		  exit $$((race | plain)); } 2>&1 \
 		| $(TESTREPORT) stream -mode unit -log $(BIN)/unit.log -times $(TEST_TIMES)'
 
