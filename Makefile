@@ -58,7 +58,7 @@ PKG       := github.com/gitops-preflight/kubectl-gitops-preflight
 # them, and a second clone at another path compiles none again (without
 # -trimpath the build cache keys a package by its folder). The race
 # detector needs cgo: the unit tests under it are built apart, with
-# -trimpath too.
+# -trimpath too, and so are the fuzz targets' instrumented builds.
 SHARED_BUILD := env CGO_ENABLED=0 $(GO)
 SHARED_FLAGS := -trimpath
 LDFLAGS   := -s -w -X $(PKG)/internal/version.Version=$(VERSION) -X $(PKG)/internal/version.Commit=$(COMMIT) -X $(PKG)/internal/version.Date=$(DATE)
@@ -238,7 +238,7 @@ FUZZ_TARGETS := \
 fuzz:
 	@$(PROGRESS) "fuzz ($(words $(FUZZ_TARGETS)) targets, $(FUZZTIME) each)" bash -c 'set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
-		PROGRESS_LOG= $(PROGRESS) "fuzz $$name ($$pkg)" $(GO) test -run "^\$$" -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		PROGRESS_LOG= $(PROGRESS) "fuzz $$name ($$pkg)" $(GO) test $(SHARED_FLAGS) -run "^\$$" -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done'
 
 # golangci-lint, pinned, built once per machine from the Go module proxy into
