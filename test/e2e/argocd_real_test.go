@@ -238,6 +238,8 @@ type argoReal struct {
 	ns, name, path         string
 	Prune, ServerSideApply bool
 	created                bool
+	// applications is the client of the Applications of ns (apps).
+	applications dynamic.ResourceInterface
 }
 
 // newArgoReal starts Argo CD beside c with the settings of the runtime
@@ -253,7 +255,8 @@ func newArgoReal(t *testing.T, c *tc.Cluster, name, chart, values string) *argoR
 func newArgoRealIn(t *testing.T, c *tc.Cluster, ns, name, chart, values string) *argoReal {
 	t.Helper()
 	cd := tc.StartArgoCD(t, c, tc.ArgoCDOptions{Namespace: ns, Chart: chart, Release: runtimeRelease, Values: values})
-	return &argoReal{t: t, c: c, cd: cd, repo: tc.NewGitRepo(t), ns: ns, name: name, path: "resources/" + name + "/chart"}
+	return &argoReal{t: t, c: c, cd: cd, repo: tc.NewGitRepo(t), ns: ns, name: name, path: "resources/" + name + "/chart",
+		applications: dynamic.NewForConfigOrDie(c.Admin).Resource(tc.ApplicationGVR).Namespace(ns)}
 }
 
 // apply creates the Application, or updates its sync policy to the
@@ -348,10 +351,9 @@ func (a *argoReal) condition(typ, text string) (argocd.Condition, bool) {
 	return argocd.Condition{}, false
 }
 
-// apps is the client of the Applications of the Application's namespace.
-func (a *argoReal) apps() dynamic.ResourceInterface {
-	return dynamic.NewForConfigOrDie(a.c.Admin).Resource(tc.ApplicationGVR).Namespace(a.ns)
-}
+// apps is the client of the Applications of the Application's namespace,
+// made once (the waits read the Application once a second).
+func (a *argoReal) apps() dynamic.ResourceInterface { return a.applications }
 
 // terminate ends the running sync as `argocd app terminate-op` does (it
 // sets the operation's phase to Terminating), and waits until the
