@@ -1,6 +1,7 @@
 package testcluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -92,6 +93,22 @@ type ComponentOptions struct {
 // ServeLogs), and waits until the first two answer
 // /healthz. Their logs go to <Dir>/<name>.log. Stop them with Stop.
 func StartComponents(ctx context.Context, o ComponentOptions) (*Components, error) {
+	// A port freePorts found free can be taken by another test's process
+	// before the component binds it: then the component exits at once
+	// ("bind: address already in use") and all start again on other ports.
+	for attempt := 1; ; attempt++ {
+		c, err := startComponents(ctx, o)
+		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+	}
+}
+
+// errPortTaken is the error of a component that exited because its port
+// was taken.
+var errPortTaken = errors.New("its port was taken")
+
+func startComponents(ctx context.Context, o ComponentOptions) (*Components, error) {
 	c := &Components{dir: o.Dir}
 	caFile := filepath.Join(o.Dir, "root-ca.crt")
 	if err := os.WriteFile(caFile, o.RootCA, 0o600); err != nil {
@@ -234,6 +251,9 @@ func waitHealthz(ctx context.Context, port int, exited <-chan struct{}, logPath 
 		select {
 		case <-exited:
 			data, _ := os.ReadFile(logPath)
+			if bytes.Contains(data, []byte("address already in use")) {
+				return fmt.Errorf("exited before becoming healthy (%w):\n%s", errPortTaken, tail(data, 2000))
+			}
 			return fmt.Errorf("exited before becoming healthy:\n%s", tail(data, 2000))
 		default:
 		}
