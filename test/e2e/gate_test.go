@@ -100,8 +100,12 @@ func TestGate(t *testing.T) {
 	if !slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "--helm-wait=true") {
 		t.Errorf("helmWait: true: the gate's args lack --helm-wait=true: %q", job.Spec.Template.Spec.Containers[0].Args)
 	}
+	// The gate's template reads only its own values: these renders leave
+	// the gitops-runtime dependency out (Helm renders every template of a
+	// chart for any --show-only; the runtime's are seconds of CPU each).
+	gateOnly := gateWithoutRuntime(t, umbrella)
 	for set, want := range map[string]string{"gitopsPreflightGate.helmWait=false": "--helm-wait=false", "gitopsPreflightGate.helmWait=": ""} {
-		rendered, err := helm(t, c, "template", "probe", umbrella, "-n", gateNS, "--show-only", "templates/gitops-preflight-gate.yaml", "--set", set)
+		rendered, err := helm(t, c, "template", "probe", gateOnly, "-n", gateNS, "--show-only", "templates/gitops-preflight-gate.yaml", "--set", set)
 		if err != nil {
 			t.Fatalf("helm template --set %s: %v\n%s", set, err, rendered)
 		}
@@ -239,6 +243,25 @@ gitopsPreflightGate:
   image: registry.example/gitops-preflight@sha256:`+strings.Repeat("ab", 32)+`
   helmWait: true
 `)
+	return dir
+}
+
+// gateWithoutRuntime writes a chart of umbrella's gate template and values
+// alone: no dependency, so that a render of it is the gate's alone.
+func gateWithoutRuntime(t *testing.T, umbrella string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "runtime")
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"values.yaml", filepath.Join("templates", "gitops-preflight-gate.yaml")} {
+		b, err := os.ReadFile(filepath.Join(umbrella, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, f), string(b))
+	}
+	writeFile(t, filepath.Join(dir, "Chart.yaml"), "apiVersion: v2\nname: runtime\nversion: 1.0.0\n")
 	return dir
 }
 
