@@ -112,34 +112,38 @@ func ownedState(t *testing.T, c *tc.Cluster, rel string) map[string]string {
 // fields another field manager set (here the test's client), which
 // conflict unless --force-conflicts (the plugin's hint says so); --replace
 // reuses the name of the install that failed on them.
+//
+// With Helm 4 the chain runs only what Helm 4 decides differently: the
+// installs after --fix (server-side apply). Whether an install may take an
+// existing object at all is decided, before anything is created, by
+// pkg/action's existingResourceConflict and checkOwnership, the same rule in
+// Helm 3.22 and Helm 4.3 (https://github.com/helm/helm/blob/v4.3.1/pkg/action/validate.go,
+// https://github.com/helm/helm/blob/v3.22.0/pkg/action/validate.go): the
+// clean cluster, the install refused over the leftover RBAC, the second
+// runtime and the install refused over the kept CRDs are Helm 3's steps
+// alone, and the plugin's runs there do not depend on the Helm major.
 func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string) {
 	c := tc.Start(t)
 	values := chartValues(t, renderingValues)
+	sameRule := major == "4" // the steps existingResourceConflict decides ran with Helm 3
 
 	// 1. Clean cluster.
-	res, doc := preflight(t, c, "rel1", "ns1", values)
-	wantCode(t, res, 0)
-	wantStatus(t, doc, "chart-renders", "pass", "gitops-runtime 0.30.0")
-	wantStatus(t, doc, "helm-ownership", "pass")
-	if ok := dryRunHelm(t, c, helm, "rel1", "ns1", values); !ok {
-		t.Errorf("clean cluster: plugin passes, helm install --dry-run=server fails")
+	var res tc.Result
+	var doc reporters.Document
+	if !sameRule {
+		res, doc = preflight(t, c, "rel1", "ns1", values)
+		wantCode(t, res, 0)
+		wantStatus(t, doc, "chart-renders", "pass", "gitops-runtime 0.30.0")
+		wantStatus(t, doc, "helm-ownership", "pass")
+		if ok := dryRunHelm(t, c, helm, "rel1", "ns1", values); !ok {
+			t.Errorf("clean cluster: plugin passes, helm install --dry-run=server fails")
+		}
 	}
 
 	// 2. Leftover Sealed Secrets RBAC.
 	createLeftoverSealedSecretsRBAC(t, c)
-	res, doc = preflight(t, c, "rel1", "ns1", values)
-	wantCode(t, res, 1)
-	own := wantStatus(t, doc, "helm-ownership", "fail", "ClusterRole", "secrets-unsealer", "no owner")
-	if !strings.Contains(own.Hint, "--force-conflicts") || !strings.Contains(own.Hint, "--take-ownership") {
-		t.Errorf("hint %q names neither Helm 4's --force-conflicts nor --take-ownership", own.Hint)
-	}
-	if !objectNamed(own, "ClusterRole", "secrets-unsealer") || !objectNamed(own, "ClusterRoleBinding", "sealed-secrets-controller") {
-		t.Errorf("helm-ownership objects %v lack the leftover RBAC", own.Objects)
-	}
-	out, ok := helmInstall(t, c, helm, "rel1", "ns1", values)
-	agree(t, "leftover sealed-secrets RBAC", res, out, ok)
-	if ok || !strings.Contains(out, "secrets-unsealer") {
-		t.Fatalf("helm install with leftover RBAC: ok=%v\n%s", ok, out)
+	if !sameRule {
+		leftoverRBAC(t, c, helm, values)
 	}
 	res = tc.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--only", chartChecksOnly, "--chart", fixtureChart(t), "-f", values,
 		"--release-name", "rel1", "-n", "ns1", "--fix", "--yes")
@@ -168,14 +172,65 @@ func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string)
 	}
 
 	// 3. A second runtime beside the deployed one.
+	if !sameRule {
+		secondRuntime(t, c, helm, values)
+	}
+
+	// 4. rel1 uninstalled, its kept CRDs left: reinstalled as rel2 in ns2.
+	if out, code := helmCmd(t, c, helm, "uninstall", "rel1", "-n", "ns1", "--no-hooks"); code != 0 {
+		t.Fatalf("helm uninstall: %s", out)
+	}
+	kept := ownedState(t, c, "rel1")
+	if len(kept) == 0 {
+		t.Fatal("no object of rel1 kept after uninstall: the scenario needs the chart's kept CRDs")
+	}
+	res, _ = preflight(t, c, "rel2", "ns2", values)
+	wantCode(t, res, 1)
+	if !sameRule {
+		out, ok := helmInstall(t, c, helm, "rel2", "ns2", values)
+		agree(t, "kept CRDs of an uninstalled release", res, out, ok)
+	}
+	res = tc.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--only", chartChecksOnly, "--chart", fixtureChart(t), "-f", values,
+		"--release-name", "rel2", "-n", "ns2", "--fix", "--yes")
+	wantCode(t, res, 0)
+	if out, ok := helmInstall(t, c, helm, "rel2", "ns2", values); !ok {
+		t.Fatalf("helm install after adopting the kept CRDs failed:\n%s", out)
+	}
+}
+
+// leftoverRBAC is step 2 of ownershipChain before --fix: the plugin fails
+// naming the leftover Sealed Secrets RBAC, and Helm fails on it.
+func leftoverRBAC(t *testing.T, c *tc.Cluster, helm, values string) {
+	t.Helper()
+	res, doc := preflight(t, c, "rel1", "ns1", values)
+	wantCode(t, res, 1)
+	own := wantStatus(t, doc, "helm-ownership", "fail", "ClusterRole", "secrets-unsealer", "no owner")
+	if !strings.Contains(own.Hint, "--force-conflicts") || !strings.Contains(own.Hint, "--take-ownership") {
+		t.Errorf("hint %q names neither Helm 4's --force-conflicts nor --take-ownership", own.Hint)
+	}
+	if !objectNamed(own, "ClusterRole", "secrets-unsealer") || !objectNamed(own, "ClusterRoleBinding", "sealed-secrets-controller") {
+		t.Errorf("helm-ownership objects %v lack the leftover RBAC", own.Objects)
+	}
+	out, ok := helmInstall(t, c, helm, "rel1", "ns1", values)
+	agree(t, "leftover sealed-secrets RBAC", res, out, ok)
+	if ok || !strings.Contains(out, "secrets-unsealer") {
+		t.Fatalf("helm install with leftover RBAC: ok=%v\n%s", ok, out)
+	}
+}
+
+// secondRuntime is step 3 of ownershipChain: with release rel1 deployed,
+// the plugin fails release rel2 naming rel1, Helm fails, and --fix refuses
+// every object of rel1 and changes none of them.
+func secondRuntime(t *testing.T, c *tc.Cluster, helm, values string) {
+	t.Helper()
 	before := ownedState(t, c, "rel1")
 	if len(before) < 10 {
 		t.Fatalf("release rel1 owns only %d cluster-scoped objects: %v", len(before), before)
 	}
-	res, doc = preflight(t, c, "rel2", "ns2", values)
+	res, doc := preflight(t, c, "rel2", "ns2", values)
 	wantCode(t, res, 1)
 	wantStatus(t, doc, "helm-ownership", "fail", "owned by deployed release rel1 in namespace ns1")
-	out, ok = helmInstall(t, c, helm, "rel2", "ns2", values)
+	out, ok := helmInstall(t, c, helm, "rel2", "ns2", values)
 	agree(t, "second runtime", res, out, ok)
 	res = tc.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--only", chartChecksOnly, "--chart", fixtureChart(t), "-f", values,
 		"--release-name", "rel2", "-n", "ns2", "--fix", "--yes")
@@ -189,26 +244,6 @@ func ownershipChain(t *testing.T, helm, major string, installAfterFix ...string)
 			t.Errorf("--fix changed %s of the deployed release:\n before: %s\n after:  %s", k, v, after[k])
 		}
 	}
-
-	// 4. rel1 uninstalled, its kept CRDs left: reinstalled as rel2 in ns2.
-	if out, code := helmCmd(t, c, helm, "uninstall", "rel1", "-n", "ns1", "--no-hooks"); code != 0 {
-		t.Fatalf("helm uninstall: %s", out)
-	}
-	kept := ownedState(t, c, "rel1")
-	if len(kept) == 0 {
-		t.Fatal("no object of rel1 kept after uninstall: the scenario needs the chart's kept CRDs")
-	}
-	res, doc = preflight(t, c, "rel2", "ns2", values)
-	wantCode(t, res, 1)
-	out, ok = helmInstall(t, c, helm, "rel2", "ns2", values)
-	agree(t, "kept CRDs of an uninstalled release", res, out, ok)
-	res = tc.Run(t, nil, "--kubeconfig", c.AdminKubeconfig(), "--only", chartChecksOnly, "--chart", fixtureChart(t), "-f", values,
-		"--release-name", "rel2", "-n", "ns2", "--fix", "--yes")
-	wantCode(t, res, 0)
-	if out, ok := helmInstall(t, c, helm, "rel2", "ns2", values); !ok {
-		t.Fatalf("helm install after adopting the kept CRDs failed:\n%s", out)
-	}
-	_ = doc
 }
 
 // dryRunHelm asks Helm whether it would install (server-side dry run: no
