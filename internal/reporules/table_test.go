@@ -40,6 +40,7 @@ var allowedImports = map[string][]string{
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
 	"hack/dist":                    {"internal/image", "internal/release"},
 	"hack/fixtures":                {"internal/fixtures"},
+	"hack/helmpgo":                 {"internal/fixtures", "internal/testcluster"},
 	"hack/docgen":                  {"checks", "internal/docgen"},
 	"hack/profile":                 {"internal/cli"},
 	"hack/toolcache":               {"internal/toolcache"},

@@ -275,6 +275,9 @@ func LaunchArgoCD(c ArgoCDCluster, o ArgoCDOptions, bin, src, helm string) (_ *A
 			"ARGOCD_GPG_ENABLED=false", "ARGOCD_ASK_PASS_SOCK="+filepath.Join(scratch, p.name, "askpass.sock"),
 			// helm template and git under the same load: 90 s by default.
 			"ARGOCD_EXEC_TIMEOUT=5m")
+		if p.name == "argocd-repo-server" {
+			env = append(env, HelmGOGC) // its helm template calls inherit it
+		}
 		proc, err := a.start(bin, p.name, append(p.args, "--redis", a.redis.Addr()), env)
 		if err != nil {
 			return nil, err
@@ -422,7 +425,7 @@ func (a *ArgoCD) renderSubchart(ctx context.Context, helm string, o ArgoCDOption
 	}
 	defer os.RemoveAll(home)
 	cmd := exec.CommandContext(ctx, helm, args...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+	cmd.Env = append(os.Environ(), "HOME="+home, "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data", HelmGOGC)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

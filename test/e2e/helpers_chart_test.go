@@ -91,15 +91,12 @@ func helmCmdKubeconfig(t *testing.T, kubeconfig, helm string, args ...string) (s
 
 // helmClientEnv is the whole environment of a helm client the tests run: PATH, a
 // HOME of its own with Helm's cache, config and data under it (no
-// repositories, no cache of the developer's or of another test), and GOGC
-// as TestMain set it.
+// repositories, no cache of the developer's or of another test), and the
+// GOGC of Helm clients (testcluster.HelmGOGC).
 func helmClientEnv(home string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
-	if v, ok := os.LookupEnv("GOGC"); ok {
-		env = append(env, "GOGC="+v)
-	}
-	return env
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
+		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data"),
+		testcluster.HelmGOGC}
 }
 
 // helmInstall runs `helm install REL CHART -n NS --create-namespace
@@ -237,7 +234,7 @@ func helm(t *testing.T, c *testcluster.Cluster, args ...string) (string, error) 
 	home := t.TempDir()
 	cmd := exec.Command(testcluster.HelmBinary(t), append(args, "--kubeconfig", c.AdminKubeconfig())...)
 	cmd.Env = append(os.Environ(), "HOME="+home, "HELM_CACHE_HOME="+filepath.Join(home, "cache"), "HELM_CONFIG_HOME="+filepath.Join(home, "config"),
-		"HELM_DATA_HOME="+filepath.Join(home, "data"))
+		"HELM_DATA_HOME="+filepath.Join(home, "data"), testcluster.HelmGOGC)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
