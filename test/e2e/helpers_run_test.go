@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/testcluster"
@@ -98,6 +99,22 @@ func wantCode(t *testing.T, res testcluster.Result, code int) {
 	if res.Code != code {
 		t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", res.Code, code, res.Stdout, res.Stderr)
 	}
+}
+
+// concurrently returns run, which runs f as the subtest name of t in a
+// goroutine of its own, and wait, which returns when every subtest run
+// started has ended. t.Run may be called from several goroutines at once:
+// the subtests run beside each other without taking a slot of go test's
+// -parallel (which the suite's other tests hold).
+func concurrently(t *testing.T) (run func(name string, f func(t *testing.T)), wait func()) {
+	var wg sync.WaitGroup
+	return func(name string, f func(t *testing.T)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.Run(name, f)
+		}()
+	}, wg.Wait
 }
 
 // anyCode, as expectCodeReplayed's code, asserts no exit code.

@@ -162,9 +162,12 @@ func wantGone(t *testing.T, pidFile string) {
 // tests only, before the heavy ones start.
 func TestHostileInputsWithoutCluster(t *testing.T) {
 	tc.Parallel(t, tc.Quiet)
+	// The cases run at once: each bounds its own time, and together they
+	// take as long as the longest (the helm that keeps stdout open: 10 s).
+	run, wait := concurrently(t)
 	const server = "https://127.0.0.1:1" // refused at once
 
-	t.Run("exec credential plugin that never answers is bounded by --timeout", func(t *testing.T) {
+	run("exec credential plugin that never answers is bounded by --timeout", func(t *testing.T) {
 		kc, pidFile := execKubeconfig(t, server, "sleep 300 & sleep 300\n")
 		p := startPlugin(t, nil, nil, "--kubeconfig", kc, "--request-timeout", "3s", "--timeout", "4s", "-o", "json")
 		res, _ := p.wait(t, 20*time.Second)
@@ -180,7 +183,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 	})
 
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run("exec credential plugin interrupted by "+sig.String(), func(t *testing.T) {
+		run("exec credential plugin interrupted by "+sig.String(), func(t *testing.T) {
 			kc, pidFile := execKubeconfig(t, server, "sleep 300\n")
 			p := startPlugin(t, nil, nil, "--kubeconfig", kc, "-o", "json")
 			time.Sleep(1500 * time.Millisecond)
@@ -196,7 +199,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		})
 	}
 
-	t.Run("values from /dev/zero", func(t *testing.T) {
+	run("values from /dev/zero", func(t *testing.T) {
 		res := tc.Run(t, nil, "--kubeconfig", "/nonexistent", "-f", "/dev/zero")
 		wantCode(t, res, 2)
 		if res.Elapsed > 10*time.Second || !strings.Contains(res.Stderr, "larger than 10 MiB") || strings.Count(strings.TrimSpace(res.Stderr), "\n") != 0 {
@@ -204,7 +207,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("values from stdin, endless", func(t *testing.T) {
+	run("values from stdin, endless", func(t *testing.T) {
 		zero, err := os.Open("/dev/zero")
 		if err != nil {
 			t.Skip("no /dev/zero")
@@ -221,7 +224,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("values from a FIFO nobody writes", func(t *testing.T) {
+	run("values from a FIFO nobody writes", func(t *testing.T) {
 		fifo := filepath.Join(t.TempDir(), "values.yaml")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Skipf("mkfifo: %v", err)
@@ -241,7 +244,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("a kubeconfig FIFO nobody writes", func(t *testing.T) {
+	run("a kubeconfig FIFO nobody writes", func(t *testing.T) {
 		fifo := filepath.Join(t.TempDir(), "kubeconfig")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Skipf("mkfifo: %v", err)
@@ -253,7 +256,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("a HELM_BIN that floods stdout", func(t *testing.T) {
+	run("a HELM_BIN that floods stdout", func(t *testing.T) {
 		helm := filepath.Join(t.TempDir(), "helm")
 		if err := os.WriteFile(helm, []byte("#!/bin/sh\nexec yes v3.14.0\n"), 0o755); err != nil {
 			t.Fatal(err)
@@ -268,7 +271,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("a helm whose child keeps stdout open", func(t *testing.T) {
+	run("a helm whose child keeps stdout open", func(t *testing.T) {
 		helm := filepath.Join(t.TempDir(), "helm")
 		if err := os.WriteFile(helm, []byte("#!/bin/sh\n(sleep 300) &\necho v3.14.0\nsleep 300\n"), 0o755); err != nil {
 			t.Fatal(err)
@@ -282,7 +285,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("refused flag combinations", func(t *testing.T) {
+	run("refused flag combinations", func(t *testing.T) {
 		for _, tt := range []struct {
 			args []string
 			want string
@@ -302,6 +305,7 @@ func TestHostileInputsWithoutCluster(t *testing.T) {
 			}
 		}
 	})
+	wait()
 }
 
 // TestHostileCluster: the cases against the real API server.

@@ -103,6 +103,7 @@ func TestStreamedListCut(t *testing.T) {
 	c.AddNode(t, tc.NodeSpec{Name: "node-a", CPU: "4", Memory: "16Gi"})
 	values := chartValues(t, "global:\n  codefresh:\n    accountId: e2e\n    userToken:\n      token: e2e\n  runtime:\n    name: e2e\n")
 	const requestTimeout = 4 * time.Second
+	run, wait := concurrently(t)
 	for _, kind := range []struct {
 		resource string
 		check    string // the check that needs the list
@@ -111,36 +112,41 @@ func TestStreamedListCut(t *testing.T) {
 		{"deployments", "argo-components"},
 		{"pods", "runtime-schedulable"},
 	} {
-		for _, fault := range []listFault{faultCut, faultReset, faultStall} {
-			t.Run(kind.resource+" "+string(fault), func(t *testing.T) {
-				release := make(chan struct{})
-				defer close(release)
-				var hits atomic.Int64
-				kc := c.Proxy(t, breakingList(kind.resource, fault, &hits, release))
-				res := tc.Run(t, nil, "--kubeconfig", kc, "-o", "json", "--request-timeout", requestTimeout.String(),
-					"--chart", fixtureChart(t), "-f", values,
-					"--only", "kubernetes-version,runtime-name,node-resources,argo-components,runtime-schedulable")
-				t.Logf("run took %s, %d requests for %s broken", res.Elapsed, hits.Load(), kind.resource)
-				wantCode(t, res, 1)
-				if limit := requestTimeout + 3*time.Second; res.Elapsed > limit {
-					t.Errorf("run took %s with --request-timeout %s (limit %s)", res.Elapsed, requestTimeout, limit)
-				}
-				if hits.Load() == 0 {
-					t.Fatalf("no request for %s reached the proxy: the fault was never injected", kind.resource)
-				}
-				doc := res.JSON(t)
-				got := wantStatus(t, doc, kind.check, "error", kind.resource)
-				if !strings.Contains(got.Message, "list") {
-					t.Errorf("%s message %q does not say which read failed", kind.check, got.Message)
-				}
-				wantStatus(t, doc, "kubernetes-version", "pass")
-				wantStatus(t, doc, "runtime-name", "pass")
-				for _, other := range []string{"node-resources", "argo-components"} {
-					if other != kind.check {
-						wantStatus(t, doc, other, "pass")
+		// The kinds run at once (three plugin runs beside each other, each
+		// bounded alike), their faults one after the other.
+		run(kind.resource, func(t *testing.T) {
+			for _, fault := range []listFault{faultCut, faultReset, faultStall} {
+				t.Run(string(fault), func(t *testing.T) {
+					release := make(chan struct{})
+					defer close(release)
+					var hits atomic.Int64
+					kc := c.Proxy(t, breakingList(kind.resource, fault, &hits, release))
+					res := tc.Run(t, nil, "--kubeconfig", kc, "-o", "json", "--request-timeout", requestTimeout.String(),
+						"--chart", fixtureChart(t), "-f", values,
+						"--only", "kubernetes-version,runtime-name,node-resources,argo-components,runtime-schedulable")
+					t.Logf("run took %s, %d requests for %s broken", res.Elapsed, hits.Load(), kind.resource)
+					wantCode(t, res, 1)
+					if limit := requestTimeout + 3*time.Second; res.Elapsed > limit {
+						t.Errorf("run took %s with --request-timeout %s (limit %s)", res.Elapsed, requestTimeout, limit)
 					}
-				}
-			})
-		}
+					if hits.Load() == 0 {
+						t.Fatalf("no request for %s reached the proxy: the fault was never injected", kind.resource)
+					}
+					doc := res.JSON(t)
+					got := wantStatus(t, doc, kind.check, "error", kind.resource)
+					if !strings.Contains(got.Message, "list") {
+						t.Errorf("%s message %q does not say which read failed", kind.check, got.Message)
+					}
+					wantStatus(t, doc, "kubernetes-version", "pass")
+					wantStatus(t, doc, "runtime-name", "pass")
+					for _, other := range []string{"node-resources", "argo-components"} {
+						if other != kind.check {
+							wantStatus(t, doc, other, "pass")
+						}
+					}
+				})
+			}
+		})
 	}
+	wait()
 }
