@@ -399,6 +399,23 @@ func podImages(pods []renderedPod, configMaps map[string]map[string]string) (pul
 	return pulled, named
 }
 
+// releaseRendered returns what Helm rendered for the last revision of
+// release rel in ns, as helm template prints it: its manifest and hooks,
+// read from the release record (helm get manifest, helm get hooks), with no
+// render of its own.
+func releaseRendered(t *testing.T, c *tc.Cluster, rel, ns string) string {
+	t.Helper()
+	var parts []string
+	for _, what := range []string{"manifest", "hooks"} {
+		out, code := helmCmd(t, c, tc.HelmBinary(t), "get", what, rel, "-n", ns)
+		if code != 0 {
+			t.Fatalf("helm get %s %s: exit %d\n%s", what, rel, code, out)
+		}
+		parts = append(parts, out)
+	}
+	return strings.Join(parts, "\n---\n")
+}
+
 // helmTemplate runs real `helm template` of the fixture chart 0.30.0 as
 // release cf-gitops-runtime in ns with values and extra flags, and returns
 // the manifest (hooks included).

@@ -51,16 +51,17 @@ var planEntry = regexp.MustCompile(`([^\s;:]+:[^\s;]+) \((\w+/[a-z0-9.-]+)( \(ho
 
 // airgapMirrorSteps: image-plan with global.imageRegistry as the intent,
 // judged against what Helm renders and what the air-gapped nodes pull.
-//  1. image-plan fails naming every image elsewhere; `helm template` renders
-//     exactly those elsewhere (Helm decides which values reach which image).
+//  1. image-plan fails naming every image elsewhere; Helm renders exactly
+//     those elsewhere (Helm decides which values reach which image; read
+//     from the release record of the install of step 2).
 //  2. `helm install` with these values fails: its pre-install hook's image
 //     is one of them and kwok's air-gapped node cannot pull it.
 //  3. Installed without hooks, the runtime's pods wait in ImagePullBackOff
 //     and --post names the same images the pre-install check named.
-//  4. With exactly the --set flags the plugin printed, `helm template` puts
-//     every image at the mirror, each where the mirror list says; image-plan
-//     passes (replayed from a bundle) and `helm upgrade` (hooks included)
-//     rolls every pod out on the air-gapped nodes.
+//  4. With exactly the --set flags the plugin printed, image-plan passes
+//     (replayed from a bundle), `helm install` (hooks included) rolls every
+//     pod out on the air-gapped nodes, and what it rendered (its release
+//     record) has every image at the mirror, each where the mirror list says.
 func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 	values := chartValues(t, mirrorValues)
 	last := time.Now()
@@ -86,17 +87,18 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 		named[m[2]] = appendUnique(named[m[2]], m[1])
 		hooks[m[2]] = m[3] != ""
 	}
-	pods, cms := renderedManifest(t, helmTemplate(t, runtimeNS, values))
-	pulled, argsEnv := podImages(pods, cms)
-	elsewhere := offMirror(pulled, argsEnv)
-	sameImages(t, "images image-plan names elsewhere", named, "helm template renders elsewhere", elsewhere)
-
-	step("image-plan fails; helm template")
+	step("image-plan fails")
 	// 2.
 	out, code := helmCmd(t, c, tc.HelmBinary(t), "install", runtimeRelease, fixtureChart(t), "-n", runtimeNS, "--create-namespace", "-f", values, "--timeout", "10s")
 	if code == 0 || !strings.Contains(out, "pre-install") {
 		t.Fatalf("helm install with an installer image off the mirror: exit %d, want a failed pre-install hook\n%s", code, out)
 	}
+	// 1, against what Helm rendered for that install (its release record
+	// keeps the manifest and the hooks, failed or not).
+	pods, cms := renderedManifest(t, releaseRendered(t, c, runtimeRelease, runtimeNS))
+	pulled, argsEnv := podImages(pods, cms)
+	elsewhere := offMirror(pulled, argsEnv)
+	sameImages(t, "images image-plan names elsewhere", named, "helm renders elsewhere", elsewhere)
 	hookImages := waitingImages(t, c, func(p corev1.Pod) bool { return p.Labels["job-name"] != "" })
 	for _, img := range hookImages {
 		found := false
@@ -162,26 +164,10 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 		}
 		targets[dst] = true
 	}
-	pods, cms = renderedManifest(t, helmTemplate(t, runtimeNS, values, sets...))
-	pulled, argsEnv = podImages(pods, cms)
-	rendered := map[string]bool{}
-	for _, m := range []map[string][]string{pulled, argsEnv} {
-		for w, imgs := range m {
-			for _, img := range imgs {
-				rendered[img] = true
-				if !targets[img] {
-					t.Errorf("with the printed values Helm renders %s in %s: not a target of the mirror list", img, w)
-				}
-			}
-		}
-	}
-	if len(rendered) < 15 {
-		t.Errorf("helm template renders only %d images: %v", len(rendered), sortedSet(rendered))
-	}
 	res, doc = c.RunJSONReplayed(t, nil, append(only, sets...)...)
 	wantCode(t, res, 0)
 	wantStatus(t, doc, "image-plan", "pass", "images are at "+airgapMirror)
-	step("helm template with the printed values; image-plan passes, replayed")
+	step("image-plan passes with the printed values, replayed")
 	// A StatefulSet whose pod never became Ready is not rolled by an
 	// upgrade (its controller waits on that pod): start again, as a user
 	// whose install failed would.
@@ -197,6 +183,23 @@ func airgapMirrorSteps(t *testing.T, c *tc.Cluster) {
 		t.Fatalf("helm install with the printed values: exit %d\n%s", code, out)
 	}
 	step("helm install with the printed values")
+	// What Helm rendered with them (the release record: manifest and hooks).
+	pods, cms = renderedManifest(t, releaseRendered(t, c, runtimeRelease, runtimeNS))
+	pulled, argsEnv = podImages(pods, cms)
+	rendered := map[string]bool{}
+	for _, m := range []map[string][]string{pulled, argsEnv} {
+		for w, imgs := range m {
+			for _, img := range imgs {
+				rendered[img] = true
+				if !targets[img] {
+					t.Errorf("with the printed values Helm renders %s in %s: not a target of the mirror list", img, w)
+				}
+			}
+		}
+	}
+	if len(rendered) < 15 {
+		t.Errorf("helm renders only %d images: %v", len(rendered), sortedSet(rendered))
+	}
 	res, doc = post(t, c, "--only", "runtime-workloads")
 	if ch := tc.Check(t, doc, "runtime-workloads"); ch.Status == "fail" || strings.Contains(ch.Message, "ImagePullBackOff") {
 		t.Errorf("after helm upgrade with the printed values: runtime-workloads %s (exit %d): %s", ch.Status, res.Code, ch.Message)
