@@ -239,8 +239,8 @@ FUZZ_TARGETS := \
 	./internal/probe:FuzzAppendPEM \
 	./internal/redact:FuzzString \
 	./internal/chart:FuzzSplitDocuments \
-	./checks:FuzzHelmVersionOutput \
-	./checks:FuzzServerSemver
+	./internal/versionof:FuzzHelmOutput \
+	./internal/versionof:FuzzServer
 
 # One phase in make test's table; a line per target.
 fuzz:

@@ -2,13 +2,14 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/versionof"
 )
 
 // MinHelmVersion is the oldest Helm client the chart supports: "Helm
@@ -23,11 +24,9 @@ var helmFloorSource = "the gitops-runtime chart's README, \"Prerequisites\": Hel
 
 // HelmVersion passes when the Helm client ($HELM_BIN, which Helm sets for its
 // plugins, else helm on PATH) is 3.11.0 or newer, the chart's documented
-// minimum; warns when there is none; fails when it is older. It reads every form `helm version --short` prints,
-// Helm 3 and 4: releases print "v3.22.0+gabc1234" or "v4.3.1+g…", a Helm built
-// from source without version ldflags prints "v4.3" or "v3.22" (a missing
-// patch is 0), pre-releases "v4.0.0-rc.1"; the comparison is Masterminds
-// semver's (a pre-release sorts before its release).
+// minimum; warns when there is none; fails when it is older. It reads every form `helm version --short` prints
+// (versionof.HelmOutput); the comparison is Masterminds semver's (a
+// pre-release sorts before its release).
 func HelmVersion() Check {
 	return Check{
 		Meta: Meta{
@@ -42,11 +41,6 @@ func HelmVersion() Check {
 		Run: runHelmVersion,
 	}
 }
-
-// helmVersionPattern finds the first vMAJOR.MINOR[.PATCH][-PRE][+BUILD] in the
-// output (Helm 2's "Client: v2.16.1+g…" and "version.BuildInfo{Version:"v3…"
-// included).
-var helmVersionPattern = regexp.MustCompile(`(?:^|[^0-9A-Za-z.])v(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)`)
 
 func runHelmVersion(ctx context.Context, env *Env) (Result, error) {
 	h, r, err := findHelm(ctx, env)
@@ -94,13 +88,12 @@ func findHelm(ctx context.Context, env *Env) (h helmClient, r *Result, err error
 			WithHint(fmt.Sprintf("run `%s version` and install Helm %s or newer if it fails", bin, MinHelmVersion))
 		return h, &f, nil
 	}
-	m := helmVersionPattern.FindSubmatch(out)
-	if m == nil {
+	raw, v, err := versionof.HelmOutput(out)
+	if errors.Is(err, versionof.ErrNoVersion) {
 		return h, nil, fmt.Errorf("cannot find a version in the output of %s version --short: %q", bin, firstLine(string(out)))
 	}
-	v, err := semver.NewVersion(string(m[1]))
 	if err != nil {
-		return h, nil, fmt.Errorf("parsing helm version %q: %w", m[1], err)
+		return h, nil, fmt.Errorf("parsing helm version %q: %w", raw, err)
 	}
-	return helmClient{Bin: bin, Source: source, Raw: string(m[1]), Version: v}, nil, nil
+	return helmClient{Bin: bin, Source: source, Raw: raw, Version: v}, nil, nil
 }

@@ -3,14 +3,13 @@ package checks
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/chart"
 	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/plan"
+	"github.com/gitops-preflight/kubectl-gitops-preflight/internal/versionof"
 )
 
 // MinKubernetesVersion is the oldest supported API server: "Server version
@@ -50,7 +49,7 @@ func runKubernetesVersion(ctx context.Context, env *Env) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	v, err := ServerSemver(info)
+	v, err := versionof.Server(info)
 	if err != nil {
 		return Result{}, err
 	}
@@ -117,22 +116,4 @@ func kubeVersionRules(ctx context.Context, env *Env) ([]chart.KubeVersionRule, s
 		return nil, note + " (its Argo CD subchart is not deployed with --existing-argocd)", nil
 	}
 	return []chart.KubeVersionRule{{Chart: plan.DefaultArgoCDSubchart, Constraint: plan.DefaultArgoCDKubeVersion}}, note, nil
-}
-
-// ServerSemver returns the release (major.minor.patch) of an API server's
-// /version. Vendor suffixes parse but are dropped: "v1.29.3-eks-4f4795d",
-// "v1.28.5-gke.1217000" and "v1.30.2+k3s1" are 1.29.3, 1.28.5 and 1.30.2 (a
-// vendor suffix is not a pre-release, so comparing it as one would put EKS
-// 1.29.3 below 1.29.3). When gitVersion does not parse, the major and minor
-// fields are used ("1", "28+").
-func ServerSemver(info *version.Info) (*semver.Version, error) {
-	if v, err := semver.NewVersion(info.GitVersion); err == nil {
-		return semver.New(v.Major(), v.Minor(), v.Patch(), "", ""), nil
-	}
-	major, errMajor := strconv.ParseUint(strings.TrimRight(info.Major, "+"), 10, 64)
-	minor, errMinor := strconv.ParseUint(strings.TrimRight(info.Minor, "+"), 10, 64)
-	if errMajor != nil || errMinor != nil {
-		return nil, fmt.Errorf("cannot parse server version %q (major %q, minor %q)", info.GitVersion, info.Major, info.Minor)
-	}
-	return semver.New(major, minor, 0, "", ""), nil
 }

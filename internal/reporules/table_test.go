@@ -9,7 +9,8 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // files are free: they may reach any package to set up a case.
 //
 // The layers, from the bottom: leaf packages (plan, probe, proc,
-// redact, release, version, mdblock) import nothing of the project;
+// redact, release, version, versionof, mdblock) import nothing of the
+// project;
 // cluster reads the API server; argocd is Argo CD's Application model,
 // finder, `helm template` flags and sync rules (over cluster's reads, the
 // values merged with plan's merge); chart renders the chart and reads its
@@ -34,7 +35,7 @@ const Module = "github.com/gitops-preflight/kubectl-gitops-preflight"
 // file given to replay and prints its hook Jobs, bundle's); cmd is the
 // process; hack/ and testcluster are tooling.
 var allowedImports = map[string][]string{
-	"checks":                       {"internal/admission", "internal/apply", "internal/argocd", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/installed", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/webhookmatch"},
+	"checks":                       {"internal/admission", "internal/apply", "internal/argocd", "internal/chart", "internal/cluster", "internal/dryrun", "internal/images", "internal/ingressclass", "internal/installed", "internal/mapolicy", "internal/netpol", "internal/plan", "internal/platform", "internal/probe", "internal/proc", "internal/redact", "internal/schedule", "internal/versionof", "internal/webhookmatch"},
 	"cmd/kubectl-gitops_preflight": {"internal/cli", "internal/redact"},
 	"hack/bench":                   {"internal/cluster", "internal/fixtures", "internal/mdblock", "internal/testcluster"},
 	"hack/demo":                    {"internal/fixtures", "internal/testcluster", "reporters"},
