@@ -273,30 +273,10 @@ lint: $(GOLANGCI_LINT)
 # make test: its phases, then (whether they passed or not) the table of
 # each phase's seconds and of the ten slowest tests. hack/progress.sh
 # appends each phase to PROGRESS_LOG.
-#
-# On a machine that has not built them yet, the control plane and Argo CD
-# build beside vet, lint, the unit tests and fuzz (their output in
-# TOOLS_LOG; their phases in the table, marked beside the others and left
-# out of its total), and the end-to-end tests start when both are done:
-# those phases leave a core idle part of the time (links, tests waiting),
-# which the builds take. A warm machine builds nothing there.
 TEST_PHASES := $(BIN)/test-phases.tsv
-TOOLS_LOG   := $(BIN)/tools.log
 test:
 	@mkdir -p $(BIN) && rm -f $(TEST_PHASES) $(TEST_TIMES)
-	@export PROGRESS_LOG=$(CURDIR)/$(TEST_PHASES); tools=; \
-		if ! $(MAKE) --no-print-directory -q $(K8S_TOOLS) $(ARGOCD) >/dev/null 2>&1; then \
-			echo "== the control plane and Argo CD build beside the phases below (once per machine; their output: $(TOOLS_LOG))"; \
-			PROGRESS_BESIDE=1 $(MAKE) --no-print-directory test-binaries $(ARGOCD) >$(TOOLS_LOG) 2>&1 & tools=$$!; \
-		fi; \
-		$(MAKE) --no-print-directory vet lint unit fuzz; rc=$$?; \
-		if [ -n "$$tools" ]; then \
-			start=$$SECONDS; echo "== wait for the builds beside (their output: $(TOOLS_LOG))"; \
-			wait $$tools; trc=$$?; \
-			printf 'wait for the builds beside\t%d\t%d\n' $$((SECONDS - start)) $$trc >>$$PROGRESS_LOG; \
-			if [ $$trc -ne 0 ]; then tail -n 40 $(TOOLS_LOG); [ $$rc -ne 0 ] || rc=$$trc; fi; \
-		fi; \
-		if [ $$rc -eq 0 ]; then $(MAKE) --no-print-directory e2e; rc=$$?; fi; \
+	@PROGRESS_LOG=$(CURDIR)/$(TEST_PHASES) $(MAKE) --no-print-directory vet lint unit fuzz e2e; rc=$$?; \
 		$(MAKE) --no-print-directory $(TESTREPORT) >/dev/null && \
 		$(TESTREPORT) summary -phases $(TEST_PHASES) -times $(TEST_TIMES) -top 10; exit $$rc
 

@@ -4,8 +4,7 @@
 # printing a line every minute, so that no phase is silent for longer.
 # Exits with COMMAND's exit status. With PROGRESS_LOG set (make test sets
 # it), appends "PHASE<TAB>seconds<TAB>exit status" to that file for the
-# table that ends make test (hack/testreport summary), and "<TAB>beside"
-# when PROGRESS_BESIDE is set.
+# table that ends make test (hack/testreport summary).
 set -uo pipefail
 phase=$1
 shift
@@ -22,9 +21,7 @@ trap 'kill "$tick" 2>/dev/null' EXIT
 "$@"
 rc=$?
 if [ -n "${PROGRESS_LOG:-}" ]; then
-	# A phase run beside others (PROGRESS_BESIDE set: make test's tool
-	# builds on a new machine) is marked so: its seconds overlap theirs.
-	printf '%s\t%d\t%d%s\n' "$phase" "$((SECONDS - start))" "$rc" "${PROGRESS_BESIDE:+$'\t'beside}" >>"$PROGRESS_LOG"
+	printf '%s\t%d\t%d\n' "$phase" "$((SECONDS - start))" "$rc" >>"$PROGRESS_LOG"
 fi
 if [ "$rc" -eq 0 ]; then
 	echo "== $phase: done in $((SECONDS - start))s"

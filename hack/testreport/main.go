@@ -354,8 +354,7 @@ func readTSV(path string, n int) ([][]string, error) {
 	return out, nil
 }
 
-// summary writes the phase table (in the order they ran, with their total:
-// the phases marked beside, which ran at the same time as others, left out)
+// summary writes the phase table (in the order they ran, with their total)
 // and the top slowest tests.
 func summary(w io.Writer, phases, tests [][]string, top int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -366,15 +365,10 @@ func summary(w io.Writer, phases, tests [][]string, top int) error {
 		if err != nil {
 			return fmt.Errorf("phase %q: seconds %q", p[0], p[1])
 		}
+		total += sec
 		result := "ok"
 		if p[2] != "0" {
 			result = "FAILED (exit " + p[2] + ")"
-		}
-		if len(p) > 3 && p[3] == "beside" {
-			// Its seconds overlap the other phases': not in the total.
-			result += ", beside the others"
-		} else {
-			total += sec
 		}
 		fmt.Fprintf(tw, "%s\t%d\t  %s\t\n", p[0], sec, result)
 	}
