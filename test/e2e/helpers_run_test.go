@@ -108,13 +108,7 @@ func wantCode(t *testing.T, res testcluster.Result, code int) {
 // -parallel (which the suite's other tests hold).
 func concurrently(t *testing.T) (run func(name string, f func(t *testing.T)), wait func()) {
 	var wg sync.WaitGroup
-	return func(name string, f func(t *testing.T)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.Run(name, f)
-		}()
-	}, wg.Wait
+	return func(name string, f func(t *testing.T)) { wg.Go(func() { t.Run(name, f) }) }, wg.Wait
 }
 
 // anyCode, as expectCodeReplayed's code, asserts no exit code.
