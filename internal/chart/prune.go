@@ -1,12 +1,17 @@
 package chart
 
 import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	tparse "text/template/parse"
 
 	"github.com/gobwas/glob"
 	helmchart "helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
 // withoutUnreadFiles returns c with the chart files no template can read
@@ -336,4 +341,71 @@ func valuesMention(v any) bool {
 		return filesWord.MatchString(t)
 	}
 	return false
+}
+
+// CopyWithoutUnreadFiles copies the chart directory src (its subcharts
+// included) to dst byte for byte, leaving out each chart's files that
+// withoutUnreadFiles leaves out of a render: those no template of the chart
+// or of an ancestor can read. Every crds/ file and .helmignore stay (Helm
+// installs the first; the second keeps what it ignores ignored), and a
+// subchart kept as an archive is copied whole. Helm renders the copy as it
+// renders src, at a fraction of the CPU: `helm template` of chart 0.30.0
+// takes about 4.7 CPU seconds, three quarters of them in sprig's deepCopy
+// of the README files (end-to-end test TestHelmRendersTheTrimmedCharts).
+//
+// Errors: a chart that Helm's loader cannot load, and the file system's.
+func CopyWithoutUnreadFiles(src, dst string) error {
+	c, err := loader.LoadDir(src)
+	if err != nil {
+		return err
+	}
+	return copyChartDir(src, dst, valuesMentionInTree(c), c)
+}
+
+// copyChartDir copies one chart directory; c is that chart as loaded, and
+// keepAll keeps every file of it and of its subcharts.
+func copyChartDir(src, dst string, keepAll bool, c *helmchart.Chart) error {
+	r := fileReads{all: true}
+	if !keepAll {
+		r = chartFileReads(c)
+	}
+	drop := map[string]bool{}
+	for _, f := range c.Files {
+		if !r.reads(f.Name) && !strings.HasPrefix(f.Name, "crds/") && f.Name != ".helmignore" {
+			drop[f.Name] = true
+		}
+	}
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dst, rel)
+		if parent, name := filepath.Split(rel); d.IsDir() && filepath.Clean(parent) == "charts" {
+			sub, err := loader.LoadDir(p)
+			if err != nil {
+				return fmt.Errorf("subchart %s: %w", name, err)
+			}
+			if err := copyChartDir(p, out, r.all, sub); err != nil {
+				return err
+			}
+			return fs.SkipDir
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(out, 0o755)
+		case drop[filepath.ToSlash(rel)]:
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	})
 }

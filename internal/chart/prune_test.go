@@ -2,10 +2,13 @@ package chart
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	helmchart "helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
 )
 
 // TestWithoutUnreadFiles: of the real chart 0.30.0, each chart keeps only
@@ -124,5 +127,73 @@ func TestTemplateFileReads(t *testing.T) {
 	}
 	if valuesMention(map[string]any{"valueFiles": []any{"a.yaml"}}) {
 		t.Error("valueFiles counted")
+	}
+}
+
+// TestCopyWithoutUnreadFiles: a chart directory copied without the files no
+// template reads. The parent keeps the file its template names, its crds/
+// file, .helmignore and what .helmignore hides (Helm still ignores it);
+// a subchart whose template reads .Files.AsConfig keeps every file, its own
+// subchart's included; another subchart loses its README; an archived
+// subchart is copied whole; every kept file has its bytes.
+func TestCopyWithoutUnreadFiles(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "parent")
+	files := map[string]string{
+		"Chart.yaml":                        "apiVersion: v2\nname: parent\nversion: 1.0.0\n",
+		"values.yaml":                       "# comment kept\na: 1\n",
+		".helmignore":                       "ignored/\n",
+		"ignored/secret.txt":                "hidden",
+		"README.md":                         "docs",
+		"config/read.txt":                   "read",
+		"config/unread.txt":                 "unread",
+		"crds/crd.yaml":                     "kind: CustomResourceDefinition\n",
+		"templates/cm.yaml":                 `data: {x: {{ .Files.Get "config/read.txt" | quote }}}`,
+		"charts/all/Chart.yaml":             "apiVersion: v2\nname: all\nversion: 1.0.0\n",
+		"charts/all/README.md":              "kept",
+		"charts/all/templates/cm.yaml":      `data: {{ .Files.AsConfig | nindent 2 }}`,
+		"charts/all/charts/deep/Chart.yaml": "apiVersion: v2\nname: deep\nversion: 1.0.0\n",
+		"charts/all/charts/deep/README.md":  "kept under a parent that reads all",
+		"charts/doc/Chart.yaml":             "apiVersion: v2\nname: doc\nversion: 1.0.0\n",
+		"charts/doc/README.md":              "dropped",
+		"charts/doc/templates/cm.yaml":      "data: {}\n",
+		"charts/packed-1.0.0.tgz":           "archive bytes",
+	}
+	for name, text := range files {
+		p := filepath.Join(src, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	packed, err := chartutil.Save(&helmchart.Chart{Metadata: &helmchart.Metadata{APIVersion: "v2", Name: "packed", Version: "1.0.0"},
+		Files: []*helmchart.File{{Name: "README.md", Data: []byte("in the archive")}}}, filepath.Join(src, "charts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive, err := os.ReadFile(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["charts/packed-1.0.0.tgz"] = string(archive)
+	dst := filepath.Join(t.TempDir(), "copy")
+	if err := CopyWithoutUnreadFiles(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	dropped := map[string]bool{"README.md": true, "config/unread.txt": true, "charts/doc/README.md": true}
+	for name, text := range files {
+		b, err := os.ReadFile(filepath.Join(dst, filepath.FromSlash(name)))
+		switch {
+		case dropped[name] && !os.IsNotExist(err):
+			t.Errorf("%s: copied (%v)", name, err)
+		case !dropped[name] && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case !dropped[name] && string(b) != text:
+			t.Errorf("%s: %q, want %q", name, b, text)
+		}
+	}
+	if err := CopyWithoutUnreadFiles(filepath.Join(src, "missing"), filepath.Join(t.TempDir(), "x")); err == nil {
+		t.Error("a missing chart copied without an error")
 	}
 }

@@ -61,6 +61,6 @@ var allowedImports = map[string][]string{
 	"internal/schedule":            {"internal/chart", "internal/cluster", "internal/plan"},
 	"internal/docgen":              {"checks", "internal/cli", "internal/mdblock"},
 	"internal/fix":                 {"checks"},
-	"internal/testcluster":         {"checks", "internal/toolcache", "reporters"},
+	"internal/testcluster":         {"checks", "internal/chart", "internal/toolcache", "reporters"},
 	"reporters":                    {"checks", "internal/redact"},
 }

@@ -96,7 +96,9 @@ func RunParallel(m *testing.M) int {
 		}
 		_ = f.Value.Set("1000")
 	}
-	return m.Run()
+	code := m.Run()
+	removeScratch()
+	return code
 }
 
 var (

@@ -444,7 +444,7 @@ func TestImagePlanOnEveryChartLineAgreesWithHelm(t *testing.T) {
 	values := chartValues(t, mirrorValues)
 	for _, line := range []string{"chart-0.26", "chart-0.27"} {
 		t.Run(line, func(t *testing.T) {
-			dir := fixtureChartLine(t, line)
+			dir := chartLine(t, line)
 			res, doc := c.RunJSON(t, nil, "--only", "image-plan", "--chart", dir, "-f", values, "--release-name", runtimeRelease, "-n", runtimeNS)
 			wantCode(t, res, 1)
 			plan := wantStatus(t, doc, "image-plan", "fail", "(global.imageRegistry)", "--set installer.image.repository="+airgapMirror+"/")

@@ -26,8 +26,9 @@ import (
 // 0.27.6, read in place): the same cluster gets opposite verdicts from two
 // charts.
 
-// fixtureChartLine is the real chart of one release line: "chart" (0.30.0),
-// "chart-0.27" or "chart-0.26".
+// fixtureChartLine is the real chart of one release line in the shared
+// fixtures, every file of it: "chart" (0.30.0), "chart-0.27" or
+// "chart-0.26". chartLine is the copy Helm is given.
 func fixtureChartLine(t *testing.T, dir string) string {
 	t.Helper()
 	return conflictsFixture(t, "gitops-runtime/"+dir+"/gitops-runtime")
@@ -197,7 +198,7 @@ func TestSecondRuntimeAgreesWithHelm(t *testing.T) {
 	tc.Parallel(t, tc.Long)
 	c := tc.Start(t)
 	helm := tc.HelmBinary(t)
-	dir := fixtureChart(t)
+	dir := fixtureChartLine(t, "chart") // the chart's own example values files
 	multi, first := filepath.Join(dir, "values-multi-runtimes.yaml"), filepath.Join(dir, "values-multi-runtimes-first.yaml")
 	// The multi-runtime values turn the tunnel off: the runtime URL is given.
 	base := chartValues(t, renderingValues+"    ingressUrl: https://rt.example.test\n")

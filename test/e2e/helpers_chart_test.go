@@ -31,10 +31,11 @@ func upstream(t *testing.T, rel string) string {
 	return conflictsFixture(t, rel)
 }
 
-// fixtureChart is the path of the real chart with its dependencies.
+// fixtureChart is the real chart 0.30.0 with its dependencies, as the tests
+// give it to Helm (chartLine).
 func fixtureChart(t *testing.T) string {
 	t.Helper()
-	return conflictsFixture(t, filepath.Join("gitops-runtime", "chart", "gitops-runtime"))
+	return chartLine(t, "chart")
 }
 
 // chartValues writes a values file (YAML) for the chart and returns its path.
@@ -240,10 +241,12 @@ func helm(t *testing.T, c *testcluster.Cluster, args ...string) (string, error) 
 }
 
 // chartLine is the path of a fixture chart line: "chart" (0.30.0),
-// "chart-0.27" (0.27.6) or "chart-0.26" (0.26.8).
+// "chart-0.27" (0.27.6) or "chart-0.26" (0.26.8), as the tests give it to
+// Helm, Argo CD and the plugin: a copy without the files no template reads
+// (testcluster.TrimmedChart).
 func chartLine(t *testing.T, line string) string {
 	t.Helper()
-	return upstream(t, filepath.Join("gitops-runtime", line, "gitops-runtime"))
+	return tc.TrimmedChart(t, fixtureChartLine(t, line))
 }
 
 // upgradePlugin runs the plugin's upgrade checks of the runtime release

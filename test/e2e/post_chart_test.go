@@ -20,7 +20,7 @@ import (
 // installRuntime runs `helm install` of the fixture chart (hooks included).
 func installRuntime(t *testing.T, c *testcluster.Cluster, values string, extra ...string) (string, error) {
 	t.Helper()
-	args := append([]string{"install", runtimeRelease, upstream(t, "gitops-runtime/chart/gitops-runtime"),
+	args := append([]string{"install", runtimeRelease, chartLine(t, "chart"),
 		"-n", runtimeNS, "--create-namespace", "-f", values}, extra...)
 	start := time.Now()
 	out, err := helm(t, c, args...)
@@ -237,7 +237,7 @@ func pendingPods(t *testing.T, c *testcluster.Cluster) []string {
 // values: the same workloads, replicas, effective requests and nodeSelectors.
 func TestRuntimePodsMatchChart(t *testing.T) {
 	testcluster.Parallel(t)
-	cmd := exec.Command(testcluster.HelmBinary(t), "template", runtimeRelease, upstream(t, "gitops-runtime/chart/gitops-runtime"),
+	cmd := exec.Command(testcluster.HelmBinary(t), "template", runtimeRelease, chartLine(t, "chart"),
 		"-n", runtimeNS, "-f", runtimeValues(t, ""))
 	cmd.Env = helmClientEnv(t.TempDir())
 	out, err := cmd.Output()

@@ -27,7 +27,7 @@ import (
 func TestRenderIsHelmTemplate(t *testing.T) {
 	tc.Parallel(t)
 	helm := tc.HelmBinary(t)
-	dir := fixtureChart(t)
+	dir := fixtureChartLine(t, "chart")
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"HELM_CACHE_HOME=" + filepath.Join(home, "cache"), "HELM_CONFIG_HOME=" + filepath.Join(home, "config"), "HELM_DATA_HOME=" + filepath.Join(home, "data")}
@@ -115,4 +115,62 @@ func documents(s string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestHelmRendersTheTrimmedCharts: the chart lines the tests give Helm
+// (chartLine: each fixture line without the files no template reads) render
+// under real `helm template`, CRDs included, to the bytes the whole fixture
+// line renders to: Helm 3 on 0.26.8, 0.27.6 and 0.30.0, Helm 4 on 0.30.0.
+// The values turn on sealed-secrets' dashboards, the files a template of the
+// chart reads.
+func TestHelmRendersTheTrimmedCharts(t *testing.T) {
+	tc.Parallel(t)
+	values := chartValues(t, renderingValues+`    ingress:
+      enabled: true
+      hosts: [rt.example.com]
+sealed-secrets:
+  metrics:
+    dashboards:
+      create: true
+`)
+	template := func(t *testing.T, helm, dir string) string {
+		t.Helper()
+		cmd := exec.Command(helm, "template", "cf-gitops-runtime", dir, "-n", "codefresh", "--include-crds", "-f", values)
+		cmd.Env = helmClientEnv(t.TempDir())
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s template %s: %v\n%s", filepath.Base(helm), dir, err, stderr.String())
+		}
+		return string(out)
+	}
+	cases := []struct{ line, major string }{{"chart-0.26", "3"}, {"chart-0.27", "3"}, {"chart", "3"}, {"chart", "4"}}
+	for _, cs := range cases {
+		t.Run(cs.line+"/helm"+cs.major, func(t *testing.T) {
+			helm := tc.HelmBinary(t)
+			if cs.major == "4" {
+				helm = tc.Helm4Binary(t)
+			}
+			whole, trimmed := fixtureChartLine(t, cs.line), chartLine(t, cs.line)
+			for _, gone := range []string{"README.md", filepath.Join("charts", "argo-cd", "README.md")} {
+				if _, err := os.Stat(filepath.Join(trimmed, gone)); !os.IsNotExist(err) {
+					t.Errorf("%s of %s: still in the trimmed copy (%v)", gone, cs.line, err)
+				}
+			}
+			want, got := template(t, helm, whole), template(t, helm, trimmed)
+			if !strings.Contains(want, "kind: CustomResourceDefinition") || !strings.Contains(want, "kind: Deployment") {
+				t.Fatalf("helm template of %s rendered no CRD or no Deployment:\n%.2000s", cs.line, want)
+			}
+			if got != want {
+				w, g := documents(want), documents(got)
+				for i := range min(len(w), len(g)) {
+					if w[i] != g[i] {
+						t.Fatalf("%s: the trimmed copy renders another document:\ntrimmed:\n%s\nwhole:\n%s", cs.line, g[i], w[i])
+					}
+				}
+				t.Fatalf("%s: the trimmed copy renders %d documents, the whole line %d", cs.line, len(g), len(w))
+			}
+		})
+	}
 }
