@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -427,14 +428,20 @@ func helmTemplate(t *testing.T, ns, values string, extra ...string) string {
 // helmTemplateOf is helmTemplate of the chart at chartDir.
 func helmTemplateOf(t *testing.T, chartDir, ns, values string, extra ...string) string {
 	t.Helper()
+	return helmTemplateWith(t, tc.HelmBinary(t), chartDir, ns, values, extra...)
+}
+
+// helmTemplateWith is helmTemplateOf with the Helm client at helm.
+func helmTemplateWith(t *testing.T, helm, chartDir, ns, values string, extra ...string) string {
+	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(tc.HelmBinary(t), append([]string{"template", "cf-gitops-runtime", chartDir, "-n", ns, "-f", values}, extra...)...)
+	cmd := exec.Command(helm, append([]string{"template", "cf-gitops-runtime", chartDir, "-n", ns, "-f", values}, extra...)...)
 	cmd.Env = helmClientEnv(home)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("helm template %s: %v\n%s", strings.Join(extra, " "), err, stderr.String())
+		t.Fatalf("%s template %s %s: %v\n%s", filepath.Base(helm), chartDir, strings.Join(extra, " "), err, stderr.String())
 	}
 	return string(out)
 }

@@ -133,18 +133,6 @@ sealed-secrets:
     dashboards:
       create: true
 `)
-	template := func(t *testing.T, helm, dir string) string {
-		t.Helper()
-		cmd := exec.Command(helm, "template", "cf-gitops-runtime", dir, "-n", "codefresh", "--include-crds", "-f", values)
-		cmd.Env = helmClientEnv(t.TempDir())
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s template %s: %v\n%s", filepath.Base(helm), dir, err, stderr.String())
-		}
-		return string(out)
-	}
 	cases := []struct{ line, major string }{{"chart-0.26", "3"}, {"chart-0.27", "3"}, {"chart", "3"}, {"chart", "4"}}
 	for _, cs := range cases {
 		t.Run(cs.line+"/helm"+cs.major, func(t *testing.T) {
@@ -158,7 +146,7 @@ sealed-secrets:
 					t.Errorf("%s of %s: still in the trimmed copy (%v)", gone, cs.line, err)
 				}
 			}
-			want, got := template(t, helm, whole), template(t, helm, trimmed)
+			want, got := helmTemplateWith(t, helm, whole, "codefresh", values, "--include-crds"), helmTemplateWith(t, helm, trimmed, "codefresh", values, "--include-crds")
 			if !strings.Contains(want, "kind: CustomResourceDefinition") || !strings.Contains(want, "kind: Deployment") {
 				t.Fatalf("helm template of %s rendered no CRD or no Deployment:\n%.2000s", cs.line, want)
 			}
